@@ -1,0 +1,43 @@
+// swift-tools-version: 6.1
+// kioskd: guided access for Linux kiosks. Layout and contract: README.md § Architecture.
+
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "kioskd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "kioskctl", targets: ["kioskctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // MARK: KioskCore — pure model (ids, registry, profiles, session, throttle)
+        .target(
+            name: "KioskCore",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskCoreTests",
+            dependencies: ["KioskCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskctl — the admin CLI
+        .executableTarget(
+            name: "kioskctl",
+            dependencies: ["KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

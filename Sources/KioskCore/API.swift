@@ -1,0 +1,1 @@
+public enum KioskAPI { public static let busName = "org.kioskd.GuidedAccess1" }

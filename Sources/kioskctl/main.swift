@@ -1,0 +1,2 @@
+import KioskCore
+print(KioskAPI.busName)
