@@ -20,10 +20,22 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
+        // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
+        .target(
+            name: "KioskInput",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskInputTests",
+            dependencies: ["KioskInput"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskCore — pure model (ids, registry, profiles, session, throttle)
         .target(
             name: "KioskCore",
-            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["KioskInput", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
