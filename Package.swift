@@ -40,7 +40,33 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskCoreTests",
-            dependencies: ["KioskCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["KioskCore", "KioskTestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskStore — the crash-safe state file (atomic writes, fsync)
+        .target(
+            name: "KioskStore",
+            dependencies: ["KioskCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskStoreTests",
+            dependencies: ["KioskStore", "KioskCore", "KioskTestSupport", "kiosk-store-writer"],
+            swiftSettings: swiftSettings
+        ),
+        // A child process for the crash test: writes states in a loop until killed.
+        .executableTarget(
+            name: "kiosk-store-writer",
+            dependencies: ["KioskStore", "KioskTestSupport"],
+            path: "Tests/Support/kiosk-store-writer",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskTestSupport — fakes and fixtures for tests and benchmarks (a manual clock, sample states)
+        .target(
+            name: "KioskTestSupport",
+            dependencies: ["KioskCore"],
             swiftSettings: swiftSettings
         ),
 

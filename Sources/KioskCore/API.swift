@@ -1,1 +1,0 @@
-public enum KioskAPI { public static let busName = "org.kioskd.GuidedAccess1" }

@@ -1,0 +1,148 @@
+/// A guided-access session: the state machine of DESIGN §2, with the time limit and the
+/// restriction presets it applied. Pure: every transition takes the time as an argument.
+///
+/// ```
+/// inactive --start--> active --deadline--> expired
+///     ^                  |                    |
+///     +------end---------+--------end---------+
+/// ```
+public struct GuidedSession: Hashable, Sendable, Codable {
+    public enum State: String, Hashable, Sendable, Codable {
+        case inactive, active, expired
+    }
+
+    /// A restriction the session preset, with the state to go back to at the end.
+    public struct SavedState: Hashable, Sendable, Codable {
+        public var app: AppID
+        public var restriction: RestrictionID
+        public var previous: RestrictionState
+        public var preset: RestrictionState
+        /// An admin set this restriction during the session: its state stays at the end.
+        public var changedByAdmin: Bool
+    }
+
+    /// What a step of time produced, for the daemon to signal.
+    public enum Event: Hashable, Sendable {
+        /// `TimeLimitWarning`: this much time is left.
+        case warning(secondsLeft: UInt64)
+        /// The time limit ran out: the session is now `expired`.
+        case expired
+    }
+
+    /// A restriction state to set in the registry (and signal).
+    public struct Change: Hashable, Sendable {
+        public var app: AppID
+        public var restriction: RestrictionID
+        public var state: RestrictionState
+    }
+
+    public private(set) var state: State = .inactive
+    /// The profile's name in the profile directory (empty when inactive).
+    public private(set) var profileName: String = ""
+    public private(set) var startedAt: WallClockTime?
+    /// When the time limit runs out, if the profile has one.
+    public private(set) var deadline: WallClockTime?
+    /// Warning marks (time left) not yet signalled, longest first.
+    public private(set) var pendingWarnings: [Duration] = []
+    public private(set) var saved: [SavedState] = []
+    /// Presets for restrictions not declared yet: applied when their app declares them.
+    public private(set) var pendingPresets: [Profile.Preset] = []
+
+    public init() {}
+
+    public var isActive: Bool { state != .inactive }
+
+    /// Starts a session of `profile` at `now`, applying its presets to `registry`.
+    /// - Returns: the restriction states that changed, in the profile's order.
+    /// - Throws: `SessionActive` if a session is already active or expired.
+    public mutating func start(
+        profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry
+    ) throws(KioskError) -> [Change] {
+        guard state == .inactive else {
+            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(self.profileName)) is already \(state.rawValue).")
+        }
+        var next = GuidedSession()
+        next.state = .active
+        next.profileName = profileName
+        next.startedAt = now
+        if let limit = profile.session.timeLimit {
+            next.deadline = now + limit
+            next.pendingWarnings = profile.session.warnings.filter { $0 < limit }.sorted(by: >)
+        }
+        var changes: [Change] = []
+        for preset in profile.presets {
+            guard registry.contains(preset.restriction, in: preset.app),
+                  let previous = try? registry.state(of: preset.restriction, in: preset.app) else {
+                next.pendingPresets.append(preset)
+                continue
+            }
+            next.saved.append(SavedState(app: preset.app, restriction: preset.restriction, previous: previous, preset: preset.state, changedByAdmin: false))
+            if (try? registry.setState(preset.state, of: preset.restriction, in: preset.app)) == true {
+                changes.append(Change(app: preset.app, restriction: preset.restriction, state: preset.state))
+            }
+        }
+        self = next
+        return changes
+    }
+
+    /// The state a restriction first declared during the session starts in (its preset),
+    /// recording that it goes back to `allow` when the session ends.
+    public mutating func initialState(for restriction: RestrictionID, in app: AppID) -> RestrictionState {
+        guard let index = pendingPresets.firstIndex(where: { $0.app == app && $0.restriction == restriction }) else {
+            return .allow
+        }
+        let preset = pendingPresets.remove(at: index)
+        saved.append(SavedState(app: app, restriction: restriction, previous: .allow, preset: preset.state, changedByAdmin: false))
+        return preset.state
+    }
+
+    /// An admin set a restriction during the session: it keeps the admin's state at the end.
+    public mutating func noteAdminChange(of restriction: RestrictionID, in app: AppID) {
+        for index in saved.indices where saved[index].app == app && saved[index].restriction == restriction {
+            saved[index].changedByAdmin = true
+        }
+        pendingPresets.removeAll { $0.app == app && $0.restriction == restriction }
+    }
+
+    /// Advances the session to `now`: sends due warnings, then expires at the deadline.
+    public mutating func advance(to now: WallClockTime) -> [Event] {
+        guard state == .active, let deadline else { return [] }
+        var events: [Event] = []
+        while let mark = pendingWarnings.first, now >= deadline + (.zero - mark) {
+            pendingWarnings.removeFirst()
+            guard now < deadline else { continue }
+            let left = deadline - now
+            events.append(.warning(secondsLeft: UInt64((left.microseconds + 999_999) / 1_000_000)))
+        }
+        if now >= deadline {
+            pendingWarnings.removeAll()
+            state = .expired
+            events.append(.expired)
+        }
+        return events
+    }
+
+    /// When ``advance(to:)`` next has something to do, if ever.
+    public var nextWakeup: WallClockTime? {
+        guard state == .active, let deadline else { return nil }
+        if let mark = pendingWarnings.first { return deadline + (.zero - mark) }
+        return deadline
+    }
+
+    /// Ends the session, restoring each preset restriction an admin did not change.
+    /// - Returns: the restriction states that changed back.
+    /// - Throws: `NoSession` if no session is active.
+    public mutating func end(registry: inout Registry) throws(KioskError) -> [Change] {
+        guard state != .inactive else {
+            throw KioskError(.noSession, "No guided-access session is active.")
+        }
+        var changes: [Change] = []
+        for saved in saved where !saved.changedByAdmin {
+            if (try? registry.setState(saved.previous, of: saved.restriction, in: saved.app)) == true {
+                changes.append(Change(app: saved.app, restriction: saved.restriction, state: saved.previous))
+            }
+        }
+        self = GuidedSession()
+        return changes
+    }
+}

@@ -1,0 +1,156 @@
+/// An application id in reverse-DNS form (`org.example.MuseumMap`).
+public struct AppID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    public let rawValue: String
+
+    /// Validates `string` as an app id (DESIGN §3: ≤ 255 bytes, at least two labels of
+    /// `[A-Za-z0-9_-]`, none empty, none starting with a digit).
+    public init(_ string: String) throws(KioskError) {
+        try ReverseDNS.validate(string, what: "application id")
+        rawValue = string
+    }
+
+    /// Validates raw bytes as they came off a wire or a file: they must be UTF-8 first.
+    public init(utf8 bytes: some Collection<UInt8>) throws(KioskError) {
+        try self.init(Text.decode(bytes, what: "application id"))
+    }
+
+    public var description: String { rawValue }
+    public static func < (a: AppID, b: AppID) -> Bool { a.rawValue < b.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let string = try decoder.singleValueContainer().decode(String.self)
+        do { try self.init(string) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A restriction id in reverse-DNS form; by convention it starts with its app's id
+/// (`org.example.MuseumMap.controls`), as iOS's `guidedAccessRestrictionIdentifiers` do.
+public struct RestrictionID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    public let rawValue: String
+
+    /// Validates `string` as a restriction id (same rules as ``AppID``).
+    public init(_ string: String) throws(KioskError) {
+        try ReverseDNS.validate(string, what: "restriction id")
+        rawValue = string
+    }
+
+    public init(utf8 bytes: some Collection<UInt8>) throws(KioskError) {
+        try self.init(Text.decode(bytes, what: "restriction id"))
+    }
+
+    public var description: String { rawValue }
+    public static func < (a: RestrictionID, b: RestrictionID) -> Bool { a.rawValue < b.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let string = try decoder.singleValueContainer().decode(String.self)
+        do { try self.init(string) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// The reverse-DNS rule shared by app and restriction ids.
+enum ReverseDNS {
+    static func validate(_ string: String, what: String) throws(KioskError) {
+        let shown = Text.quoted(string)
+        let bytes = string.utf8.count
+        guard bytes > 0 else { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
+        guard bytes <= KioskAPI.Limits.idBytes else {
+            throw .invalid("The \(what) \(shown) is \(bytes) bytes long; at most \(KioskAPI.Limits.idBytes) are allowed.")
+        }
+        let labels = string.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard labels.count >= 2 else {
+            throw .invalid("The \(what) \(shown) has one label; reverse-DNS needs at least two, separated by dots.")
+        }
+        for (index, label) in labels.enumerated() {
+            guard let first = label.first else {
+                throw .invalid("The \(what) \(shown) has an empty label (label \(index + 1)).")
+            }
+            if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
+                throw .invalid("The \(what) \(shown) has label \(index + 1) starting with a digit, which reverse-DNS forbids.")
+            }
+            for byte in label where !isLabelByte(byte) {
+                throw .invalid("The \(what) \(shown) contains \(Text.describe(byte: byte)); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
+            }
+        }
+    }
+
+    private static func isLabelByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+}
+
+/// Checks for free text (titles, details) and how values are shown in messages.
+public enum Text {
+    /// Decodes bytes as UTF-8, refusing invalid sequences instead of repairing them.
+    public static func decode(_ bytes: some Collection<UInt8>, what: String) throws(KioskError) -> String {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var scalars = String.UnicodeScalarView()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                scalars.append(scalar)
+                offset += UTF8.width(scalar)
+            case .emptyInput:
+                return String(scalars)
+            case .error:
+                throw .invalid("The \(what) is not valid UTF-8 (bad byte sequence near byte \(offset)).")
+            }
+        }
+    }
+
+    /// Validates a title or detail text: at most `maxBytes` of UTF-8, no control characters
+    /// (a detail may hold line breaks and tabs when `multiline`).
+    public static func validate(_ string: String, what: String, maxBytes: Int, multiline: Bool) throws(KioskError) {
+        let bytes = string.utf8.count
+        guard bytes <= maxBytes else {
+            throw .invalid("The \(what) \(quoted(string)) is \(bytes) bytes long; at most \(maxBytes) are allowed.")
+        }
+        for scalar in string.unicodeScalars where scalar.properties.generalCategory == .control {
+            if multiline && (scalar == "\n" || scalar == "\t") { continue }
+            throw .invalid("The \(what) \(quoted(string)) contains the control character U+\(hex(scalar.value)), which is not allowed.")
+        }
+    }
+
+    /// A value shown in a message: quoted, control characters escaped, long values cut.
+    public static func quoted(_ string: String, limit: Int = 80) -> String {
+        var out = "\""
+        var count = 0
+        for scalar in string.unicodeScalars {
+            if count == limit { out += "…"; break }
+            count += 1
+            if scalar.properties.generalCategory == .control || scalar == "\"" || scalar == "\\" {
+                out += scalar.escaped(asASCII: true)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func describe(byte: UInt8) -> String {
+        if byte >= 0x20 && byte < 0x7f { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "the byte 0x\(hex(UInt32(byte)))"
+    }
+
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

@@ -1,0 +1,28 @@
+/// The wire names of kioskd's D-Bus API v1, defined once and used by the daemon,
+/// the client library, `kioskctl` and the tests alike.
+public enum KioskAPI {
+    public static let busName = "org.kioskd.GuidedAccess1"
+    public static let objectPath = "/org/kioskd/GuidedAccess1"
+    public static let managerInterface = "org.kioskd.GuidedAccess1.Manager"
+    public static let errorPrefix = "org.kioskd.GuidedAccess1.Error"
+    public static let version = "0.1.0"
+
+    /// Polkit actions checked by the admin methods.
+    public enum Action {
+        public static let manageRestrictions = "org.kioskd.GuidedAccess1.manage-restrictions"
+        public static let manageSession = "org.kioskd.GuidedAccess1.manage-session"
+        public static let setPasscode = "org.kioskd.GuidedAccess1.set-passcode"
+    }
+
+    /// The limits of DESIGN §3; input beyond them is `InvalidArgs` and changes nothing.
+    public enum Limits {
+        public static let idBytes = 255
+        public static let titleBytes = 256
+        public static let detailBytes = 4096
+        public static let restrictionsPerApp = 256
+        /// Retired restrictions kept per app (their states survive a re-declaration);
+        /// past this, the ones retired longest ago are forgotten first.
+        public static let retiredPerApp = 256
+        public static let applications = 1024
+    }
+}

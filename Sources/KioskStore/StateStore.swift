@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import KioskCore
+
+/// Why the state file could not be read or written. The message names the file.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable {
+        private enum Storage: Hashable, Sendable { case corrupt, unsupportedVersion, io }
+        private let storage: Storage
+        private init(_ storage: Storage) { self.storage = storage }
+        /// The file is not a state file kioskd can read; it is left untouched.
+        public static let corrupt = Code(.corrupt)
+        /// The file was written by a kioskd with a format this one does not know.
+        public static let unsupportedVersion = Code(.unsupportedVersion)
+        /// A system call failed.
+        public static let io = Code(.io)
+    }
+
+    public let code: Code
+    public let path: String
+    public let message: String
+    /// The errno of a failed system call.
+    public let errno: Int32?
+
+    public var description: String { message }
+}
+
+/// The versioned JSON file that holds a ``KioskState`` (DESIGN §2: state survives app
+/// restarts, daemon restarts and reboots).
+///
+/// Writes are atomic and durable: the new state goes to a temporary file in the same
+/// directory, is fsynced, renamed over the old file, and the directory is fsynced, so a
+/// crash at any moment leaves either the old state or the new one, never a mix. A missing
+/// file is an empty state; a file that does not parse is an error and is never replaced
+/// by an empty state behind the admin's back.
+public struct StateStore: Sendable {
+    /// The format written by this version. Bump it, and add a migration, when the shape changes.
+    public static let formatVersion = 1
+    public static let fileName = "state.json"
+
+    public let directory: String
+    public var path: String { directory + "/" + Self.fileName }
+    var temporaryPath: String { directory + "/." + Self.fileName + ".tmp" }
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// Reads the state; an absent file is the empty state.
+    public func load() throws(StoreError) -> KioskState {
+        let data: [UInt8]
+        do {
+            guard let contents = try readFile(path) else { return KioskState() }
+            data = contents
+        }
+        return try decode(data)
+    }
+
+    /// Writes `state` atomically and durably.
+    public func save(_ state: KioskState) throws(StoreError) {
+        let data: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            data = try encoder.encode(Envelope(version: Self.formatVersion, state: state))
+        } catch {
+            throw StoreError(code: .io, path: path, message: "Could not encode the state for \(path): \(error).", errno: nil)
+        }
+        try writeAtomically(data)
+    }
+
+    // MARK: Format
+
+    private struct Envelope: Codable {
+        var version: Int
+        var state: KioskState
+    }
+
+    private struct VersionOnly: Decodable {
+        var version: Int
+    }
+
+    func decode(_ data: [UInt8]) throws(StoreError) -> KioskState {
+        let decoder = JSONDecoder()
+        let bytes = Data(data)
+        let version: Int
+        do {
+            version = try decoder.decode(VersionOnly.self, from: bytes).version
+        } catch {
+            throw StoreError(code: .corrupt, path: path, message: "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.", errno: nil)
+        }
+        guard version == Self.formatVersion else {
+            throw StoreError(code: .unsupportedVersion, path: path, message: "The state file \(path) has format version \(version); this kioskd reads version \(Self.formatVersion). It was left untouched.", errno: nil)
+        }
+        do {
+            return try decoder.decode(Envelope.self, from: bytes).state
+        } catch {
+            throw StoreError(code: .corrupt, path: path, message: "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.", errno: nil)
+        }
+    }
+
+    private static func explain(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context), DecodingError.keyNotFound(_, let context):
+            let at = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return at.isEmpty ? context.debugDescription : "at \(at): \(context.debugDescription)"
+        default:
+            return "\(error)"
+        }
+    }
+
+    // MARK: System calls
+
+    private func failure(_ what: String, _ file: String) -> StoreError {
+        let code = Glibc.errno
+        return StoreError(code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).", errno: code)
+    }
+
+    /// The file's bytes, or `nil` if it does not exist.
+    private func readFile(_ file: String) throws(StoreError) -> [UInt8]? {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if Glibc.errno == ENOENT { return nil }
+            throw failure("open", file)
+        }
+        defer { close(fd) }
+        var stats = stat()
+        guard fstat(fd, &stats) == 0 else { throw failure("stat", file) }
+        var bytes = [UInt8](repeating: 0, count: max(Int(stats.st_size), 0) + 1)
+        var count = 0
+        while true {
+            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw failure("read", file)
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
+    private func writeAtomically(_ data: Data) throws(StoreError) {
+        let temporary = temporaryPath
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure("create", temporary) }
+        var closed = false
+        defer { if !closed { close(fd) } }
+        var written = 0
+        let total = data.count
+        while written < total {
+            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + written, total - written) }
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                let error = failure("write", temporary)
+                unlink(temporary)
+                throw error
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else {
+            let error = failure("fsync", temporary)
+            unlink(temporary)
+            throw error
+        }
+        closed = true
+        guard close(fd) == 0 else { throw failure("close", temporary) }
+        guard rename(temporary, path) == 0 else {
+            let error = failure("rename onto", path)
+            unlink(temporary)
+            throw error
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw failure("open the directory", directory) }
+        defer { close(directoryFD) }
+        guard fsync(directoryFD) == 0 else { throw failure("fsync the directory", directory) }
+    }
+}
