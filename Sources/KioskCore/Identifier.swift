@@ -80,7 +80,8 @@ enum ReverseDNS {
                 throw .invalid("The \(what) \(shown) has label \(index + 1) starting with a digit, which reverse-DNS forbids.")
             }
             for byte in label where !isLabelByte(byte) {
-                throw .invalid("The \(what) \(shown) contains \(Text.describe(byte: byte)); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
+                let character = String(decoding: label, as: UTF8.self).unicodeScalars.first { $0.value > 0x7F || !isLabelByte(UInt8($0.value)) }
+                throw .invalid("The \(what) \(shown) contains \(character.map(Text.describe(scalar:)) ?? Text.describe(scalar: Unicode.Scalar(byte))); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
             }
         }
     }
@@ -144,9 +145,11 @@ public enum Text {
         return out + "\""
     }
 
-    static func describe(byte: UInt8) -> String {
-        if byte >= 0x20 && byte < 0x7f { return "'\(Character(Unicode.Scalar(byte)))'" }
-        return "the byte 0x\(hex(UInt32(byte)))"
+    static func describe(scalar: Unicode.Scalar) -> String {
+        if scalar.properties.generalCategory == .control || scalar == " " {
+            return scalar == " " ? "' ' (a space)" : "the control character U+\(hex(scalar.value))"
+        }
+        return "'\(scalar)' (U+\(hex(scalar.value)))"
     }
 
     static func hex(_ value: UInt32) -> String {
