@@ -107,19 +107,19 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// Advances the session to `now`: sends due warnings, then expires at the deadline.
     public mutating func advance(to now: WallClockTime) -> [Event] {
         guard state == .active, let deadline else { return [] }
-        var events: [Event] = []
+        // After a late wake-up several marks may be due: one warning tells the time left.
+        var warningDue = false
         while let mark = pendingWarnings.first, now >= deadline + (.zero - mark) {
             pendingWarnings.removeFirst()
-            guard now < deadline else { continue }
-            let left = deadline - now
-            events.append(.warning(secondsLeft: UInt64((left.microseconds + 999_999) / 1_000_000)))
+            warningDue = true
         }
         if now >= deadline {
-            pendingWarnings.removeAll()
             state = .expired
-            events.append(.expired)
+            return [.expired]
         }
-        return events
+        guard warningDue else { return [] }
+        let left = deadline - now
+        return [.warning(secondsLeft: UInt64((left.microseconds + 999_999) / 1_000_000))]
     }
 
     /// When ``advance(to:)`` next has something to do, if ever.
