@@ -76,6 +76,11 @@ let package = Package(
             dependencies: ["KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "KioskctlTests",
+            dependencies: ["kioskctl", "KioskTestSupport"],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

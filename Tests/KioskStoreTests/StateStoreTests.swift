@@ -68,16 +68,7 @@ func temporaryDirectory() throws -> String {
 /// Kills a writer with SIGKILL at random moments, 200 times: after every kill the file
 /// parses and holds one of the states the writer had committed (or the one in flight).
 @Suite struct CrashTests {
-    static var writerPath: String {
-        // The test bundle sits in the build products directory, next to the writer.
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = bundle.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("kiosk-store-writer").path),
-              directory.path != "/" {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("kiosk-store-writer").path
-    }
+    static let writerPath = BuildProducts.path(of: "kiosk-store-writer")
 
     @Test func sigkillAtRandomMomentsNeverLosesOrTearsState() throws {
         let directory = try temporaryDirectory()

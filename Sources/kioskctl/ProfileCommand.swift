@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+
+struct ProfileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile",
+        abstract: "Validate and show guided-access profiles, without a daemon.",
+        subcommands: [Check.self, Show.self]
+    )
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate profiles; print file:line:col: message for each error.",
+            discussion: "Exits 1 if any file has an error."
+        )
+
+        @Argument(help: "The profile files to check.")
+        var files: [String]
+
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("Name at least one profile file.") }
+        }
+
+        func run() throws {
+            var failed = false
+            for file in files {
+                do {
+                    _ = try ProfileFile.load(file)
+                    print("\(file): ok")
+                } catch {
+                    failed = true
+                    printError("\(error)")
+                }
+            }
+            if failed { throw ExitCode.failure }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a profile as kioskd resolves it, defaults included."
+        )
+
+        @Flag(help: "Print JSON instead of text.")
+        var json = false
+
+        @Argument(help: "The profile file.")
+        var file: String
+
+        func run() throws {
+            let profile: Profile
+            do {
+                profile = try ProfileFile.load(file)
+            } catch {
+                printError("\(error)")
+                throw ExitCode.failure
+            }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(profile), as: UTF8.self))
+            } else {
+                print(ProfileReport.text(profile, name: file), terminator: "")
+            }
+        }
+    }
+}
+
+/// Reads a profile file from disk; the parsing and every rule live in ``ProfileParser``.
+enum ProfileFile {
+    static func load(_ path: String) throws -> Profile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            throw CLIError("\(path): " + (isDirectory.boolValue ? "is a directory" : exists ? "cannot be read" : "no such file"))
+        }
+        return try ProfileParser.parse(bytes: Array(data), file: path)
+    }
+}
+
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

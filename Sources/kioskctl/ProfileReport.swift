@@ -1,0 +1,45 @@
+import KioskCore
+
+/// The human form of `kioskctl profile show`: every setting, defaults included, one per line.
+enum ProfileReport {
+    static func text(_ profile: Profile, name: String) -> String {
+        var lines: [String] = []
+        lines.append("profile      \(name)")
+        lines.append("app          \(profile.app?.rawValue ?? "(any)")")
+        if !profile.description.isEmpty { lines.append("description  \(profile.description)") }
+        let b = profile.buttons
+        lines.append("buttons      power \(b.power.rawValue), volume \(b.volume.rawValue), home \(b.home.rawValue), keyboard \(b.keyboard.rawValue)")
+        lines.append("chords       escape chords \(b.escapeChords.rawValue)")
+        lines.append("extra keys   \(b.extraLockedKeys.isEmpty ? "none" : b.extraLockedKeys.joined(separator: " "))")
+        switch profile.touch.mode {
+        case .all: lines.append("touch        works everywhere")
+        case .none: lines.append("touch        off")
+        case .regions: lines.append("touch        works outside \(profile.touch.lockedRegions.count) locked region(s)")
+        }
+        for region in profile.touch.lockedRegions {
+            switch region.shape {
+            case let .rect(x, y, width, height):
+                lines.append("  region     \(region.name): rect x \(x) y \(y) width \(width) height \(height)")
+            case .polygon(let points):
+                lines.append("  region     \(region.name): polygon " + points.map { "(\($0.x), \($0.y))" }.joined(separator: " "))
+            }
+        }
+        if profile.presets.isEmpty { lines.append("presets      none") }
+        for preset in profile.presets {
+            lines.append("  preset     \(preset.restriction) = \(preset.state.rawValue)")
+        }
+        if let limit = profile.session.timeLimit {
+            let warnings = profile.session.warnings.map(\.kioskText).joined(separator: ", ")
+            lines.append("time limit   \(limit.kioskText)" + (warnings.isEmpty ? "" : ", warnings at \(warnings) left"))
+        } else {
+            lines.append("time limit   none")
+        }
+        if let gesture = profile.session.exitGesture {
+            lines.append("exit gesture \(gesture.key) ×\(gesture.presses) within \(gesture.within.kioskText)")
+        } else {
+            lines.append("exit gesture none (end with `kioskctl end`)")
+        }
+        lines.append("passcode     " + (profile.passcodeHash.map { "hash in profile (\($0.prefix(4))…)" } ?? "the one set with `kioskctl passcode set`"))
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,2 +1,0 @@
-import KioskCore
-print(KioskAPI.busName)
