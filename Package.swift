@@ -70,6 +70,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Benchmarks — release-mode executables printing the figures the issues ask for
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: ["KioskStore", "KioskCore", "KioskTestSupport"],
+            path: "Benchmarks/StoreBench",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",

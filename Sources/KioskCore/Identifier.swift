@@ -62,28 +62,42 @@ public struct RestrictionID: Hashable, Comparable, Sendable, CustomStringConvert
 /// The reverse-DNS rule shared by app and restriction ids.
 enum ReverseDNS {
     static func validate(_ string: String, what: String) throws(KioskError) {
-        let shown = Text.quoted(string)
-        let bytes = string.utf8.count
-        guard bytes > 0 else { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
-        guard bytes <= KioskAPI.Limits.idBytes else {
-            throw .invalid("The \(what) \(shown) is \(bytes) bytes long; at most \(KioskAPI.Limits.idBytes) are allowed.")
-        }
-        let labels = string.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard labels.count >= 2 else {
-            throw .invalid("The \(what) \(shown) has one label; reverse-DNS needs at least two, separated by dots.")
-        }
-        for (index, label) in labels.enumerated() {
-            guard let first = label.first else {
-                throw .invalid("The \(what) \(shown) has an empty label (label \(index + 1)).")
+        // One pass over the bytes without allocating: the state file holds tens of
+        // thousands of ids and every one is checked again when it is loaded.
+        var labels = 1
+        var labelStart = true
+        var count = 0
+        for byte in string.utf8 {
+            count += 1
+            if byte == UInt8(ascii: ".") {
+                if labelStart { throw emptyLabel(string, what: what, label: labels) }
+                labels += 1
+                labelStart = true
+                continue
             }
-            if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
-                throw .invalid("The \(what) \(shown) has label \(index + 1) starting with a digit, which reverse-DNS forbids.")
+            if labelStart && byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                throw .invalid("The \(what) \(Text.quoted(string)) has label \(labels) starting with a digit, which reverse-DNS forbids.")
             }
-            for byte in label where !isLabelByte(byte) {
-                let character = String(decoding: label, as: UTF8.self).unicodeScalars.first { $0.value > 0x7F || !isLabelByte(UInt8($0.value)) }
-                throw .invalid("The \(what) \(shown) contains \(character.map(Text.describe(scalar:)) ?? Text.describe(scalar: Unicode.Scalar(byte))); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
-            }
+            if !isLabelByte(byte) { throw badCharacter(string, what: what) }
+            labelStart = false
         }
+        if count == 0 { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
+        if count > KioskAPI.Limits.idBytes {
+            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskAPI.Limits.idBytes) are allowed.")
+        }
+        if labelStart { throw emptyLabel(string, what: what, label: labels) }
+        if labels < 2 {
+            throw .invalid("The \(what) \(Text.quoted(string)) has one label; reverse-DNS needs at least two, separated by dots.")
+        }
+    }
+
+    private static func emptyLabel(_ string: String, what: String, label: Int) -> KioskError {
+        .invalid("The \(what) \(Text.quoted(string)) has an empty label (label \(label)).")
+    }
+
+    private static func badCharacter(_ string: String, what: String) -> KioskError {
+        let scalar = string.unicodeScalars.first { $0.value > 0x7F || ($0 != "." && !isLabelByte(UInt8($0.value))) }!
+        return .invalid("The \(what) \(Text.quoted(string)) contains \(Text.describe(scalar: scalar)); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
     }
 
     private static func isLabelByte(_ b: UInt8) -> Bool {

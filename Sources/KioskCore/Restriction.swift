@@ -52,4 +52,27 @@ public struct Restriction: Hashable, Sendable, Codable {
         self.state = state
         self.retired = retired
     }
+
+    // Stored as a compact array `[id, title, detail, state, retired]`: the state file holds
+    // up to 256 × 1024 of these, and an array decodes much faster than a keyed object.
+    public init(from decoder: any Decoder) throws {
+        var c = try decoder.unkeyedContainer()
+        id = try c.decode(RestrictionID.self)
+        title = try c.decode(String.self)
+        detail = try c.decode(String.self)
+        state = try c.decode(RestrictionState.self)
+        retired = try c.decode(Bool.self)
+        guard c.isAtEnd else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a restriction has more than 5 fields")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        try c.encode(id)
+        try c.encode(title)
+        try c.encode(detail)
+        try c.encode(state)
+        try c.encode(retired)
+    }
 }

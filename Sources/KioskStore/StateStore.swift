@@ -78,26 +78,31 @@ public struct StateStore: Sendable {
     private struct Envelope: Codable {
         var version: Int
         var state: KioskState
+
+        init(version: Int, state: KioskState) {
+            self.version = version
+            self.state = state
+        }
+
+        /// Reads the version first, so a newer format is reported as such, not as corrupt,
+        /// and the file is parsed only once.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            version = try c.decode(Int.self, forKey: .version)
+            guard version == StateStore.formatVersion else { throw UnsupportedVersion(version: version) }
+            state = try c.decode(KioskState.self, forKey: .state)
+        }
     }
 
-    private struct VersionOnly: Decodable {
+    private struct UnsupportedVersion: Error {
         var version: Int
     }
 
     func decode(_ data: [UInt8]) throws(StoreError) -> KioskState {
-        let decoder = JSONDecoder()
-        let bytes = Data(data)
-        let version: Int
         do {
-            version = try decoder.decode(VersionOnly.self, from: bytes).version
-        } catch {
-            throw StoreError(code: .corrupt, path: path, message: "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.", errno: nil)
-        }
-        guard version == Self.formatVersion else {
-            throw StoreError(code: .unsupportedVersion, path: path, message: "The state file \(path) has format version \(version); this kioskd reads version \(Self.formatVersion). It was left untouched.", errno: nil)
-        }
-        do {
-            return try decoder.decode(Envelope.self, from: bytes).state
+            return try JSONDecoder().decode(Envelope.self, from: Data(data)).state
+        } catch let error as UnsupportedVersion {
+            throw StoreError(code: .unsupportedVersion, path: path, message: "The state file \(path) has format version \(error.version); this kioskd reads version \(Self.formatVersion). It was left untouched.", errno: nil)
         } catch {
             throw StoreError(code: .corrupt, path: path, message: "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.", errno: nil)
         }
