@@ -105,7 +105,7 @@ extension EventLoop {
             let box = Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue()
             if let interval = box.repeating {
                 sd_event_source_set_time_relative(source, interval.microseconds)
-                sd_event_source_set_enabled(source, 1)
+                sd_event_source_set_enabled(source, -1)  // SD_EVENT_ONESHOT again
             }
             box.handler()
             return 0
