@@ -6,7 +6,7 @@ CONFIG     ?= debug
 SWIFTFLAGS ?=
 
 # Debian packages the build, the demo and the tests need.
-APT_PACKAGES := pkg-config
+APT_PACKAGES := pkg-config libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
 
 .PHONY: all deps build test demo bench clean
 

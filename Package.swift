@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", "1.16.0"..<"1.17.0"),
     ],
     targets: [
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
@@ -87,6 +88,32 @@ let package = Package(
         .testTarget(
             name: "KioskctlTests",
             dependencies: ["kioskctl", "KioskTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: CSystemd — libsystemd through pkg-config (sd-bus, sd-event, sd-daemon, sd-journal)
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+
+        // MARK: SystemdKit — thin typed Swift over libsystemd; the only module that calls CSystemd
+        .target(
+            name: "SystemdKit",
+            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: BusTestSupport — private dbus-daemon (and polkitd) harness for bus tests
+        .target(
+            name: "BusTestSupport",
+            dependencies: ["SystemdKit"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SystemdKitTests",
+            dependencies: ["SystemdKit", "BusTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,0 +1,142 @@
+import CSystemd
+
+/// An interface to export: its methods, signals and properties, described in Swift and turned
+/// into an `sd_bus_vtable` by `Bus.export(_:at:)`. sd-bus then provides Introspect (with argument
+/// names), Properties.Get/GetAll, PropertiesChanged and the signature check of every call.
+public struct BusInterface {
+    public var name: String
+    public var methods: [BusMethod]
+    public var signals: [BusSignal]
+    public var properties: [BusProperty]
+
+    public init(_ name: String, methods: [BusMethod] = [], signals: [BusSignal] = [], properties: [BusProperty] = []) {
+        self.name = name
+        self.methods = methods
+        self.signals = signals
+        self.properties = properties
+    }
+}
+
+/// Flags of a vtable entry (`SD_BUS_VTABLE_*`).
+public struct BusMemberFlags: OptionSet, Sendable {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// Anyone may call it. Without it, sd-bus itself rejects callers lacking CAP_SYS_ADMIN.
+    public static let unprivileged = BusMemberFlags(rawValue: csd_vtable_flag_unprivileged())
+    public static let deprecated = BusMemberFlags(rawValue: csd_vtable_flag_deprecated())
+    public static let hidden = BusMemberFlags(rawValue: csd_vtable_flag_hidden())
+    public static let noReply = BusMemberFlags(rawValue: csd_vtable_flag_no_reply())
+    /// The property's changes are announced with `PropertiesChanged` carrying the value.
+    public static let emitsChange = BusMemberFlags(rawValue: csd_vtable_flag_emits_change())
+    /// The property's changes are announced with `PropertiesChanged` listing it as invalidated.
+    public static let emitsInvalidation = BusMemberFlags(rawValue: csd_vtable_flag_emits_invalidation())
+    /// The property never changes.
+    public static let const = BusMemberFlags(rawValue: csd_vtable_flag_const())
+}
+
+/// What a method handler did with the call.
+public enum MethodReply {
+    /// Reply now with these values (matching the method's out-signature).
+    case values([DBusValue])
+    /// The handler kept the `MethodCall` and will call `reply(_:)` or `replyError(_:)` later,
+    /// on the loop (e.g. after an asynchronous polkit check).
+    case deferred
+
+    /// Reply now with no values.
+    public static var empty: MethodReply { .values([]) }
+}
+
+/// A method: name, in/out signatures with argument names, and the handler. The handler runs on
+/// the loop; throwing a `BusError` replies with that error.
+public struct BusMethod {
+    public var name: String
+    public var inSignature: String
+    public var inNames: [String]
+    public var outSignature: String
+    public var outNames: [String]
+    public var flags: BusMemberFlags
+    public var handler: (MethodCall) throws -> MethodReply
+
+    /// `in`/`out` pair a signature with each argument's name, e.g. `[("s", "app_id"), ("a(sss)", "restrictions")]`.
+    public init(_ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
+                flags: BusMemberFlags = [.unprivileged], handler: @escaping (MethodCall) throws -> MethodReply) {
+        self.name = name
+        inSignature = inArgs.map(\.0).joined()
+        inNames = inArgs.map(\.1)
+        outSignature = outArgs.map(\.0).joined()
+        outNames = outArgs.map(\.1)
+        self.flags = flags
+        self.handler = handler
+    }
+}
+
+/// A signal with its argument names.
+public struct BusSignal {
+    public var name: String
+    public var signature: String
+    public var names: [String]
+    public var flags: BusMemberFlags
+
+    public init(_ name: String, arguments: [(String, String)] = [], flags: BusMemberFlags = []) {
+        self.name = name
+        signature = arguments.map(\.0).joined()
+        names = arguments.map(\.1)
+        self.flags = flags
+    }
+}
+
+/// A read-only property: its getter runs on the loop and must return a value of `signature`.
+public struct BusProperty {
+    public var name: String
+    public var signature: String
+    public var flags: BusMemberFlags
+    public var get: () throws -> DBusValue
+
+    public init(_ name: String, _ signature: String, flags: BusMemberFlags = [.emitsChange],
+                get: @escaping () throws -> DBusValue) {
+        self.name = name
+        self.signature = signature
+        self.flags = flags
+        self.get = get
+    }
+}
+
+/// One incoming method call, handed to a `BusMethod` handler. Keep it to reply later.
+public final class MethodCall {
+    /// The call message.
+    public let message: Message
+    /// The arguments, already checked by sd-bus against the method's in-signature.
+    public let arguments: [DBusValue]
+    private var replied = false
+
+    init(message: Message, arguments: [DBusValue]) {
+        self.message = message
+        self.arguments = arguments
+    }
+
+    /// The caller's unique bus name.
+    public var sender: String? { message.sender }
+
+    /// Replies with `values`. The corresponding C calls are `sd_bus_message_new_method_return`
+    /// and `sd_bus_send`.
+    public func reply(_ values: [DBusValue]) throws(Errno) {
+        guard !replied else { return }
+        replied = true
+        var r: OpaquePointer?
+        try Errno.check(sd_bus_message_new_method_return(message.handle, &r))
+        let reply = Message(adopting: r!)
+        try reply.append(values)
+        try Errno.check(sd_bus_send(nil, reply.handle, nil))
+    }
+
+    /// Replies with a D-Bus error. The corresponding C call is `sd_bus_reply_method_error`.
+    public func replyError(_ error: BusError) throws(Errno) {
+        guard !replied else { return }
+        replied = true
+        var e = csd_bus_error_null()
+        defer { sd_bus_error_free(&e) }
+        _ = sd_bus_error_set(&e, error.name, error.message)
+        try Errno.check(sd_bus_reply_method_error(message.handle, &e))
+    }
+}

@@ -1,0 +1,174 @@
+import CSystemd
+import Glibc
+
+/// An sd-event source (io, timer, signal, defer, post). Keep it as long as the source should
+/// fire: `cancel()` or releasing it (on the loop thread) removes it from the loop.
+public final class EventSource {
+    private var handle: OpaquePointer?
+    private let box: AnyObject
+
+    init(handle: OpaquePointer, box: AnyObject) {
+        self.handle = handle
+        self.box = box
+    }
+
+    deinit { cancel() }
+
+    /// Disables and releases the source. The corresponding C call is `sd_event_source_disable_unref`.
+    public func cancel() {
+        guard let h = handle else { return }
+        handle = nil
+        sd_event_source_disable_unref(h)
+    }
+
+    /// Turns the source on (`on`), off, or on for one more dispatch (`oneshot`).
+    /// The corresponding C call is `sd_event_source_set_enabled`.
+    public func setEnabled(_ mode: Enabled) throws(Errno) {
+        guard let h = handle else { throw .cancelled }
+        try Errno.check(sd_event_source_set_enabled(h, mode.rawValue))
+    }
+
+    /// Re-arms a timer `interval` from now. `sd_event_source_set_time_relative`.
+    public func setTime(after interval: Duration) throws(Errno) {
+        guard let h = handle else { throw .cancelled }
+        try Errno.check(sd_event_source_set_time_relative(h, interval.microseconds))
+    }
+
+    public enum Enabled: Int32, Sendable {
+        case off = 0  // SD_EVENT_OFF
+        case on = 1  // SD_EVENT_ON
+        case oneshot = -1  // SD_EVENT_ONESHOT
+    }
+}
+
+/// Poll events of an io source.
+public struct IOEvents: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let readable = IOEvents(rawValue: UInt32(EPOLLIN.rawValue))
+    public static let writable = IOEvents(rawValue: UInt32(EPOLLOUT.rawValue))
+    public static let error = IOEvents(rawValue: UInt32(EPOLLERR.rawValue))
+    public static let hangup = IOEvents(rawValue: UInt32(EPOLLHUP.rawValue))
+}
+
+extension Duration {
+    var microseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
+    }
+}
+
+private final class IOBox {
+    let handler: (IOEvents) -> Void
+    init(_ handler: @escaping (IOEvents) -> Void) { self.handler = handler }
+}
+
+private final class TimerBox {
+    let handler: () -> Void
+    let repeating: Duration?
+    init(_ handler: @escaping () -> Void, repeating: Duration?) {
+        self.handler = handler
+        self.repeating = repeating
+    }
+}
+
+private final class SignalBox {
+    let handler: (Int32) -> Void
+    init(_ handler: @escaping (Int32) -> Void) { self.handler = handler }
+}
+
+private final class PlainBox {
+    let handler: () -> Void
+    init(_ handler: @escaping () -> Void) { self.handler = handler }
+}
+
+extension EventLoop {
+    /// Calls `handler` whenever `fd` has one of `events`. The fd stays the caller's.
+    /// The corresponding C call is `sd_event_add_io`.
+    public func addIO(fd: Int32, events: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws(Errno) -> EventSource {
+        let box = IOBox(handler)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_io(handle, &s, fd, events.rawValue, { _, _, revents, userdata in
+            Unmanaged<IOBox>.fromOpaque(userdata!).takeUnretainedValue().handler(IOEvents(rawValue: revents))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+
+    /// Calls `handler` `delay` from now on `clock`, then every `repeating` if given.
+    /// The corresponding C call is `sd_event_add_time_relative`.
+    public func addTimer(clock: LoopClock = .monotonic, after delay: Duration, accuracy: Duration = .milliseconds(1),
+                         repeating: Duration? = nil, _ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+        let box = TimerBox(handler, repeating: repeating)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_time_relative(handle, &s, clock.id, delay.microseconds, accuracy.microseconds, { source, _, userdata in
+            let box = Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue()
+            if let interval = box.repeating {
+                sd_event_source_set_time_relative(source, interval.microseconds)
+                sd_event_source_set_enabled(source, -1)  // SD_EVENT_ONESHOT again
+            }
+            box.handler()
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+
+    /// Calls `handler` at `usec` (absolute, µs, on `clock`). The corresponding C call is `sd_event_add_time`.
+    public func addTimer(clock: LoopClock, at usec: UInt64, accuracy: Duration = .milliseconds(1),
+                         _ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+        let box = TimerBox(handler, repeating: nil)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_time(handle, &s, clock.id, usec, accuracy.microseconds, { _, _, userdata in
+            Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+
+    /// Calls `handler` when `signal` arrives. The signal is blocked on the calling thread (which
+    /// must be the loop thread), as sd-event requires; block it in every thread first with
+    /// `EventLoop.blockSignals(_:)` at the top of `main`, or another thread takes it.
+    /// The corresponding C call is `sd_event_add_signal` with `SD_EVENT_SIGNAL_PROCMASK`.
+    public func addSignal(_ signal: Int32, _ handler: @escaping (Int32) -> Void) throws(Errno) -> EventSource {
+        let box = SignalBox(handler)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_signal(handle, &s, signal | SD_EVENT_SIGNAL_PROCMASK, { _, info, userdata in
+            Unmanaged<SignalBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Int32(info!.pointee.ssi_signo))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+
+    /// Blocks `signals` on the calling thread; threads started afterwards inherit the mask.
+    /// Call it first thing in `main` before adding signal sources. `pthread_sigmask(SIG_BLOCK)`.
+    public static func blockSignals(_ signals: [Int32]) throws(Errno) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in signals { sigaddset(&set, s) }
+        let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
+        if rc != 0 { throw Errno(rawValue: rc) }
+    }
+
+    /// Calls `handler` once, on the next iteration. The corresponding C call is `sd_event_add_defer`.
+    public func addDefer(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+        let box = PlainBox(handler)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_defer(handle, &s, { _, userdata in
+            Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+
+    /// Calls `handler` after any iteration in which another non-post source fired.
+    /// The corresponding C call is `sd_event_add_post`.
+    public func addPost(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+        let box = PlainBox(handler)
+        var s: OpaquePointer?
+        try Errno.check(sd_event_add_post(handle, &s, { _, userdata in
+            Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque()))
+        return EventSource(handle: s!, box: box)
+    }
+}

@@ -1,0 +1,72 @@
+import CSystemd
+
+/// An sd-bus message: a method call, a reply, an error or a signal.
+///
+/// Like every sd-bus object it belongs to its bus's loop thread (its reference count is not
+/// atomic): use it there, and do not hand it to other threads. Decode it into `DBusValue`s,
+/// which are `Sendable`, to pass data on.
+public final class Message {
+    let handle: OpaquePointer
+
+    /// Takes over one reference.
+    init(adopting handle: OpaquePointer) { self.handle = handle }
+
+    /// Adds a reference. The corresponding C call is `sd_bus_message_ref`.
+    init(retaining handle: OpaquePointer) { self.handle = sd_bus_message_ref(handle) }
+
+    deinit { sd_bus_message_unref(handle) }
+
+    /// The unique bus name of the sender (`:1.42`). `sd_bus_message_get_sender`.
+    public var sender: String? { sd_bus_message_get_sender(handle).map { String(cString: $0) } }
+    /// `sd_bus_message_get_destination`.
+    public var destination: String? { sd_bus_message_get_destination(handle).map { String(cString: $0) } }
+    /// `sd_bus_message_get_path`.
+    public var path: String? { sd_bus_message_get_path(handle).map { String(cString: $0) } }
+    /// `sd_bus_message_get_interface`.
+    public var interface: String? { sd_bus_message_get_interface(handle).map { String(cString: $0) } }
+    /// `sd_bus_message_get_member`.
+    public var member: String? { sd_bus_message_get_member(handle).map { String(cString: $0) } }
+    /// The body signature, e.g. `ss`. `sd_bus_message_get_signature`.
+    public var signature: String { sd_bus_message_get_signature(handle, 1).map { String(cString: $0) } ?? "" }
+
+    /// The error carried by a method error reply, nil for any other message.
+    /// The corresponding C call is `sd_bus_message_get_error`.
+    public var error: BusError? {
+        guard let e = sd_bus_message_get_error(handle), sd_bus_error_is_set(e) != 0 else { return nil }
+        return BusError(e)
+    }
+
+    // MARK: Writing
+
+    /// Appends values in order. The corresponding C calls are `sd_bus_message_append_basic`,
+    /// `sd_bus_message_open_container` and `sd_bus_message_close_container`.
+    public func append(_ values: [DBusValue]) throws(Errno) {
+        for value in values { try CBus.append(handle, value) }
+    }
+
+    /// Appends values in order.
+    public func append(_ values: DBusValue...) throws(Errno) { try append(values) }
+
+    /// Appends an `as` array. The corresponding C call is `sd_bus_message_append_strv`.
+    public func append(strings: [String]) throws(Errno) { try CBus.appendStrv(handle, strings) }
+
+    // MARK: Reading
+
+    /// Reads every remaining value of the body. `sd_bus_message_read_basic`, `…_enter_container`.
+    public func readAll() throws(Errno) -> [DBusValue] { try CBus.readAll(handle) }
+
+    /// Reads the whole body after checking that its signature is exactly `signature`; a mismatch
+    /// throws `InvalidArgs` naming both signatures, so a caller's mistake becomes an error reply.
+    /// The corresponding C call is `sd_bus_message_has_signature`.
+    public func read(signature expected: String) throws(BusError) -> [DBusValue] {
+        guard sd_bus_message_has_signature(handle, expected) > 0 else {
+            throw BusError.invalidArgs("Expected arguments of signature '\(expected)', got '\(signature)'.")
+        }
+        do {
+            try CBus.rewind(handle)
+            return try CBus.readAll(handle)
+        } catch {
+            throw BusError.invalidArgs("Malformed message body of signature '\(signature)': \(error).")
+        }
+    }
+}
