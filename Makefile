@@ -8,7 +8,7 @@ SWIFTFLAGS ?=
 # Debian packages the build, the demo and the tests need.
 APT_PACKAGES := pkg-config libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench bench-store clean
 
 all: build
 
@@ -31,8 +31,16 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build $(SWIFTFLAGS)
 
-demo: build
+demo: deps
+	$(SWIFT) build $(SWIFTFLAGS)
 	./scripts/demo.sh
+
+# Benchmarks run in release mode and print the figures the issues ask for.
+bench: bench-store
+
+bench-store: deps
+	$(SWIFT) build -c release --product StoreBench $(SWIFTFLAGS)
+	.build/release/StoreBench
 
 clean:
 	rm -rf .build
