@@ -49,6 +49,11 @@ static inline int cevdev_set_clock_id(int fd, int clockid) {
     return ioctl(fd, EVIOCSCLOCKID, &clockid) < 0 ? -errno : 0;
 }
 
+/// ioctl(fd, UI_SET_PHYS, phys) on a /dev/uinput fd, before the device is created.
+static inline int cevdev_uinput_set_phys(int fd, const char *phys) {
+    return ioctl(fd, UI_SET_PHYS, phys) < 0 ? -errno : 0;
+}
+
 /// The size of struct input_event in this ABI (24 bytes on 64-bit).
 static inline size_t cevdev_input_event_size(void) { return sizeof(struct input_event); }
 

@@ -129,6 +129,12 @@ enum Libevdev {
         try check(libevdev_enable_property(dev, property))
     }
 
+    /// `libevdev_uinput_create_from_device` does not pass on the phys, but keeps
+    /// what was set on the fd before it creates the device.
+    static func setUInputPhys(_ uinputFD: Int32, _ phys: String) throws(Errno) {
+        try check(cevdev_uinput_set_phys(uinputFD, phys))
+    }
+
     static func createUInput(from dev: OpaquePointer, uinputFD: Int32) throws(Errno) -> OpaquePointer {
         var uidev: OpaquePointer?
         try check(libevdev_uinput_create_from_device(dev, uinputFD, &uidev))

@@ -72,9 +72,9 @@ public final class UInputClone {
 
     /// Creates the clone of an opened device.
     ///
-    /// The corresponding C calls are `open("/dev/uinput")` and
-    /// `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
-    /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_SET_PHYS`, `UI_DEV_CREATE`).
+    /// The corresponding C calls are `open("/dev/uinput")`, `ioctl(UI_SET_PHYS)`
+    /// and `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
+    /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
     public convenience init(cloning source: EvdevDevice, uinputPath: String = "/dev/uinput") throws(EvdevError) {
         try self.init(info: Self.cloneInfo(of: source.info), uinputPath: uinputPath)
     }
@@ -96,6 +96,7 @@ public final class UInputClone {
             throw EvdevError(error, path: uinputPath, operation: "open")
         }
         do {
+            if let phys = info.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
             let uinput = try Libevdev.createUInput(from: template, uinputFD: fileDescriptor)
             self.uinput = uinput
             devnode = Libevdev.string(libevdev_uinput_get_devnode(uinput))

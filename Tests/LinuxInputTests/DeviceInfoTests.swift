@@ -2,8 +2,6 @@ import KioskInput
 import LinuxInput
 import Testing
 
-private func code(_ name: String) -> UInt16 { EventCodes.code(named: name)!.code }
-private func type(_ name: String) -> UInt16 { EventCodes.type(named: name)! }
 
 @Suite("Which nodes kioskd brokers (pure, runs anywhere)")
 struct DeviceInfoTests {
