@@ -7,8 +7,10 @@ SWIFTFLAGS ?=
 
 # Debian packages the build, the demo and the tests need.
 APT_PACKAGES := pkg-config
+# LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
+APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test test-vm demo bench clean
 
 all: build
 
@@ -30,6 +32,16 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory test-vm
+
+# The tests that need root, /dev/uinput and a real kernel, run as root inside a
+# throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
+VM_TEST_FILTER ?= LinuxInputTests
+test-vm: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
+	  "$$($(SWIFT) build --show-bin-path $(SWIFTFLAGS))/kioskdPackageTests.xctest" \
+	  --testing-library swift-testing --filter '$(VM_TEST_FILTER)'
 
 demo: build
 	./scripts/demo.sh
