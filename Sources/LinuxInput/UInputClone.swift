@@ -152,13 +152,18 @@ public final class UInputClone {
     @discardableResult
     public func readFeedback(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
         guard fileDescriptor >= 0 else { return 0 }
-        var chunk = [input_event](repeating: input_event(), count: 16)
+        var chunk = (input_event(), input_event(), input_event(), input_event(),
+                     input_event(), input_event(), input_event(), input_event())
         var total = 0
         do {
             while true {
-                let n = try chunk.withUnsafeMutableBufferPointer { (buf) throws(Errno) in try Libevdev.read(fileDescriptor, into: buf) }
+                let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
+                    let buf = raw.bindMemory(to: input_event.self)
+                    let n = try Libevdev.read(fileDescriptor, into: buf)
+                    for event in buf[..<n] { events.append(EvdevEvent(event)) }
+                    return n
+                }
                 if n == 0 { return total }
-                for event in chunk[..<n] { events.append(EvdevEvent(event)) }
                 total += n
             }
         } catch {
