@@ -6,9 +6,13 @@ CONFIG     ?= debug
 SWIFTFLAGS ?=
 
 # Debian packages the build, the demo and the tests need.
-APT_PACKAGES := pkg-config libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
+APT_PACKAGES := pkg-config
+# libsystemd and the bus tests' real parts: dbus-daemon, busctl, gdbus, polkitd, python3-dbus, setpriv.
+APT_PACKAGES += libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
+# LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
+APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 
-.PHONY: all deps build test demo bench bench-store clean
+.PHONY: all deps build test test-vm demo bench bench-store clean
 
 all: build
 
@@ -20,8 +24,8 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root to install:$$missing" >&2; exit 1; fi; \
-	  DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $$missing; \
 	fi
 
 build: deps
@@ -30,6 +34,16 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory test-vm
+
+# The tests that need root, /dev/uinput and a real kernel, run as root inside a
+# throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
+VM_TEST_FILTER ?= LinuxInputTests
+test-vm: deps
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
+	  "$$($(SWIFT) build --show-bin-path $(SWIFTFLAGS))/kioskdPackageTests.xctest" \
+	  --testing-library swift-testing --filter '$(VM_TEST_FILTER)'
 
 demo: deps
 	$(SWIFT) build $(SWIFTFLAGS)

@@ -79,6 +79,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: CEvdev — system library: libevdev and libevdev-uinput, plus ioctl shims
+        .systemLibrary(
+            name: "CEvdev",
+            pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]
+        ),
+
+        // MARK: LinuxInput — evdev devices and their uinput clones (fds, no decisions)
+        .target(
+            name: "LinuxInput",
+            dependencies: ["CEvdev"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LinuxInputTests",
+            dependencies: ["LinuxInput", "KioskInput"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",

@@ -1,0 +1,91 @@
+import CEvdev
+
+/// The bus and USB-style ids of an input device (`struct input_id`).
+public struct InputDeviceID: Hashable, Sendable {
+    public var bustype: UInt16
+    public var vendor: UInt16
+    public var product: UInt16
+    public var version: UInt16
+
+    public init(bustype: UInt16, vendor: UInt16, product: UInt16, version: UInt16) {
+        self.bustype = bustype
+        self.vendor = vendor
+        self.product = product
+        self.version = version
+    }
+}
+
+/// The range and current value of an absolute axis (`struct input_absinfo`).
+public struct AbsoluteAxis: Hashable, Sendable {
+    public var value: Int32
+    public var minimum: Int32
+    public var maximum: Int32
+    public var fuzz: Int32
+    public var flat: Int32
+    public var resolution: Int32
+
+    public init(value: Int32 = 0, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0) {
+        self.value = value
+        self.minimum = minimum
+        self.maximum = maximum
+        self.fuzz = fuzz
+        self.flat = flat
+        self.resolution = resolution
+    }
+}
+
+/// What a device can report: its event codes per type, its input properties
+/// (`INPUT_PROP_DIRECT`, …) and the ranges of its absolute axes.
+public struct DeviceCapabilities: Hashable, Sendable {
+    /// Codes per event type, e.g. `[EV_KEY: [KEY_POWER, KEY_VOLUMEUP]]`. `EV_SYN` is left out.
+    public var codes: [UInt16: Set<UInt16>]
+    public var properties: Set<UInt16>
+    public var axes: [UInt16: AbsoluteAxis]
+
+    public init(codes: [UInt16: Set<UInt16>] = [:], properties: Set<UInt16> = [], axes: [UInt16: AbsoluteAxis] = [:]) {
+        self.codes = codes
+        self.properties = properties
+        self.axes = axes
+    }
+
+    public func has(type: UInt16) -> Bool { !(codes[type]?.isEmpty ?? true) }
+
+    public func has(type: UInt16, code: UInt16) -> Bool { codes[type]?.contains(code) ?? false }
+
+    /// Whether kioskd must broker the device: it has any key or button (keyboards,
+    /// "Power Button" and consumer-control nodes, mice, touchscreens' `BTN_TOUCH`)
+    /// or multitouch axes. Nodes with only switches, relative or absolute motion
+    /// without buttons (lid switches, accelerometers) carry nothing a profile locks.
+    public var isWorthBrokering: Bool {
+        has(type: UInt16(EV_KEY))
+            || has(type: UInt16(EV_ABS), code: UInt16(ABS_MT_POSITION_X))
+            || has(type: UInt16(EV_ABS), code: UInt16(ABS_MT_POSITION_Y))
+    }
+}
+
+/// Who a device says it is and what it can report.
+public struct DeviceInfo: Hashable, Sendable {
+    public var name: String
+    /// The physical path (`EVIOCGPHYS`), e.g. `usb-0000:00:14.0-1/input0`; kioskd's
+    /// clones carry ``UInputClone/physMarker`` here.
+    public var phys: String?
+    public var uniq: String?
+    public var id: InputDeviceID
+    public var capabilities: DeviceCapabilities
+
+    public init(name: String, phys: String? = nil, uniq: String? = nil, id: InputDeviceID, capabilities: DeviceCapabilities) {
+        self.name = name
+        self.phys = phys
+        self.uniq = uniq
+        self.id = id
+        self.capabilities = capabilities
+    }
+
+    /// Whether this is one of kioskd's own clones, which must never be grabbed
+    /// (grabbing a clone would feed kioskd its own output).
+    public var isKioskdClone: Bool { UInputClone.isClone(phys: phys) }
+
+    /// Whether kioskd should broker the device: not one of its clones, and
+    /// ``DeviceCapabilities/isWorthBrokering``.
+    public var shouldBroker: Bool { !isKioskdClone && capabilities.isWorthBrokering }
+}

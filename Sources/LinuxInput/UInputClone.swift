@@ -1,0 +1,209 @@
+import CEvdev
+import Glibc
+
+/// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
+/// codes, input properties (`INPUT_PROP_DIRECT` included) and axis ranges, so
+/// the compositor, udev rules and per-device settings treat it as the device
+/// itself. Its phys is ``physMarker`` so that kioskd never grabs its own clones.
+///
+/// What the clone does not copy: `EV_FF` (kioskd would have to answer force-
+/// feedback uploads), the axes' fuzz (the source already filtered; the kernel
+/// would apply the hysteresis twice), and uniq (uinput cannot set it).
+/// Names longer than uinput's limit (79 bytes) are cut.
+///
+/// The device exists until ``destroy()`` or deinit; destroying it releases
+/// every key still down on it. Not thread-safe: one loop owns it.
+public final class UInputClone {
+    /// The phys prefix of every clone (`kioskd-clone/<source phys>`).
+    public static let physMarker = "kioskd-clone"
+
+    /// Whether a device with this phys is one of kioskd's clones.
+    public static func isClone(phys: String?) -> Bool {
+        phys?.hasPrefix(physMarker) ?? false
+    }
+
+    /// The clone's phys for a source phys: the marker, then the source's phys
+    /// so that a clone can be traced back to its device.
+    public static func phys(forSource sourcePhys: String?) -> String {
+        guard let sourcePhys, !sourcePhys.isEmpty else { return physMarker }
+        return "\(physMarker)/\(sourcePhys)"
+    }
+
+    /// A name cut to what uinput accepts (`UINPUT_MAX_NAME_SIZE` - 1 bytes), at a
+    /// character boundary.
+    public static func uinputName(_ name: String) -> String {
+        let limit = cevdev_uinput_max_name_size() - 1
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            if bytes + size > limit { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
+    }
+
+    /// The clone's description as the source's: what ``init(cloning:uinputPath:)``
+    /// asks uinput to create.
+    public static func cloneInfo(of source: DeviceInfo) -> DeviceInfo {
+        var caps = source.capabilities
+        caps.codes[UInt16(EV_FF)] = nil
+        caps.codes[UInt16(EV_FF_STATUS)] = nil
+        for (code, var axis) in caps.axes {
+            axis.fuzz = 0
+            caps.axes[code] = axis
+        }
+        return DeviceInfo(name: uinputName(source.name), phys: phys(forSource: source.phys), uniq: nil,
+                          id: source.id, capabilities: caps)
+    }
+
+    /// The clone's description as created.
+    public let info: DeviceInfo
+    /// `/dev/input/eventN` of the clone, if the node could be found.
+    public let devnode: String?
+    /// `/sys/devices/virtual/input/inputN` of the clone.
+    public let syspath: String?
+    /// The uinput fd: poll it for `POLLIN` to get LED requests (``readFeedback(into:)``); -1 once destroyed.
+    public private(set) var fileDescriptor: Int32
+    private var uinput: OpaquePointer?
+    private var buffer: [input_event] = []
+    private let uinputPath: String
+
+    /// Creates the clone of an opened device.
+    ///
+    /// The corresponding C calls are `open("/dev/uinput")`, `ioctl(UI_SET_PHYS)`
+    /// and `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
+    /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
+    public convenience init(cloning source: EvdevDevice, uinputPath: String = "/dev/uinput") throws(EvdevError) {
+        try self.init(info: Self.cloneInfo(of: source.info), uinputPath: uinputPath)
+    }
+
+    /// Creates a uinput device exactly as `info` describes it (kioskd uses
+    /// ``init(cloning:uinputPath:)``; tests build fake physical devices with this).
+    public init(info: DeviceInfo, uinputPath: String = "/dev/uinput") throws(EvdevError) {
+        self.uinputPath = uinputPath
+        let template: OpaquePointer
+        do {
+            template = try Self.template(for: info)
+        } catch {
+            throw EvdevError(error, path: uinputPath, operation: "libevdev_enable_event_code")
+        }
+        defer { libevdev_free(template) }
+        do {
+            fileDescriptor = try Libevdev.open(uinputPath, flags: O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            throw EvdevError(error, path: uinputPath, operation: "open")
+        }
+        do {
+            if let phys = info.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
+            let uinput = try Libevdev.createUInput(from: template, uinputFD: fileDescriptor)
+            self.uinput = uinput
+            devnode = Libevdev.string(libevdev_uinput_get_devnode(uinput))
+            syspath = Libevdev.string(libevdev_uinput_get_syspath(uinput))
+        } catch {
+            Libevdev.close(fileDescriptor)
+            throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
+        }
+        self.info = info
+        buffer.reserveCapacity(64)
+    }
+
+    deinit { destroy() }
+
+    /// Removes the device (the kernel releases its keys first) and closes the fd.
+    /// Safe to call twice.
+    ///
+    /// The corresponding C calls are `libevdev_uinput_destroy` (`UI_DEV_DESTROY`) and `close(2)`.
+    public func destroy() {
+        if let uinput { libevdev_uinput_destroy(uinput) }
+        uinput = nil
+        if fileDescriptor >= 0 { Libevdev.close(fileDescriptor) }
+        fileDescriptor = -1
+    }
+
+    /// Emits one frame with a single `write(2)` of an `input_event` array, so
+    /// readers see all of it or nothing. A `SYN_REPORT` is appended when the
+    /// frame does not end with one. The events' timestamps are passed on (kernels
+    /// since about 6.5 keep them when they are recent `CLOCK_MONOTONIC` times).
+    ///
+    /// The corresponding C call is `write(2)` on the uinput fd
+    /// (not `libevdev_uinput_write_event`, which writes one event per call).
+    public func write(frame: some Collection<EvdevEvent>) throws(EvdevError) {
+        guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
+        buffer.removeAll(keepingCapacity: true)
+        for event in frame { buffer.append(event.cValue) }
+        let endsFrame = buffer.last.map { $0.type == UInt16(EV_SYN) && $0.code == UInt16(SYN_REPORT) } ?? false
+        if !endsFrame {
+            let time = buffer.last?.time ?? timeval()
+            buffer.append(input_event(time: time, type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0))
+        }
+        do {
+            try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fileDescriptor, events) }
+        } catch {
+            throw EvdevError(error, path: devnode ?? uinputPath, operation: "write")
+        }
+    }
+
+    /// Appends what readers wrote to the clone (`EV_LED` for Caps Lock and the
+    /// like, to pass on with ``EvdevDevice/setLED(_:on:)``) and returns how many.
+    ///
+    /// The corresponding C call is `read(2)` on the uinput fd.
+    @discardableResult
+    public func readFeedback(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
+        guard fileDescriptor >= 0 else { return 0 }
+        var chunk = (input_event(), input_event(), input_event(), input_event(),
+                     input_event(), input_event(), input_event(), input_event())
+        var total = 0
+        do {
+            while true {
+                let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
+                    let buf = raw.bindMemory(to: input_event.self)
+                    let n = try Libevdev.read(fileDescriptor, into: buf)
+                    for event in buf[..<n] { events.append(EvdevEvent(event)) }
+                    return n
+                }
+                if n == 0 { return total }
+                total += n
+            }
+        } catch {
+            throw EvdevError(error, path: uinputPath, operation: "read")
+        }
+    }
+
+    // A libevdev description of `info` for libevdev_uinput_create_from_device.
+    private static func template(for info: DeviceInfo) throws(Errno) -> OpaquePointer {
+        let dev = try Libevdev.newBlankDevice()
+        do {
+            libevdev_set_name(dev, uinputName(info.name))
+            if let phys = info.phys { libevdev_set_phys(dev, phys) }
+            libevdev_set_id_bustype(dev, Int32(info.id.bustype))
+            libevdev_set_id_vendor(dev, Int32(info.id.vendor))
+            libevdev_set_id_product(dev, Int32(info.id.product))
+            libevdev_set_id_version(dev, Int32(info.id.version))
+            for (type, codes) in info.capabilities.codes.sorted(by: { $0.key < $1.key }) {
+                for code in codes.sorted() {
+                    switch Int32(type) {
+                    case EV_ABS:
+                        let axis = info.capabilities.axes[code] ?? AbsoluteAxis(minimum: 0, maximum: 0)
+                        var abs = input_absinfo(value: axis.value, minimum: axis.minimum, maximum: axis.maximum,
+                                                fuzz: axis.fuzz, flat: axis.flat, resolution: axis.resolution)
+                        try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &abs)
+                    case EV_REP:
+                        var value: Int32 = code == UInt16(REP_DELAY) ? 250 : 33
+                        try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &value)
+                    default:
+                        try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: nil)
+                    }
+                }
+            }
+            for property in info.capabilities.properties.sorted() {
+                try Libevdev.enable(dev, property: UInt32(property))
+            }
+        } catch {
+            libevdev_free(dev)
+            throw error
+        }
+        return dev
+    }
+}

@@ -1,0 +1,79 @@
+import KioskInput
+import LinuxInput
+import Testing
+
+
+@Suite("Which nodes kioskd brokers (pure, runs anywhere)")
+struct DeviceInfoTests {
+    static let anyID = InputDeviceID(bustype: 0x19, vendor: 0, product: 1, version: 0)
+
+    @Test("nodes with keys, buttons or multitouch are brokered", arguments: [
+        ("Power Button", [("EV_KEY", ["KEY_POWER"])]),
+        ("consumer control", [("EV_KEY", ["KEY_VOLUMEUP", "KEY_VOLUMEDOWN"]), ("EV_MSC", ["MSC_SCAN"])]),
+        ("mouse", [("EV_KEY", ["BTN_LEFT"]), ("EV_REL", ["REL_X", "REL_Y"])]),
+        ("MT touchscreen without BTN_TOUCH", [("EV_ABS", ["ABS_MT_SLOT", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"])]),
+    ])
+    func brokered(name: String, codes: [(String, [String])]) {
+        let info = Self.info(name: name, codes: codes)
+        #expect(info.capabilities.isWorthBrokering)
+        #expect(info.shouldBroker)
+    }
+
+    @Test("nodes with nothing a profile can lock are left alone", arguments: [
+        ("Lid Switch", [("EV_SW", ["SW_LID"])]),
+        ("accelerometer", [("EV_ABS", ["ABS_X", "ABS_Y", "ABS_Z"])]),
+        ("empty", []),
+    ])
+    func notBrokered(name: String, codes: [(String, [String])]) {
+        #expect(!Self.info(name: name, codes: codes).shouldBroker)
+    }
+
+    @Test("kioskd's own clones are never brokered, whatever they can report")
+    func clonesAreSkipped() {
+        var info = Self.info(name: "AT keyboard", codes: [("EV_KEY", ["KEY_A"])])
+        info.phys = UInputClone.phys(forSource: "isa0060/serio0/input0")
+        #expect(info.phys == "kioskd-clone/isa0060/serio0/input0")
+        #expect(info.isKioskdClone)
+        #expect(!info.shouldBroker)
+        #expect(UInputClone.phys(forSource: nil) == UInputClone.physMarker)
+        #expect(!UInputClone.isClone(phys: "usb-0000:00:14.0-1/input0"))
+        #expect(!UInputClone.isClone(phys: nil))
+    }
+
+    @Test("the clone copies name, ids, codes and properties, drops EV_FF and the axes' fuzz")
+    func cloneInfo() {
+        var source = Self.info(name: "Touchscreen", codes: [
+            ("EV_KEY", ["BTN_TOUCH"]), ("EV_ABS", ["ABS_MT_POSITION_X"]),
+        ])
+        source.capabilities.codes[type("EV_FF")] = [0x50]  // FF_RUMBLE: the name table has no FF_* codes
+        source.phys = "i2c-ELAN0001:00"
+        source.uniq = "1234"
+        source.capabilities.properties = [EventCodes.property(named: "INPUT_PROP_DIRECT")!]
+        source.capabilities.axes[code("ABS_MT_POSITION_X")] = AbsoluteAxis(minimum: 0, maximum: 4095, fuzz: 8, resolution: 12)
+        let clone = UInputClone.cloneInfo(of: source)
+        #expect(clone.name == source.name)
+        #expect(clone.id == source.id)
+        #expect(clone.phys == "kioskd-clone/i2c-ELAN0001:00")
+        #expect(clone.capabilities.properties == source.capabilities.properties)
+        #expect(clone.capabilities.codes[type("EV_FF")] == nil)
+        #expect(clone.capabilities.codes[type("EV_KEY")] == [code("BTN_TOUCH")])
+        #expect(clone.capabilities.axes[code("ABS_MT_POSITION_X")] == AbsoluteAxis(minimum: 0, maximum: 4095, fuzz: 0, resolution: 12))
+    }
+
+    @Test("names are cut to uinput's 79 bytes at a character boundary")
+    func uinputName() {
+        #expect(UInputClone.uinputName("Power Button") == "Power Button")
+        let long = String(repeating: "é", count: 50)  // 100 bytes
+        let cut = UInputClone.uinputName(long)
+        #expect(cut.utf8.count == 78)
+        #expect(cut == String(repeating: "é", count: 39))
+    }
+
+    static func info(name: String, codes: [(String, [String])]) -> DeviceInfo {
+        var caps = DeviceCapabilities()
+        for (typeName, names) in codes {
+            caps.codes[type(typeName)] = Set(names.map(code))
+        }
+        return DeviceInfo(name: name, id: anyID, capabilities: caps)
+    }
+}
