@@ -1,21 +1,36 @@
+/// What a reverse-DNS identifier names, for messages ("application id", "restriction id").
+public protocol ReverseDNSKind: Sendable {
+    static var what: String { get }
+}
+
+public enum ApplicationKind: ReverseDNSKind { public static let what = "application id" }
+public enum RestrictionKind: ReverseDNSKind { public static let what = "restriction id" }
+
 /// An application id in reverse-DNS form (`org.example.MuseumMap`).
-public struct AppID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+public typealias AppID = ReverseDNSIdentifier<ApplicationKind>
+
+/// A restriction id in reverse-DNS form; by convention it starts with its app's id
+/// (`org.example.MuseumMap.controls`), as iOS's `guidedAccessRestrictionIdentifiers` do.
+public typealias RestrictionID = ReverseDNSIdentifier<RestrictionKind>
+
+/// A validated reverse-DNS identifier (DESIGN §3: ≤ 255 bytes, at least two labels of
+/// `[A-Za-z0-9_-]`, none empty, none starting with a digit). The kind keeps app ids and
+/// restriction ids apart in the type system.
+public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public let rawValue: String
 
-    /// Validates `string` as an app id (DESIGN §3: ≤ 255 bytes, at least two labels of
-    /// `[A-Za-z0-9_-]`, none empty, none starting with a digit).
     public init(_ string: String) throws(KioskError) {
-        try ReverseDNS.validate(string, what: "application id")
+        try ReverseDNS.validate(string, what: Kind.what)
         rawValue = string
     }
 
     /// Validates raw bytes as they came off a wire or a file: they must be UTF-8 first.
     public init(utf8 bytes: some Collection<UInt8>) throws(KioskError) {
-        try self.init(Text.decode(bytes, what: "application id"))
+        try self.init(Text.decode(bytes, what: Kind.what))
     }
 
     public var description: String { rawValue }
-    public static func < (a: AppID, b: AppID) -> Bool { a.rawValue < b.rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
     public init(from decoder: any Decoder) throws {
         let string = try decoder.singleValueContainer().decode(String.self)
@@ -23,36 +38,7 @@ public struct AppID: Hashable, Comparable, Sendable, CustomStringConvertible, Co
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
         }
     }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-}
 
-/// A restriction id in reverse-DNS form; by convention it starts with its app's id
-/// (`org.example.MuseumMap.controls`), as iOS's `guidedAccessRestrictionIdentifiers` do.
-public struct RestrictionID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
-    public let rawValue: String
-
-    /// Validates `string` as a restriction id (same rules as ``AppID``).
-    public init(_ string: String) throws(KioskError) {
-        try ReverseDNS.validate(string, what: "restriction id")
-        rawValue = string
-    }
-
-    public init(utf8 bytes: some Collection<UInt8>) throws(KioskError) {
-        try self.init(Text.decode(bytes, what: "restriction id"))
-    }
-
-    public var description: String { rawValue }
-    public static func < (a: RestrictionID, b: RestrictionID) -> Bool { a.rawValue < b.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        let string = try decoder.singleValueContainer().decode(String.self)
-        do { try self.init(string) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
-        }
-    }
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
