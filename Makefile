@@ -8,7 +8,7 @@ SWIFTFLAGS ?=
 # Debian packages the build, the demo and the tests need.
 APT_PACKAGES := pkg-config
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench bench-input clean
 
 all: build
 
@@ -33,6 +33,11 @@ test: deps
 
 demo: build
 	./scripts/demo.sh
+
+# Filter throughput (events/s) and allocations per event, release build.
+bench-input:
+	$(SWIFT) build -c release --product InputFilterBench $(SWIFTFLAGS)
+	$$($(SWIFT) build -c release --show-bin-path)/InputFilterBench
 
 clean:
 	rm -rf .build
