@@ -40,6 +40,8 @@ final class DeviceFilter {
     private var startsInFrame: [Int] = []
     private var startDecision: [Bool] = []
     private var slotValues: [Int32] = []
+    /// Per slot, the `ABS_MT_*` axes (bit `code − ABS_MT_TOUCH_MAJOR`) written in this frame.
+    private var writtenInFrame: [UInt16] = []
     private let mtAxes: [UInt16]
     private var inSlot = 0
     private var outSlot = 0
@@ -97,6 +99,7 @@ final class DeviceFilter {
         startsInFrame = Array(repeating: 0, count: slotCount)
         startDecision = Array(repeating: false, count: slotCount)
         slotValues = Array(repeating: 0, count: slotCount * 16)
+        writtenInFrame = Array(repeating: 0, count: slotCount)
         contactsA.reserveCapacity(32)
         previousA.reserveCapacity(32)
     }
@@ -285,6 +288,7 @@ final class DeviceFilter {
         var slot = inSlot
         var index = 0
         var anyStart = false
+        for s in 0..<slotCount { writtenInFrame[s] = 0 }
         while index < end {
             let event = events[index]
             index += 1
@@ -298,7 +302,9 @@ final class DeviceFilter {
                         anyStart = true
                     }
                 } else {
-                    slotValues[slot &* 16 &+ Int(event.code &- ABS.mtFirst)] = event.value
+                    let axis = Int(event.code &- ABS.mtFirst)
+                    slotValues[slot &* 16 &+ axis] = event.value
+                    writtenInFrame[slot] |= 1 << UInt16(axis)
                 }
             }
         }
@@ -339,8 +345,10 @@ final class DeviceFilter {
                 selectOutSlot(slot, selected: &selected, time: event, into: &output)
                 output.append(event)
                 if stale[slot] {
-                    // The clone missed values while this slot held a suppressed contact.
-                    for code in mtAxes where code != ABS.mtSlot {
+                    // The clone missed values while this slot held a suppressed contact; send
+                    // those this frame does not carry.
+                    for code in mtAxes where code != ABS.mtSlot
+                        && writtenInFrame[slot] & (1 << (code - ABS.mtFirst)) == 0 {
                         output.append(event.with(type: EV.abs, code: code,
                                                  value: slotValues[slot * 16 + Int(code - ABS.mtFirst)]))
                     }
