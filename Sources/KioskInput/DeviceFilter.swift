@@ -35,7 +35,8 @@ final class DeviceFilter {
     private let slotCount: Int
     private var tracking: [Int32] = []
     private var out: [Bool] = []
-    private var stale: [Bool] = []
+    /// The `ABS_MT_*` values the clone holds per slot (same layout as `slotValues`).
+    private var outValues: [Int32] = []
     private var sequence: [UInt64] = []
     private var startsInFrame: [Int] = []
     private var startDecision: [Bool] = []
@@ -94,7 +95,7 @@ final class DeviceFilter {
         }
         tracking = Array(repeating: -1, count: slotCount)
         out = Array(repeating: false, count: slotCount)
-        stale = Array(repeating: false, count: slotCount)
+        outValues = Array(repeating: 0, count: slotCount * 16)
         sequence = Array(repeating: 0, count: slotCount)
         startsInFrame = Array(repeating: 0, count: slotCount)
         startDecision = Array(repeating: false, count: slotCount)
@@ -344,15 +345,15 @@ final class DeviceFilter {
             if forward {
                 selectOutSlot(slot, selected: &selected, time: event, into: &output)
                 output.append(event)
-                if stale[slot] {
-                    // The clone missed values while this slot held a suppressed contact; send
-                    // those this frame does not carry.
-                    for code in mtAxes where code != ABS.mtSlot
-                        && writtenInFrame[slot] & (1 << (code - ABS.mtFirst)) == 0 {
-                        output.append(event.with(type: EV.abs, code: code,
-                                                 value: slotValues[slot * 16 + Int(code - ABS.mtFirst)]))
+                // The clone may have missed values while the slot held a suppressed contact:
+                // send those that differ and that this frame does not carry.
+                let base = slot &* 16
+                for code in mtAxes where writtenInFrame[slot] & (1 << (code - ABS.mtFirst)) == 0 {
+                    let axis = base + Int(code - ABS.mtFirst)
+                    if outValues[axis] != slotValues[axis] {
+                        output.append(event.with(type: EV.abs, code: code, value: slotValues[axis]))
+                        outValues[axis] = slotValues[axis]
                     }
-                    stale[slot] = false
                 }
             } else if out[slot] {
                 // A new contact replaces a forwarded one in the same slot but is suppressed.
@@ -377,8 +378,7 @@ final class DeviceFilter {
         if forward {
             selectOutSlot(slot, selected: &selected, time: event, into: &output)
             output.append(event)
-        } else {
-            stale[slot] = true
+            outValues[slot &* 16 &+ Int(event.code &- ABS.mtFirst)] = event.value
         }
     }
 
@@ -606,7 +606,6 @@ final class DeviceFilter {
                 }
                 output.append(time.with(type: EV.abs, code: ABS.mtTrackingID, value: -1))
                 out[s] = false
-                stale[s] = true
             }
             if outSlot != inSlot, inSlot >= 0, inSlot < slotCount {
                 // Keep the clone's slot where the source's is, so lazy selection stays right.
@@ -648,7 +647,6 @@ final class DeviceFilter {
             for (code, value) in slotState.axes where code >= ABS.mtFirst && code <= ABS.mtLast {
                 slotValues[s * 16 + Int(code - ABS.mtFirst)] = value
             }
-            stale[s] = true
         }
     }
 
@@ -698,7 +696,6 @@ final class DeviceFilter {
                 for (code, value) in slotState.axes where code >= ABS.mtFirst && code <= ABS.mtLast {
                     slotValues[s * 16 + Int(code - ABS.mtFirst)] = value
                 }
-                stale[s] = true
             }
         }
         if slotCount > 0 {
