@@ -64,17 +64,22 @@ public struct DeviceDescription: Sendable, Equatable {
     }
 
     public var touchProtocol: TouchProtocol {
-        if let slot = absInfo[ABS.mtSlot], supports(type: EV.abs, code: ABS.mtSlot) || codes[EV.abs] == nil {
+        // HID consumer-control nodes advertise every axis up to ABS_MISC + n; with
+        // ABS_MT_SLOT − 1 set, libevdev and libinput call the device "fake MT": not touch.
+        if hasAxis(ABS.mtSlot - 1) { return .none }
+        if hasAxis(ABS.mtSlot), let slot = absInfo[ABS.mtSlot] {
             return .multitouchB(slots: max(1, Int(slot.maximum) + 1))
         }
-        if supports(type: EV.abs, code: ABS.mtPositionX) || absInfo[ABS.mtPositionX] != nil {
-            return .multitouchA
-        }
-        if supports(type: EV.key, code: BTN.touch),
-           supports(type: EV.abs, code: ABS.x) || absInfo[ABS.x] != nil {
-            return .singleTouch
-        }
+        if hasAxis(ABS.mtPositionX) && hasAxis(ABS.mtPositionY) { return .multitouchA }
+        if supports(type: EV.key, code: BTN.touch) && hasAxis(ABS.x) && hasAxis(ABS.y) { return .singleTouch }
         return .none
+    }
+
+    /// Whether the device reports an absolute axis (its `EV_ABS` bit, or its absinfo when the
+    /// description lists no `EV_ABS` codes).
+    func hasAxis(_ code: UInt16) -> Bool {
+        if let axes = codes[EV.abs] { return axes.contains(code) }
+        return absInfo[code] != nil
     }
 }
 

@@ -174,6 +174,11 @@ import Testing
                 if scans > keysIn { Issue.record("MSC_SCAN without its key in \(events)") }
                 checker.check(events)
             }
+            // A lock (or hold) that engaged has released its keys on the clone at once.
+            let mustBeUp = filter.policy.holdAllInput ? Set(keys) : filter.policy.lockedKeys
+            if !checker.keysDown.isDisjoint(with: mustBeUp) && checker.problems.isEmpty {
+                checker.problems.append("locked keys still down on the clone: \(checker.keysDown.intersection(mustBeUp))")
+            }
             output.removeAll()
         }
         for key in down {
