@@ -37,7 +37,8 @@ demo: build
 # Filter throughput (events/s) and allocations per event, release build.
 bench-input:
 	$(SWIFT) build -c release --product InputFilterBench $(SWIFTFLAGS)
-	$$($(SWIFT) build -c release --show-bin-path)/InputFilterBench
+	bin=$$($(SWIFT) build -c release --show-bin-path); \
+	  LD_PRELOAD=$$bin/libMallocInterposerSwift.so $$bin/InputFilterBench
 
 clean:
 	rm -rf .build

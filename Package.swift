@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.0"),
     ],
     targets: [
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
@@ -37,7 +38,7 @@ let package = Package(
         // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
         .executableTarget(
             name: "InputFilterBench",
-            dependencies: ["KioskInput"],
+            dependencies: ["KioskInput", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
             path: "Benchmarks/InputFilterBench",
             swiftSettings: swiftSettings
         ),
