@@ -1,11 +1,13 @@
 /// The filter state of one device: the frame being read, the key ledger, and the contacts.
+/// A struct, mutated in place inside `InputFilter`'s array, so its fields need no dynamic
+/// exclusivity checks on the per-event path.
 ///
 /// Keys are decided event by event inside the frame (so `MSC_SCAN` stays with its key); touch
 /// is decided per contact at the end of the frame that starts it, with that frame's final
 /// position. Source `BTN_TOUCH`/`ABS_X`/`ABS_Y`/`BTN_TOOL_*` of multitouch devices are never
 /// forwarded: they are recomputed from forwarded contacts by the kernel's rule
 /// (`input_mt_report_pointer_emulation`: the oldest contact drives the pointer axes).
-final class DeviceFilter {
+struct DeviceFilter {
     let id: DeviceID
     let description: DeviceDescription
     private let kind: DeviceDescription.TouchProtocol
@@ -109,7 +111,7 @@ final class DeviceFilter {
 
     /// Returns whether the device needs a resync (the event was `SYN_DROPPED`).
     @inline(__always)
-    func process(_ event: InputEvent, shared: inout SharedState, into output: inout OutputBuffer) -> Bool {
+    mutating func process(_ event: InputEvent, shared: inout SharedState, into output: inout OutputBuffer) -> Bool {
         lastEvent = event
         if event.type == EV.syn {
             if event.code == SYN.dropped {
@@ -135,7 +137,7 @@ final class DeviceFilter {
 
     // MARK: - Frames
 
-    private func processFrame(
+    private mutating func processFrame(
         _ events: [InputEvent], synthetic: Bool, shared: inout SharedState, into output: inout OutputBuffer
     ) {
         let start = output.events.count
@@ -254,7 +256,7 @@ final class DeviceFilter {
     // MARK: - Keys
 
     @inline(__always)
-    private func decideKey(_ event: InputEvent, synthetic: Bool, shared: inout SharedState) -> Bool {
+    private mutating func decideKey(_ event: InputEvent, synthetic: Bool, shared: inout SharedState) -> Bool {
         let key = Int(event.code)
         guard key < KEY.count else { return !shared.holdsAll }
         switch event.value {
@@ -285,7 +287,7 @@ final class DeviceFilter {
 
     // MARK: - Protocol B
 
-    private func prepareSlots(_ events: [InputEvent], end: Int, shared: SharedState) {
+    private mutating func prepareSlots(_ events: [InputEvent], end: Int, shared: SharedState) {
         var slot = inSlot
         var index = 0
         var anyStart = false
@@ -318,7 +320,7 @@ final class DeviceFilter {
     }
 
     @inline(__always)
-    private func selectOutSlot(_ slot: Int, selected: inout Bool, time: InputEvent, into output: inout OutputBuffer) {
+    private mutating func selectOutSlot(_ slot: Int, selected: inout Bool, time: InputEvent, into output: inout OutputBuffer) {
         if selected || outSlot != slot {
             output.append(time.with(type: EV.abs, code: ABS.mtSlot, value: Int32(slot)))
             outSlot = slot
@@ -327,7 +329,7 @@ final class DeviceFilter {
     }
 
     @inline(__always)
-    private func forwardSlotEvent(
+    private mutating func forwardSlotEvent(
         _ event: InputEvent, slot: Int, selected: inout Bool, holding: Bool, into output: inout OutputBuffer
     ) {
         if event.code == ABS.mtTrackingID {
@@ -382,7 +384,7 @@ final class DeviceFilter {
         }
     }
 
-    private func emitLegacyB(time: InputEvent, into output: inout OutputBuffer) {
+    private mutating func emitLegacyB(time: InputEvent, into output: inout OutputBuffer) {
         var count = 0
         var oldest = -1
         var oldestSequence = UInt64.max
@@ -407,7 +409,7 @@ final class DeviceFilter {
 
     /// Emits the pointer-emulation events that differ from what the clone holds, in the
     /// kernel's order: `BTN_TOUCH`, `BTN_TOOL_*` by count, `ABS_X`, `ABS_Y`, `ABS_PRESSURE`.
-    private func emitLegacy(
+    private mutating func emitLegacy(
         count: Int, x: Int32?, y: Int32?, pressure: Int32?, time: InputEvent, into output: inout OutputBuffer
     ) {
         if hasTouchKey {
@@ -443,7 +445,7 @@ final class DeviceFilter {
 
     // MARK: - Protocol A
 
-    private func prepareContactsA(_ events: [InputEvent], end: Int, shared: SharedState) {
+    private mutating func prepareContactsA(_ events: [InputEvent], end: Int, shared: SharedState) {
         contactsA.removeAll(keepingCapacity: true)
         var current = ContactA()
         var sawReport = false
@@ -500,7 +502,7 @@ final class DeviceFilter {
         }
     }
 
-    private func finishContactsA(time: InputEvent, into output: inout OutputBuffer) {
+    private mutating func finishContactsA(time: InputEvent, into output: inout OutputBuffer) {
         var count = 0
         var oldest = -1
         for index in contactsA.indices where contactsA[index].forwarded {
@@ -526,7 +528,7 @@ final class DeviceFilter {
     private var singleDownInFrame = false
     private var singleUpInFrame = false
 
-    private func prepareSingle(_ events: [InputEvent], end: Int, shared: SharedState) {
+    private mutating func prepareSingle(_ events: [InputEvent], end: Int, shared: SharedState) {
         singleDownInFrame = false
         singleUpInFrame = false
         var index = 0
@@ -545,7 +547,7 @@ final class DeviceFilter {
         }
     }
 
-    private func finishSingle(_ events: [InputEvent], end: Int, time: InputEvent, into output: inout OutputBuffer) {
+    private mutating func finishSingle(_ events: [InputEvent], end: Int, time: InputEvent, into output: inout OutputBuffer) {
         if singleDownInFrame && single == .forwarded {
             // The clone may hold another position (it missed a suppressed contact's moves).
             if let x = singleX, hasAbsX, outX != x { output.append(time.with(type: EV.abs, code: ABS.x, value: x)); outX = x }
@@ -554,7 +556,7 @@ final class DeviceFilter {
         if singleUpInFrame { single = .idle }
     }
 
-    private func noteLegacyOut(_ event: InputEvent) {
+    private mutating func noteLegacyOut(_ event: InputEvent) {
         if event.type == EV.abs {
             if event.code == ABS.x { outX = event.value } else if event.code == ABS.y { outY = event.value }
             else if event.code == ABS.pressure { outPressure = event.value }
@@ -583,7 +585,7 @@ final class DeviceFilter {
 
     // MARK: - Policy changes, grab-time state, resync
 
-    func applyPolicyChange(shared: inout SharedState, into output: inout OutputBuffer) {
+    mutating func applyPolicyChange(shared: inout SharedState, into output: inout OutputBuffer) {
         let start = output.events.count
         let time = lastEvent
         for key in 0..<KEY.count where keyForwarded[key] && shared.mustRelease(UInt16(key)) {
@@ -596,7 +598,7 @@ final class DeviceFilter {
         output.commitFrame(device: id, from: start, time: time)
     }
 
-    private func endForwardedContacts(time: InputEvent, into output: inout OutputBuffer) {
+    private mutating func endForwardedContacts(time: InputEvent, into output: inout OutputBuffer) {
         switch kind {
         case .multitouchB:
             for s in 0..<slotCount where out[s] {
@@ -629,7 +631,7 @@ final class DeviceFilter {
     }
 
     /// State held at grab time: keys down were never forwarded; live contacts stay suppressed.
-    func adopt(initialState state: DeviceState, shared: inout SharedState) {
+    mutating func adopt(initialState state: DeviceState, shared: inout SharedState) {
         for code in state.keysDown where Int(code) < KEY.count {
             if kind != .none && (code == BTN.touch || BTN.isFingerCountTool(code)) {
                 if code == BTN.touch && kind == .singleTouch { single = .suppressed }
@@ -656,7 +658,7 @@ final class DeviceFilter {
         }
     }
 
-    func resync(to state: DeviceState, shared: inout SharedState, into output: inout OutputBuffer) {
+    mutating func resync(to state: DeviceState, shared: inout SharedState, into output: inout OutputBuffer) {
         let time = lastEvent
         syntheticFrame.removeAll(keepingCapacity: true)
         var starts: [(slot: Int, state: DeviceState.Slot)] = []

@@ -6,12 +6,23 @@
 /// caller-owned `OutputBuffer` when the input frame's `SYN_REPORT` arrives. No fds, no clock,
 /// no logging; no allocation per event once buffers have grown to the largest frame.
 public final class InputFilter {
-    var shared: SharedState
-    private var devices: [DeviceFilter?] = []
+    /// Everything the per-event path touches, in one struct so that an event costs one
+    /// exclusivity check on this class's storage rather than one per field.
+    private var perEvent: PerEventState
     private var freeSlots: [Int] = []
 
+    private var shared: SharedState {
+        get { perEvent.shared }
+        _modify { yield &perEvent.shared }
+    }
+
+    private var devices: [DeviceFilter?] {
+        get { perEvent.devices }
+        _modify { yield &perEvent.devices }
+    }
+
     public init(policy: FilterPolicy = .passThrough) {
-        shared = SharedState(policy: policy)
+        perEvent = PerEventState(shared: SharedState(policy: policy))
     }
 
     public var policy: FilterPolicy { shared.policy }
@@ -22,7 +33,7 @@ public final class InputFilter {
     public func addDevice(_ description: DeviceDescription, state: DeviceState? = nil) -> DeviceID {
         let index = freeSlots.popLast() ?? devices.count
         let id = DeviceID(rawValue: index)
-        let filter = DeviceFilter(id: id, description: description)
+        var filter = DeviceFilter(id: id, description: description)
         if let state { filter.adopt(initialState: state, shared: &shared) }
         if index == devices.count { devices.append(filter) } else { devices[index] = filter }
         return id
@@ -44,10 +55,7 @@ public final class InputFilter {
     /// anything is left of it) is appended to `output`.
     @discardableResult
     public func process(_ event: InputEvent, device: DeviceID, into output: inout OutputBuffer) -> FilterResult {
-        guard let filter = devices[device.rawValue] else { return FilterResult() }
-        shared.exitRequested = false
-        let resync = filter.process(event, shared: &shared, into: &output)
-        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
+        perEvent.process(event, device: device, into: &output)
     }
 
     /// Changes the policy. Keys forwarded as pressed that the new policy locks are released at
@@ -55,9 +63,7 @@ public final class InputFilter {
     /// those frames go to `output`. Contacts keep the decision they got at touch-down otherwise.
     public func setPolicy(_ policy: FilterPolicy, into output: inout OutputBuffer) {
         shared.setPolicy(policy)
-        for case let filter? in devices {
-            filter.applyPolicyChange(shared: &shared, into: &output)
-        }
+        perEvent.applyPolicyChange(into: &output)
     }
 
     /// After `SYN_DROPPED` (`FilterResult.resyncNeeded`): brings the device's state to `state`,
@@ -65,8 +71,33 @@ public final class InputFilter {
     /// sync does: keys released or pressed meanwhile, contacts ended, moved or begun. Events
     /// up to the next `SYN_REPORT` are still discarded.
     public func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
-        guard let filter = devices[device.rawValue] else { return }
-        filter.resync(to: state, shared: &shared, into: &output)
+        perEvent.resync(device: device, to: state, into: &output)
+    }
+}
+
+struct PerEventState {
+    var shared: SharedState
+    var devices: [DeviceFilter?] = []
+
+    @inline(__always)
+    mutating func process(_ event: InputEvent, device: DeviceID, into output: inout OutputBuffer) -> FilterResult {
+        guard device.rawValue >= 0, device.rawValue < devices.count, devices[device.rawValue] != nil else {
+            return FilterResult()
+        }
+        shared.exitRequested = false
+        let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
+        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
+    }
+
+    mutating func applyPolicyChange(into output: inout OutputBuffer) {
+        for index in devices.indices where devices[index] != nil {
+            devices[index]!.applyPolicyChange(shared: &shared, into: &output)
+        }
+    }
+
+    mutating func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
+        guard device.rawValue >= 0, device.rawValue < devices.count, devices[device.rawValue] != nil else { return }
+        devices[device.rawValue]!.resync(to: state, shared: &shared, into: &output)
     }
 }
 
