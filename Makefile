@@ -12,7 +12,7 @@ APT_PACKAGES += libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polki
 # LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
 APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 
-.PHONY: all deps build test test-vm demo bench bench-store clean
+.PHONY: all deps build test test-vm demo bench bench-store bench-input clean
 
 all: build
 
@@ -50,11 +50,17 @@ demo: deps
 	./scripts/demo.sh
 
 # Benchmarks run in release mode and print the figures the issues ask for.
-bench: bench-store
+bench: bench-store bench-input
 
 bench-store: deps
 	$(SWIFT) build -c release --product StoreBench $(SWIFTFLAGS)
 	.build/release/StoreBench
+
+# Filter throughput (events/s) and allocations per event, release build.
+bench-input:
+	$(SWIFT) build -c release --product InputFilterBench $(SWIFTFLAGS)
+	bin=$$($(SWIFT) build -c release --show-bin-path); \
+	  LD_PRELOAD=$$bin/libMallocInterposerSwift.so $$bin/InputFilterBench
 
 clean:
 	rm -rf .build

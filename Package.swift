@@ -19,17 +19,28 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", "1.16.0"..<"1.17.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.0"),
     ],
     targets: [
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
         .target(
             name: "KioskInput",
+            dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskInputTests",
             dependencies: ["KioskInput"],
-            resources: [.copy("Fixtures")],
+            resources: [.copy("Fixtures"), .copy("Scenarios")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
+        .executableTarget(
+            name: "InputFilterBench",
+            dependencies: ["KioskInput", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            path: "Benchmarks/InputFilterBench",
             swiftSettings: swiftSettings
         ),
 

@@ -1,0 +1,210 @@
+// InputFilterBench: filter throughput and allocations per event, in release mode.
+// `make bench-input` builds and runs it from the package root; it reads the real traces from
+// Tests/KioskInputTests/Fixtures (or the directory given as the first argument).
+//
+// Throughput: events per second through `InputFilter.process` (output cleared after every
+// frame, as the broker does after its write), next to a plain copy loop over the same events
+// in the same run, and their ratio. Allocations: ordo-one/malloc-interposer counts every
+// malloc-family call (LD_PRELOADed by the make target); the count is checked against a loop
+// that allocates a known number of arrays before anything is measured.
+
+import Glibc
+import KioskInput
+import MallocInterposerSwift
+
+// MARK: - Allocation counting (ordo-one/malloc-interposer, preloaded by `make bench-input`)
+
+/// malloc/calloc/realloc/posix_memalign calls made by this thread since `reset`.
+func mallocCount() -> Int {
+    MallocInterposerSwift.getStatistics().mallocCount
+}
+
+@inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+// MARK: - Workloads
+
+struct Workload {
+    let name: String
+    let description: DeviceDescription
+    let events: [InputEvent]
+    let policy: FilterPolicy
+}
+
+/// A 10-finger touchscreen at 240 Hz: every frame moves all ten contacts (slot, x, y each),
+/// plus BTN_TOUCH/ABS_X/ABS_Y emulation; contacts lift and land again every second.
+func syntheticTenFinger(seconds: Int) -> (DeviceDescription, [InputEvent]) {
+    let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 4095)
+    let description = DeviceDescription(
+        name: "synthetic 10-finger", properties: [1],
+        codes: [0: [0], 1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+        absInfo: [0: axis, 1: axis, 0x2f: DeviceDescription.AbsInfo(minimum: 0, maximum: 9),
+                  0x35: axis, 0x36: axis, 0x39: DeviceDescription.AbsInfo(minimum: 0, maximum: 65535)])
+    var events: [InputEvent] = []
+    var trackingID: Int32 = 0
+    for frame in 0..<(seconds * 240) {
+        let usec = frame * 1_000_000 / 240
+        let t = (usec / 1_000_000, usec % 1_000_000)
+        func add(_ type: UInt16, _ code: UInt16, _ value: Int32) {
+            events.append(InputEvent(seconds: t.0, microseconds: t.1, type: type, code: code, value: value))
+        }
+        let phase = frame % 240
+        for slot in 0..<10 {
+            add(3, 0x2f, Int32(slot))
+            if phase == 0 { add(3, 0x39, trackingID); trackingID += 1 }
+            if phase == 239 { add(3, 0x39, -1); continue }
+            add(3, 0x35, Int32(200 + slot * 360 + phase))
+            add(3, 0x36, Int32(300 + phase * 10))
+        }
+        if phase == 0 { add(1, 330, 1) }
+        if phase == 239 { add(1, 330, 0) } else { add(3, 0, Int32(200 + phase)); add(3, 1, Int32(300 + phase * 10)) }
+        add(0, 0, 0)
+    }
+    return (description, events)
+}
+
+/// A region over the left tenth of the screen: about one contact in ten is suppressed.
+let leftStrip = FilterPolicy(lockedKeys: [116, 114, 115], blockEscapeChords: true,
+                             touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 1)]))
+
+// MARK: - Measurement
+
+struct Measurement { var eventsPerSecond: Double; var allocationsPerEvent: Double }
+
+func measureFilter(_ workload: Workload, minimumEvents: Int) -> Measurement {
+    let filter = InputFilter(policy: workload.policy)
+    let device = filter.addDevice(workload.description)
+    var output = OutputBuffer(capacity: 4096)
+    var forwarded = 0
+    func pass() {
+        for event in workload.events {
+            filter.process(event, device: device, into: &output)
+            if event.type == 0 && event.code == 0 {
+                forwarded &+= output.events.count
+                output.removeAll()
+            }
+        }
+    }
+    pass()  // warm-up: buffers reach their steady-state capacity
+    let repetitions = max(1, minimumEvents / max(1, workload.events.count))
+    var best = Double.infinity
+    var allocationsPerEvent = 0.0
+    for _ in 0..<5 {
+        let allocationsBefore = mallocCount()
+        let start = now()
+        for _ in 0..<repetitions { pass() }
+        let elapsed = now() - start
+        allocationsPerEvent = Double(mallocCount() - allocationsBefore) / Double(repetitions * workload.events.count)
+        best = min(best, elapsed)
+    }
+    blackHole(forwarded)
+    return Measurement(eventsPerSecond: Double(repetitions * workload.events.count) / best,
+                       allocationsPerEvent: allocationsPerEvent)
+}
+
+/// The floor: copy each event into a reusable output array, clearing it at every SYN_REPORT.
+func measureCopy(_ workload: Workload, minimumEvents: Int) -> Double {
+    var output: [InputEvent] = []
+    output.reserveCapacity(4096)
+    var checksum = 0
+    func pass() {
+        for event in workload.events {
+            output.append(event)
+            if event.type == 0 && event.code == 0 {
+                checksum &+= output.count
+                output.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+    pass()
+    let repetitions = max(1, minimumEvents / max(1, workload.events.count))
+    var best = Double.infinity
+    for _ in 0..<5 {
+        let start = now()
+        for _ in 0..<repetitions { pass() }
+        best = min(best, now() - start)
+    }
+    blackHole(checksum)
+    return Double(repetitions * workload.events.count) / best
+}
+
+func format(_ value: Double) -> String {
+    if value >= 1e6 { return "\(Double(Int(value / 1e4)) / 100) M" }
+    return "\(Int(value))"
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+// MARK: - Main
+
+let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskInputTests/Fixtures"
+let traceNames = [
+    "atmel-maxtouch-ts.2-fingers-touch-release.evemu",
+    "atmel-maxtouch-ts.4-finger-drag-down.evemu",
+    "ep0430m09-ts.2-finger-scroll-down.evemu",
+]
+
+func readFile(_ path: String) -> String? {
+    guard let file = fopen(path, "r") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+MallocInterposerSwift.initialize()
+MallocInterposerSwift.hook()
+
+// Check the counter before trusting it: 1000 fresh arrays must count as (at least) 1000.
+var kept: [[Int]] = []
+kept.reserveCapacity(1000)
+let beforeCheck = mallocCount()
+for index in 0..<1000 { kept.append(Array(repeating: index, count: 2 + index % 5)) }
+let counted = mallocCount() - beforeCheck
+blackHole(kept)
+print("allocation counter check: 1000 array allocations counted as \(counted)")
+guard counted >= 1000 else {
+    print("allocation counter does not work (run with LD_PRELOAD=…/libMallocInterposerSwift.so: make bench-input)")
+    exit(1)
+}
+
+var workloads: [Workload] = []
+for name in traceNames {
+    guard let text = readFile("\(fixtureDirectory)/\(name)") else {
+        print("missing fixture \(fixtureDirectory)/\(name) (run from the package root)")
+        exit(1)
+    }
+    let device = try Trace.parse(text).devices[0]
+    let short = String(name.dropLast(".evemu".count))
+    workloads.append(Workload(name: short, description: device.description, events: device.events, policy: .passThrough))
+    workloads.append(Workload(name: short + " +regions", description: device.description, events: device.events, policy: leftStrip))
+}
+let (syntheticDescription, syntheticEvents) = syntheticTenFinger(seconds: 10)
+workloads.append(Workload(name: "synthetic 10-finger 240 Hz", description: syntheticDescription, events: syntheticEvents, policy: .passThrough))
+workloads.append(Workload(name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents, policy: leftStrip))
+
+let minimumEvents = 4_000_000
+print("")
+print(pad("workload", 52) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8) + "allocs/event")
+for workload in workloads {
+    let filter = measureFilter(workload, minimumEvents: minimumEvents)
+    let copy = measureCopy(workload, minimumEvents: minimumEvents)
+    let ratio = Double(Int(copy / filter.eventsPerSecond * 100)) / 100
+    print(pad(workload.name, 52) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
+          + pad(format(copy), 14) + pad("\(ratio)x", 8) + "\(filter.allocationsPerEvent)")
+}
+print("")
+print("ratio = copy loop throughput / filter throughput (how many times slower than a bare copy).")
+print("targets: filter >= 10 M events/s, 0 allocations per event in steady state.")

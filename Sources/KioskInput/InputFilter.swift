@@ -1,0 +1,184 @@
+/// The input filter of DESIGN §4.3: a pure state machine over evdev events.
+///
+/// One `InputFilter` holds what all devices share (the policy, the modifiers held on any
+/// keyboard for escape chords, the exit gesture's recent presses) and one `DeviceFilter` per
+/// brokered device. Events go in one at a time; whole filtered frames come out into a
+/// caller-owned `OutputBuffer` when the input frame's `SYN_REPORT` arrives. No fds, no clock,
+/// no logging; no allocation per event once buffers have grown to the largest frame.
+public final class InputFilter {
+    /// Everything the per-event path touches, in one struct so that an event costs one
+    /// exclusivity check on this class's storage rather than one per field.
+    private var perEvent: PerEventState
+    private var freeSlots: [Int] = []
+
+    private var shared: SharedState {
+        get { perEvent.shared }
+        _modify { yield &perEvent.shared }
+    }
+
+    private var devices: [DeviceFilter?] {
+        get { perEvent.devices }
+        _modify { yield &perEvent.devices }
+    }
+
+    public init(policy: FilterPolicy = .passThrough) {
+        perEvent = PerEventState(shared: SharedState(policy: policy))
+    }
+
+    public var policy: FilterPolicy { shared.policy }
+
+    /// Starts filtering a device. `state` is what it holds at grab time (keys down, contacts):
+    /// those were never forwarded, so their releases are swallowed and their contacts stay
+    /// suppressed until lifted.
+    public func addDevice(_ description: DeviceDescription, state: DeviceState? = nil) -> DeviceID {
+        let index = freeSlots.popLast() ?? devices.count
+        let id = DeviceID(rawValue: index)
+        var filter = DeviceFilter(id: id, description: description)
+        if let state { filter.adopt(initialState: state, shared: &shared) }
+        if index == devices.count { devices.append(filter) } else { devices[index] = filter }
+        return id
+    }
+
+    /// Stops filtering a device (unplugged): its held modifiers no longer count for chords.
+    public func removeDevice(_ id: DeviceID) {
+        guard devices.indices.contains(id.rawValue), let filter = devices[id.rawValue] else { return }
+        filter.releaseSharedState(shared: &shared)
+        devices[id.rawValue] = nil
+        freeSlots.append(id.rawValue)
+    }
+
+    public func description(of id: DeviceID) -> DeviceDescription? {
+        devices.indices.contains(id.rawValue) ? devices[id.rawValue]?.description : nil
+    }
+
+    /// Feeds one event from a device. When it completes a frame, the filtered frame (if
+    /// anything is left of it) is appended to `output`.
+    @discardableResult
+    public func process(_ event: InputEvent, device: DeviceID, into output: inout OutputBuffer) -> FilterResult {
+        perEvent.process(event, device: device, into: &output)
+    }
+
+    /// Changes the policy. Keys forwarded as pressed that the new policy locks are released at
+    /// once, and when touch is turned off (or all input held) forwarded contacts are ended;
+    /// those frames go to `output`. Contacts keep the decision they got at touch-down otherwise.
+    public func setPolicy(_ policy: FilterPolicy, into output: inout OutputBuffer) {
+        shared.setPolicy(policy)
+        perEvent.applyPolicyChange(into: &output)
+    }
+
+    /// After `SYN_DROPPED` (`FilterResult.resyncNeeded`): brings the device's state to `state`,
+    /// read from the kernel after the drop, emitting the differences as frames, as libevdev's
+    /// sync does: keys released or pressed meanwhile, contacts ended, moved or begun. Events
+    /// up to the next `SYN_REPORT` are still discarded.
+    public func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
+        perEvent.resync(device: device, to: state, into: &output)
+    }
+}
+
+struct PerEventState {
+    var shared: SharedState
+    var devices: [DeviceFilter?] = []
+
+    @inline(__always)
+    mutating func process(_ event: InputEvent, device: DeviceID, into output: inout OutputBuffer) -> FilterResult {
+        guard device.rawValue >= 0, device.rawValue < devices.count, devices[device.rawValue] != nil else {
+            return FilterResult()
+        }
+        shared.exitRequested = false
+        let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
+        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
+    }
+
+    mutating func applyPolicyChange(into output: inout OutputBuffer) {
+        for index in devices.indices where devices[index] != nil {
+            devices[index]!.applyPolicyChange(shared: &shared, into: &output)
+        }
+    }
+
+    mutating func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
+        guard device.rawValue >= 0, device.rawValue < devices.count, devices[device.rawValue] != nil else { return }
+        devices[device.rawValue]!.resync(to: state, shared: &shared, into: &output)
+    }
+}
+
+/// What every device filter reads and writes: the policy in lookup form, modifiers held on
+/// any keyboard, the exit gesture's recent presses.
+struct SharedState {
+    private(set) var policy: FilterPolicy
+    private var lockedBits: [Bool]
+    private var ctrlHeld = 0
+    private var altHeld = 0
+    private var gestureTimes: [Int64] = []
+    private var gesturePresses = 0
+    var exitRequested = false
+
+    init(policy: FilterPolicy) {
+        self.policy = policy
+        lockedBits = Array(repeating: false, count: KEY.count)
+        setPolicy(policy)
+    }
+
+    mutating func setPolicy(_ new: FilterPolicy) {
+        for index in lockedBits.indices { lockedBits[index] = false }
+        for key in new.lockedKeys where Int(key) < KEY.count { lockedBits[Int(key)] = true }
+        if new.exitGesture != policy.exitGesture || gestureTimes.isEmpty {
+            gestureTimes = Array(repeating: 0, count: new.exitGesture?.presses ?? 0)
+            gesturePresses = 0
+        }
+        policy = new
+    }
+
+    var holdsAll: Bool { policy.holdAllInput }
+
+    var touchIsOff: Bool {
+        if policy.holdAllInput { return true }
+        if case .none = policy.touch { return true }
+        return false
+    }
+
+    /// Whether a press of `code` is swallowed (hold, a lock, or an escape chord).
+    @inline(__always)
+    func swallowsPress(of code: UInt16) -> Bool {
+        if policy.holdAllInput { return true }
+        if Int(code) < KEY.count, lockedBits[Int(code)] { return true }
+        return policy.blockEscapeChords && isEscapeChord(code)
+    }
+
+    /// Whether a forwarded key must be released now (it is locked or everything is held).
+    func mustRelease(_ code: UInt16) -> Bool {
+        policy.holdAllInput || (Int(code) < KEY.count && lockedBits[Int(code)])
+    }
+
+    private func isEscapeChord(_ code: UInt16) -> Bool {
+        guard altHeld > 0 else { return false }
+        if code == KEY.sysRq { return true }
+        guard ctrlHeld > 0 else { return false }
+        return (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12
+            || code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
+    }
+
+    @inline(__always)
+    mutating func physicalKeyChanged(_ code: UInt16, down: Bool) {
+        let delta = down ? 1 : -1
+        switch code {
+        case KEY.leftCtrl, KEY.rightCtrl: ctrlHeld += delta
+        case KEY.leftAlt, KEY.rightAlt: altHeld += delta
+        default: break
+        }
+    }
+
+    /// Counts a physical press toward the exit gesture (whatever the locks say).
+    @inline(__always)
+    mutating func notePress(of code: UInt16, at time: Int64) {
+        guard let gesture = policy.exitGesture, gesture.key == code, !gestureTimes.isEmpty else { return }
+        let count = gestureTimes.count
+        gestureTimes[gesturePresses % count] = time
+        gesturePresses += 1
+        guard gesturePresses >= count else { return }
+        let oldest = gestureTimes[gesturePresses % count]
+        if time - oldest <= gesture.within {
+            exitRequested = true
+            gesturePresses = 0
+        }
+    }
+}

@@ -1,0 +1,57 @@
+/// Identifies one brokered device inside an `InputFilter` (handed out by `addDevice`).
+public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public var description: String { "device \(rawValue)" }
+}
+
+/// Caller-owned, reusable storage for filtered frames. The filter appends whole frames (each
+/// ending in `SYN_REPORT`); the broker writes each frame with one `write(2)` to the device's
+/// clone and calls `removeAll()`, which keeps the capacity, so steady state allocates nothing.
+public struct OutputBuffer: Sendable {
+    public struct Frame: Sendable, Equatable {
+        public var device: DeviceID
+        public var range: Range<Int>
+    }
+
+    public private(set) var events: [InputEvent] = []
+    public private(set) var frames: [Frame] = []
+
+    public init(capacity: Int = 1024) {
+        events.reserveCapacity(capacity)
+        frames.reserveCapacity(capacity / 4)
+    }
+
+    public var isEmpty: Bool { frames.isEmpty }
+
+    public func events(of frame: Frame) -> ArraySlice<InputEvent> { events[frame.range] }
+
+    public mutating func removeAll() {
+        events.removeAll(keepingCapacity: true)
+        frames.removeAll(keepingCapacity: true)
+    }
+
+    @inline(__always)
+    mutating func append(_ event: InputEvent) { events.append(event) }
+
+    /// Closes the frame that started at `start`: if anything was appended since, adds the
+    /// `SYN_REPORT` (with `time`'s timestamp) and records the frame; otherwise emits nothing.
+    @inline(__always)
+    mutating func commitFrame(device: DeviceID, from start: Int, time: InputEvent) {
+        guard events.count > start else { return }
+        events.append(time.with(type: EV.syn, code: SYN.report, value: 0))
+        frames.append(Frame(device: device, range: start..<events.count))
+    }
+}
+
+/// What the caller must act on after an event.
+public struct FilterResult: Sendable, Equatable {
+    /// The exit gesture completed with this event: raise `ExitRequested`.
+    public var exitRequested = false
+    /// The event was `SYN_DROPPED`: read the device's state (libevdev-style) and call
+    /// `InputFilter.resync(device:to:into:)`.
+    public var resyncNeeded = false
+    public init(exitRequested: Bool = false, resyncNeeded: Bool = false) {
+        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded
+    }
+}

@@ -1,0 +1,101 @@
+/// The offline dry run behind `kioskctl replay --profile FILE TRACE`: a recording through the
+/// session's filter, printed as what would reach the kiosk.
+public enum Replay {
+    /// Filtered output of every device, frames in time order, as evemu `E:` lines with
+    /// libevdev-style comments. A `SYN_DROPPED` in the recording is resynced from the state the
+    /// recording itself implies. A completed exit gesture prints `# ExitRequested`.
+    public static func run(trace: Trace, policy: FilterPolicy) -> String {
+        var text = ""
+        for line in lines(trace: trace, policy: policy) {
+            text += line
+            text += "\n"
+        }
+        return text
+    }
+
+    /// The filtered frames, each tagged with the index of its device in `trace.devices`.
+    public static func frames(trace: Trace, policy: FilterPolicy) -> [(device: Int, events: [InputEvent], exitRequested: Bool)] {
+        let filter = InputFilter(policy: policy)
+        let ids = trace.devices.map { filter.addDevice($0.description) }
+        var states = trace.devices.map { DeviceState(for: $0.description) }
+        var output = OutputBuffer()
+        var pendingResync: Set<Int> = []
+        var result: [(device: Int, events: [InputEvent], exitRequested: Bool)] = []
+        for (deviceIndex, event) in mergedByFrame(trace) {
+            let id = ids[deviceIndex]
+            let outcome = filter.process(event, device: id, into: &output)
+            // The recording's events after a drop stand for the kernel's state after it: resync
+            // with that state at the SYN_REPORT that ends the discarded stretch.
+            states[deviceIndex].apply(event)
+            if event.isSynReport, pendingResync.remove(deviceIndex) != nil {
+                filter.resync(device: id, to: states[deviceIndex], into: &output)
+            }
+            if outcome.resyncNeeded { pendingResync.insert(deviceIndex) }
+            for frame in output.frames {
+                result.append((ids.firstIndex(of: frame.device) ?? 0, Array(output.events(of: frame)), false))
+            }
+            if outcome.exitRequested { result.append((deviceIndex, [], true)) }
+            output.removeAll()
+        }
+        return result
+    }
+
+    static func lines(trace: Trace, policy: FilterPolicy) -> [String] {
+        var lines: [String] = []
+        var lastDevice = -1
+        for frame in frames(trace: trace, policy: policy) {
+            if frame.exitRequested {
+                lines.append("# ExitRequested")
+                continue
+            }
+            if trace.devices.count > 1 && frame.device != lastDevice {
+                lines.append("# device \(frame.device): \(trace.devices[frame.device].description.name)")
+                lastDevice = frame.device
+            }
+            for event in frame.events { lines.append(evemuLine(event)) }
+        }
+        return lines
+    }
+
+    /// Events of all devices, each device's frames kept whole, frames ordered by the time of
+    /// their `SYN_REPORT` (stable, so equal times keep the devices' order).
+    static func mergedByFrame(_ trace: Trace) -> [(Int, InputEvent)] {
+        var frames: [(time: Int64, device: Int, order: Int, events: ArraySlice<InputEvent>)] = []
+        for (deviceIndex, device) in trace.devices.enumerated() {
+            var start = 0
+            for (index, event) in device.events.enumerated() where event.isSynReport {
+                frames.append((event.time, deviceIndex, frames.count, device.events[start...index]))
+                start = index + 1
+            }
+            if start < device.events.count {
+                frames.append((Int64.max, deviceIndex, frames.count, device.events[start...]))
+            }
+        }
+        frames.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+        return frames.flatMap { frame in frame.events.map { (frame.device, $0) } }
+    }
+
+    /// One evemu event line: `E: 0.054565 0003 002f 0001\t# EV_ABS / ABS_MT_SLOT 1`.
+    public static func evemuLine(_ event: InputEvent) -> String {
+        let usec = String(event.microseconds)
+        let time = "\(event.seconds).\(String(repeating: "0", count: max(0, 6 - usec.count)))\(usec)"
+        let value = event.value < 0
+            ? "-" + padded(String(-Int64(event.value)), 3)
+            : padded(String(event.value), 4)
+        var line = "E: \(time) \(padded(hex(event.type), 4)) \(padded(hex(event.code), 4)) \(value)"
+        if event.isSynReport {
+            line += "\t# ------------ SYN_REPORT (0) ----------"
+        } else {
+            let type = EventCodes.typeName(event.type) ?? "type \(event.type)"
+            let code = EventCodes.name(type: event.type, code: event.code) ?? "code \(event.code)"
+            line += "\t# \(type) / \(code) \(event.value)"
+        }
+        return line
+    }
+
+    private static func hex(_ value: UInt16) -> String { String(value, radix: 16) }
+
+    private static func padded(_ text: String, _ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+}

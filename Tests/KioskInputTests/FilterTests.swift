@@ -1,0 +1,116 @@
+import Testing
+@testable import KioskInput
+
+@Suite struct FilterTests {
+    static let keyboard = DeviceDescription(name: "kbd", codes: [1: Set(1..<0x2ff), 4: [4]])
+    static let touchscreen: DeviceDescription = {
+        let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
+        return DeviceDescription(
+            name: "ts", properties: [1], codes: [1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+            absInfo: [0: axis, 1: axis, 0x2f: .init(minimum: 0, maximum: 4), 0x35: axis, 0x36: axis,
+                      0x39: .init(minimum: 0, maximum: 65535)])
+    }()
+
+    static func key(_ code: UInt16, _ value: Int32) -> [InputEvent] {
+        [InputEvent(type: 1, code: code, value: value), InputEvent(type: 0, code: 0, value: 0)]
+    }
+
+    static func run(_ filter: InputFilter, _ id: DeviceID, _ events: [InputEvent]) -> [InputEvent] {
+        var output = OutputBuffer()
+        for event in events { filter.process(event, device: id, into: &output) }
+        return output.events
+    }
+
+    @Test func keysHeldAtGrabAreNeverReleasedOnTheClone() {
+        let filter = InputFilter()
+        let id = filter.addDevice(Self.keyboard, state: DeviceState(keysDown: [30]))
+        #expect(Self.run(filter, id, Self.key(30, 2) + Self.key(30, 0)).isEmpty)
+        #expect(Self.run(filter, id, Self.key(30, 1)) == Self.key(30, 1))
+    }
+
+    @Test func contactLiveAtGrabStaysSuppressedUntilLifted() {
+        let filter = InputFilter()
+        let state = DeviceState(keysDown: [330], slots: [DeviceState.Slot(trackingID: 9, axes: [0x35: 10, 0x36: 10])]
+                                + Array(repeating: DeviceState.Slot(), count: 4))
+        let id = filter.addDevice(Self.touchscreen, state: state)
+        let moved = Self.run(filter, id, [
+            InputEvent(type: 3, code: 0x35, value: 20), InputEvent(type: 3, code: 0, value: 20), InputEvent(type: 0, code: 0, value: 0),
+            InputEvent(type: 3, code: 0x39, value: -1), InputEvent(type: 1, code: 330, value: 0), InputEvent(type: 0, code: 0, value: 0),
+        ])
+        #expect(moved.isEmpty)
+        let next = Self.run(filter, id, [
+            InputEvent(type: 3, code: 0x39, value: 10), InputEvent(type: 3, code: 0x35, value: 30),
+            InputEvent(type: 1, code: 330, value: 1), InputEvent(type: 0, code: 0, value: 0),
+        ])
+        #expect(next.contains(InputEvent(type: 3, code: 0x39, value: 10)))
+        #expect(next.contains(InputEvent(type: 1, code: 330, value: 1)))
+    }
+
+    @Test func removedKeyboardNoLongerHoldsAChordModifier() {
+        let filter = InputFilter(policy: FilterPolicy(blockEscapeChords: true))
+        let first = filter.addDevice(Self.keyboard)
+        let second = filter.addDevice(Self.keyboard)
+        _ = Self.run(filter, first, Self.key(29, 1))   // Ctrl on the first keyboard
+        _ = Self.run(filter, second, Self.key(56, 1))  // Alt on the second
+        #expect(Self.run(filter, second, Self.key(60, 1)).isEmpty)  // Ctrl+Alt+F2: blocked
+        filter.removeDevice(first)                     // unplugged with Ctrl held
+        #expect(Self.run(filter, second, Self.key(61, 1)) == Self.key(61, 1))  // Alt+F3 passes
+        let third = filter.addDevice(Self.keyboard)
+        #expect(third == first, "device ids are reused")
+    }
+
+    @Test func swallowedFramesProduceNoOutputFrames() {
+        let filter = InputFilter(policy: FilterPolicy(lockedKeys: [116]))
+        let id = filter.addDevice(Self.keyboard)
+        var output = OutputBuffer()
+        for event in [InputEvent(type: 4, code: 4, value: 0x10082)] + Self.key(116, 1) {
+            filter.process(event, device: id, into: &output)
+        }
+        #expect(output.isEmpty && output.events.isEmpty)
+        filter.process(InputEvent(type: 9, code: 0, value: 0), device: DeviceID(rawValue: 42), into: &output)
+        #expect(output.isEmpty, "an unknown device is ignored")
+    }
+
+    @Test func replayResyncsAfterASynDroppedInTheRecording() throws {
+        let text = """
+        N: kbd
+        I: 0003 046d c31c 0110
+        B: 00 13 00 00 00 00 00 00 00
+        E: 0.100000 0001 001e 0001
+        E: 0.100000 0000 0000 0000
+        E: 0.200000 0000 0003 0000
+        E: 0.200000 0001 001e 0000
+        E: 0.200000 0000 0000 0000
+        E: 0.300000 0001 0030 0001
+        E: 0.300000 0000 0000 0000
+        E: 0.400000 0001 0030 0000
+        E: 0.400000 0000 0000 0000
+        """
+        let lines = Replay.run(trace: try Trace.parse(text), policy: .passThrough)
+            .split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        #expect(lines == [
+            "E: 0.100000 0001 001e 0001", "E: 0.100000 0000 0000 0000",
+            "E: 0.200000 0001 001e 0000", "E: 0.200000 0000 0000 0000",
+            "E: 0.300000 0001 0030 0001", "E: 0.300000 0000 0000 0000",
+            "E: 0.400000 0001 0030 0000", "E: 0.400000 0000 0000 0000",
+        ])
+    }
+
+    @Test func replayReportsTheExitGestureAndMergesDevicesInTimeOrder() throws {
+        let power = DeviceDescription(name: "Power Button", codes: [1: [116]])
+        func press(_ t: Int) -> [InputEvent] {
+            [InputEvent(seconds: 0, microseconds: t, type: 1, code: 116, value: 1), InputEvent(seconds: 0, microseconds: t, type: 0, code: 0, value: 0),
+             InputEvent(seconds: 0, microseconds: t + 1000, type: 1, code: 116, value: 0), InputEvent(seconds: 0, microseconds: t + 1000, type: 0, code: 0, value: 0)]
+        }
+        let trace = Trace(devices: [
+            Trace.Device(description: power, events: press(100_000) + press(500_000)),
+            Trace.Device(description: Self.keyboard, events: press(300_000)),
+        ])
+        let policy = FilterPolicy(lockedKeys: [116], exitGesture: ExitGesture(key: 116, presses: 3, within: 1_000_000))
+        #expect(Replay.run(trace: trace, policy: policy) == "# ExitRequested\n")
+        let unlocked = Replay.run(trace: trace, policy: .passThrough).split(separator: "\n")
+        #expect(unlocked.filter { $0.hasPrefix("# device") } == [
+            "# device 0: Power Button", "# device 1: kbd", "# device 0: Power Button",
+        ])
+    }
+}

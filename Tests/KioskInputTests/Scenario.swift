@@ -1,0 +1,271 @@
+import Foundation
+import KioskInput
+
+/// A keyd-style filter scenario: devices and a policy, input frames, a separator, the frames
+/// expected at the clones. Format (one frame per line, `SYN_REPORT` implied):
+///
+///     device kbd1 keyboard
+///     device ts touchscreen slots=10 x=0..999 y=0..999
+///     policy lock=KEY_A chords=blocked touch=regions rect=0,0,0.5,0.5 gesture=KEY_POWER:3:1.5 hold
+///     --- input
+///     @0.100 kbd1: MSC_SCAN 0x70004, KEY_A 1
+///     policy lock=KEY_B            # a policy change mid-stream (its frames are output)
+///     drop kbd1 keys=KEY_B         # SYN_DROPPED, then resync to the given state
+///     --- output
+///     kbd1: KEY_A 1
+///     exit-requested
+struct Scenario: CustomStringConvertible {
+    let name: String
+    let text: String
+    var description: String { name }
+
+    static func directory() -> URL {
+        Bundle.module.resourceURL!.appendingPathComponent("Scenarios")
+    }
+
+    static func all() -> [Scenario] {
+        let urls = (try? FileManager.default.contentsOfDirectory(at: directory(), includingPropertiesForKeys: nil)) ?? []
+        return urls.filter { $0.pathExtension == "scenario" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            .map { Scenario(name: $0.lastPathComponent, text: (try? String(contentsOf: $0, encoding: .utf8)) ?? "") }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs the scenario; returns (actual output lines, expected output lines).
+    func run() throws -> (actual: [String], expected: [String]) {
+        var section = 0
+        var names: [String] = []
+        var descriptions: [String: DeviceDescription] = [:]
+        var policy = FilterPolicy.passThrough
+        var inputLines: [(Int, String)] = []
+        var expected: [String] = []
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = Self.stripComment(raw)
+            if line.isEmpty { continue }
+            if line.hasPrefix("---") { section += 1; continue }
+            switch section {
+            case 0:
+                if line.hasPrefix("device ") {
+                    let words = line.split(separator: " ").map(String.init)
+                    guard words.count >= 3 else { throw Failure(description: "line \(number + 1): device NAME KIND") }
+                    names.append(words[1])
+                    descriptions[words[1]] = try Self.device(kind: words[2], options: Array(words.dropFirst(3)), line: number + 1)
+                } else if line.hasPrefix("policy") {
+                    policy = try Self.policy(line, line: number + 1)
+                } else {
+                    throw Failure(description: "line \(number + 1): expected `device` or `policy`, found `\(line)`")
+                }
+            case 1: inputLines.append((number + 1, line))
+            default: expected.append(Self.normalise(line))
+            }
+        }
+
+        let filter = InputFilter(policy: policy)
+        var ids: [String: DeviceID] = [:]
+        var nameOf: [DeviceID: String] = [:]
+        for name in names {
+            let id = filter.addDevice(descriptions[name]!)
+            ids[name] = id
+            nameOf[id] = name
+        }
+        var output = OutputBuffer()
+        var actual: [String] = []
+        var clock: Int64 = 0
+        func flush() {
+            for frame in output.frames {
+                let events = output.events(of: frame)
+                precondition(events.last?.isSynReport == true, "frame without SYN_REPORT")
+                let body = events.dropLast().map(Self.format).joined(separator: ", ")
+                actual.append("\(nameOf[frame.device]!): \(body)")
+            }
+            output.removeAll()
+        }
+        for (number, line) in inputLines {
+            var rest = Substring(line)
+            if rest.hasPrefix("policy") {
+                filter.setPolicy(try Self.policy(String(rest), line: number), into: &output)
+                flush()
+                continue
+            }
+            if rest.hasPrefix("@") {
+                let end = rest.firstIndex(of: " ") ?? rest.endIndex
+                guard let seconds = Double(rest[rest.index(after: rest.startIndex)..<end]) else {
+                    throw Failure(description: "line \(number): bad time")
+                }
+                clock = Int64((seconds * 1_000_000).rounded())
+                rest = rest[end...].drop { $0 == " " }
+            } else {
+                clock += 10_000
+            }
+            let time = (seconds: Int(clock / 1_000_000), micro: Int(clock % 1_000_000))
+            if rest.hasPrefix("drop ") {
+                let words = rest.split(separator: " ").map(String.init)
+                guard let id = ids[words[1]] else { throw Failure(description: "line \(number): unknown device") }
+                let result = filter.process(
+                    InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0),
+                    device: id, into: &output)
+                guard result.resyncNeeded else { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
+                filter.resync(device: id, to: try Self.state(Array(words.dropFirst(2)), line: number), into: &output)
+                flush()
+                continue
+            }
+            guard let colon = rest.firstIndex(of: ":"), let id = ids[String(rest[..<colon])] else {
+                throw Failure(description: "line \(number): expected `DEVICE: EVENT value, …`")
+            }
+            var events: [InputEvent] = []
+            for part in rest[rest.index(after: colon)...].split(separator: ",") {
+                let words = part.split(separator: " ")
+                guard words.count == 2, let code = EventCodes.code(named: String(words[0])),
+                      let value = Self.number(words[1]) else {
+                    throw Failure(description: "line \(number): bad event `\(part)`")
+                }
+                events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: code.type, code: code.code, value: value))
+            }
+            events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 0, value: 0))
+            var exit = false
+            for event in events {
+                if filter.process(event, device: id, into: &output).exitRequested { exit = true }
+            }
+            flush()
+            if exit { actual.append("exit-requested") }
+        }
+        return (actual, expected)
+    }
+
+    static func format(_ event: InputEvent) -> String {
+        let name = EventCodes.name(type: event.type, code: event.code) ?? "\(event.type):\(event.code)"
+        return "\(name) \(event.value)"
+    }
+
+    static func normalise(_ line: String) -> String {
+        line.split(separator: " ").joined(separator: " ").replacingOccurrences(of: " ,", with: ",")
+    }
+
+    static func stripComment(_ raw: Substring) -> String {
+        var line = raw
+        if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    static func number(_ text: Substring) -> Int32? {
+        if text.hasPrefix("0x") { return Int32(text.dropFirst(2), radix: 16) }
+        return Int32(text)
+    }
+
+    static func key(_ name: String, line: Int) throws -> UInt16 {
+        guard let code = EventCodes.code(named: name), code.type == 1 else {
+            throw Failure(description: "line \(line): unknown key \(name)")
+        }
+        return code.code
+    }
+
+    static func device(kind: String, options: [String], line: Int) throws -> DeviceDescription {
+        var slots = 10
+        var xRange: (Int32, Int32) = (0, 999)
+        var yRange: (Int32, Int32) = (0, 999)
+        var calibration: CalibrationMatrix?
+        var tools = false
+        for option in options {
+            let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+            switch parts[0] {
+            case "slots": slots = Int(parts[1])!
+            case "x", "y":
+                let bounds = parts[1].components(separatedBy: "..").compactMap { Int32($0) }
+                if parts[0] == "x" { xRange = (bounds[0], bounds[1]) } else { yRange = (bounds[0], bounds[1]) }
+            case "calibration":
+                let n = parts[1].split(separator: ",").compactMap { Double($0) }
+                calibration = CalibrationMatrix(n[0], n[1], n[2], n[3], n[4], n[5])
+            case "tools": tools = true
+            default: throw Failure(description: "line \(line): unknown device option \(option)")
+            }
+        }
+        let x = DeviceDescription.AbsInfo(minimum: xRange.0, maximum: xRange.1)
+        let y = DeviceDescription.AbsInfo(minimum: yRange.0, maximum: yRange.1)
+        let touchKeys: Set<UInt16> = tools ? [330, 325, 333, 334, 335, 328] : [330]
+        switch kind {
+        case "keyboard":
+            return DeviceDescription(name: "keyboard", codes: [1: Set(1..<0x2ff), 4: [4], 20: []])
+        case "touchscreen":
+            let slot = DeviceDescription.AbsInfo(minimum: 0, maximum: Int32(slots - 1))
+            let tracking = DeviceDescription.AbsInfo(minimum: 0, maximum: 65535)
+            return DeviceDescription(
+                name: "touchscreen", properties: [1], codes: [1: touchKeys, 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+                absInfo: [0: x, 1: y, 0x2f: slot, 0x35: x, 0x36: y, 0x39: tracking], calibration: calibration)
+        case "singletouch":
+            return DeviceDescription(
+                name: "singletouch", properties: [1], codes: [1: touchKeys, 3: [0, 1]], absInfo: [0: x, 1: y],
+                calibration: calibration)
+        case "protocol-a":
+            return DeviceDescription(
+                name: "protocol-a", properties: [1], codes: [1: touchKeys, 3: [0, 1, 0x35, 0x36]],
+                absInfo: [0: x, 1: y, 0x35: x, 0x36: y], calibration: calibration)
+        default:
+            throw Failure(description: "line \(line): unknown device kind \(kind)")
+        }
+    }
+
+    static func policy(_ text: String, line: Int) throws -> FilterPolicy {
+        var policy = FilterPolicy.passThrough
+        var regions: [TouchRegion] = []
+        for word in text.split(separator: " ").dropFirst().map(String.init) {
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            switch parts[0] {
+            case "lock": policy.lockedKeys = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
+            case "chords": policy.blockEscapeChords = parts[1] == "blocked"
+            case "hold": policy.holdAllInput = true
+            case "touch":
+                switch parts[1] {
+                case "all": policy.touch = .all
+                case "none": policy.touch = .none
+                case "regions": policy.touch = .regions([])
+                default: throw Failure(description: "line \(line): touch=all|none|regions")
+                }
+            case "rect":
+                let n = parts[1].split(separator: ",").compactMap { Double($0) }
+                regions.append(.rect(x: n[0], y: n[1], width: n[2], height: n[3]))
+            case "polygon":
+                let points = parts[1].split(separator: ";").map { pair -> Point in
+                    let n = pair.split(separator: ",").compactMap { Double($0) }
+                    return Point(x: n[0], y: n[1])
+                }
+                regions.append(.polygon(points))
+            case "gesture":
+                let g = parts[1].split(separator: ":").map(String.init)
+                policy.exitGesture = ExitGesture(
+                    key: try key(g[0], line: line), presses: Int(g[1])!, within: Int64(Double(g[2])! * 1_000_000))
+            default: throw Failure(description: "line \(line): unknown policy word \(word)")
+            }
+        }
+        if !regions.isEmpty { policy.touch = .regions(regions) }
+        return policy
+    }
+
+    /// `keys=KEY_A,KEY_B abs=ABS_X:5,ABS_Y:7 slot0=ID:X:Y slot1=… current=N`
+    static func state(_ words: [String], line: Int) throws -> DeviceState {
+        var state = DeviceState()
+        for word in words {
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw Failure(description: "line \(line): bad state word \(word)") }
+            if parts[0] == "keys" {
+                state.keysDown = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
+            } else if parts[0] == "abs" {
+                for item in parts[1].split(separator: ",") {
+                    let kv = item.split(separator: ":")
+                    state.absValues[EventCodes.code(named: String(kv[0]))!.code] = Int32(kv[1])!
+                }
+            } else if parts[0] == "current" {
+                state.currentSlot = Int(parts[1])!
+            } else if parts[0].hasPrefix("slot"), let index = Int(parts[0].dropFirst(4)) {
+                let n = parts[1].split(separator: ":").compactMap { Int32($0) }
+                while state.slots.count <= index { state.slots.append(DeviceState.Slot()) }
+                state.slots[index] = DeviceState.Slot(trackingID: n[0], axes: n.count == 3 ? [0x35: n[1], 0x36: n[2]] : [:])
+            } else {
+                throw Failure(description: "line \(line): bad state word \(word)")
+            }
+        }
+        return state
+    }
+}
