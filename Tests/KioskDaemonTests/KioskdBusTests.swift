@@ -283,4 +283,61 @@ import Testing
         #expect(saved.contains("\"passcodeHash\":\"$y$"), "\(saved)")
         #expect(!saved.contains("5678") && !kioskd.log.contains("5678"))
     }
+
+    @Test func watchdogPingsWhenWATCHDOG_USECIsSet() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        let notify = try NotifySocket(directory: bus.directory)
+        try kioskd.start(notify: notify, watchdog: .milliseconds(200), waitForName: false)
+        defer { kioskd.stop() }
+        try notify.waitFor("READY=1")
+        try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
+        try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
+    }
+
+    @Test func timeLimitWarnsThenExpiresTheSession() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeProfile("short", """
+            [session]
+            time-limit = "3s"
+            warnings = ["2s"]
+            """)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let script = """
+            import sys, time, dbus
+            from dbus.mainloop.glib import DBusGMainLoop
+            from gi.repository import GLib
+            DBusGMainLoop(set_as_default=True)
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
+            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+            got = []
+            loop = GLib.MainLoop()
+            def warning(left):
+                got.append(("warning", int(left)))
+            def changed(iface, props, invalidated):
+                if "SessionState" in props:
+                    got.append(("state", str(props["SessionState"])))
+                    if props["SessionState"] == "expired":
+                        loop.quit()
+            bus.add_signal_receiver(warning, "TimeLimitWarning", "org.kioskd.GuidedAccess1.Manager")
+            bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", path="/org/kioskd/GuidedAccess1")
+            m.StartSession("short")
+            deadline = obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionDeadline", dbus_interface="org.freedesktop.DBus.Properties")
+            print(abs(int(deadline) - int((time.time() + 3) * 1e6)) < 1e6)
+            GLib.timeout_add(8000, loop.quit)
+            loop.run()
+            print(got)
+            """
+        let out = try runTool(Tools.python, ["-c", script, bus.address])
+        #expect(out.stdout == """
+            True
+            [('state', 'active'), ('warning', 2), ('state', 'expired')]
+
+            """, "\(out)\n\(kioskd.log)")
+    }
 }

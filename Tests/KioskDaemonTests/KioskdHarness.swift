@@ -32,10 +32,11 @@ final class Kioskd: @unchecked Sendable {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Starts kioskd; with `waitForName`, returns once it owns its name.
-    func start(notify: NotifySocket? = nil, waitForName: Bool = true) throws {
+    func start(notify: NotifySocket? = nil, watchdog: Duration? = nil, waitForName: Bool = true) throws {
         var env = bus.environment
         env["NOTIFY_SOCKET"] = notify?.path
-        env.removeValue(forKey: "WATCHDOG_USEC")
+        env.removeValue(forKey: "WATCHDOG_PID")
+        env["WATCHDOG_USEC"] = watchdog.map { "\($0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)" }
         let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         defer { close(fd) }
         process = try ChildProcess.spawn(Self.binary, [
