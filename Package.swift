@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "kioskctl", targets: ["kioskctl"]),
+        .executable(name: "kioskd", targets: ["kioskd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -144,6 +145,33 @@ let package = Package(
         .testTarget(
             name: "SystemdKitTests",
             dependencies: ["SystemdKit", "BusTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: CCrypt — libcrypt (libxcrypt) through pkg-config: crypt_r, crypt_gensalt_rn (yescrypt)
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libxcrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
+
+        // MARK: KioskDaemon — the Manager bus object and the service wiring (loop, store, bus, notify)
+        .target(
+            name: "KioskDaemon",
+            dependencies: ["KioskCore", "KioskStore", "SystemdKit", "CCrypt", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskd — the daemon executable (arguments only; the work is in KioskDaemon)
+        .executableTarget(
+            name: "kioskd",
+            dependencies: ["KioskDaemon", "SystemdKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskDaemonTests",
+            dependencies: ["KioskDaemon", "KioskCore", "BusTestSupport", "KioskTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,0 +1,78 @@
+import Glibc
+import KioskCore
+import KioskStore
+import Logging
+import SystemdKit
+
+/// The daemon: one sd_event loop on the calling thread owning the bus, the timers and the
+/// signals; the state file loaded before the name is taken; `READY=1` once the name is owned.
+public enum KioskService {
+    public struct Options: Sendable {
+        public var stateDirectory: String
+        public var profileDirectory: String
+        /// Broker input devices (DESIGN §4). Not implemented yet: kioskd runs registry and bus only.
+        public var brokerInput: Bool
+
+        public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool) {
+            self.stateDirectory = stateDirectory
+            self.profileDirectory = profileDirectory
+            self.brokerInput = brokerInput
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT; returns the process exit code (0 after a clean stop,
+    /// 1 when the state file cannot be read or the bus cannot be served).
+    public static func run(_ options: Options, logger: Logger) -> Int32 {
+        do {
+            return try serve(options, logger: logger)
+        } catch let error as StoreError {
+            logger.critical("Could not load the state file", metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
+            return 1
+        } catch {
+            logger.critical("kioskd could not start", metadata: ["error": "\(error)"])
+            return 1
+        }
+    }
+
+    private static func serve(_ options: Options, logger: Logger) throws -> Int32 {
+        try EventLoop.blockSignals([SIGTERM, SIGINT])
+        let loop = try EventLoop()
+        let store = StateStore(directory: options.stateDirectory)
+        try makeDirectory(options.stateDirectory)
+        let state = try store.load()  // a corrupt file throws and is left untouched
+        if options.brokerInput {
+            logger.warning("Input brokering is not implemented yet; serving the registry and the bus only")
+        }
+
+        let bus = try Bus.openSystem()
+        try bus.attach(to: loop)
+        let manager = ManagerObject(bus: bus, loop: loop, store: store, state: state,
+                                    profileDirectory: options.profileDirectory, clock: SystemWallClock(), logger: logger)
+        try manager.export()
+        manager.restoreSession()
+        try bus.requestName(KioskAPI.busName)
+
+        var sources: [EventSource] = []
+        for signal in [SIGTERM, SIGINT] {
+            sources.append(try loop.addSignal(signal) { _ in
+                _ = try? Notify.stopping()
+                logger.info("Stopping")
+                loop.exit(code: 0)
+            })
+        }
+        if let watchdog = try Notify.startWatchdog(on: loop) { sources.append(watchdog) }
+        try Notify.ready(status: "Serving \(state.registry.applications.count) applications")
+        logger.info("Ready", metadata: ["bus.name": "\(KioskAPI.busName)", "store.path": "\(store.path)"])
+
+        let code = try loop.run()
+        bus.close()
+        sources.forEach { $0.cancel() }
+        withExtendedLifetime(manager) {}
+        return code
+    }
+
+    /// Creates the state directory (0700) when it is missing; systemd's StateDirectory= usually has.
+    private static func makeDirectory(_ path: String) throws(Errno) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Errno.current }
+    }
+}

@@ -1,0 +1,466 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskStore
+import Logging
+import SystemdKit
+
+/// Who made a call: its unique bus name and effective uid (from the bus driver).
+struct Caller {
+    var busName: String
+    var uid: UInt32
+
+    var metadata: Logger.Metadata { ["bus.name": "\(busName)", "bus.uid": "\(uid)"] }
+}
+
+/// `org.kioskd.GuidedAccess1.Manager` at `/org/kioskd/GuidedAccess1`: the D-Bus API v1 of
+/// DESIGN §3 over the pure model (`KioskCore`) and the state file (`KioskStore`).
+///
+/// Lives on the loop thread. Every method has the systemd shape: parse and validate
+/// (`InvalidArgs` naming the value) → no-op short-circuit → authorize (polkit, asynchronously;
+/// root always) → apply to a copy of the state in the core → persist (the reply waits for the
+/// fsync) → take the copy, emit signals and `PropertiesChanged` → reply.
+public final class ManagerObject {
+    /// Member names of the interface (the contract of DESIGN §3).
+    enum Member {
+        static let registerApplication = "RegisterApplication"
+        static let listApplications = "ListApplications"
+        static let listRestrictions = "ListRestrictions"
+        static let getRestrictionState = "GetRestrictionState"
+        static let setRestrictionState = "SetRestrictionState"
+        static let startSession = "StartSession"
+        static let endSession = "EndSession"
+        static let forceEndSession = "ForceEndSession"
+        static let setPasscode = "SetPasscode"
+        static let restrictionStateChanged = "RestrictionStateChanged"
+        static let exitRequested = "ExitRequested"
+        static let timeLimitWarning = "TimeLimitWarning"
+        static let sessionState = "SessionState"
+        static let activeProfile = "ActiveProfile"
+        static let sessionDeadline = "SessionDeadline"
+        static let version = "Version"
+    }
+
+    private let bus: Bus
+    private let loop: EventLoop
+    private let store: StateStore
+    private let profiles: ProfileDirectory
+    private let clock: any WallClock
+    private let logger: Logger
+    private var polkit: PolkitAuthority { PolkitAuthority(bus: bus) }
+
+    /// The state as last persisted.
+    public private(set) var state: KioskState
+    /// The active session's profile (its passcode hash, if any, ends the session).
+    private var activeProfile: Profile?
+    private var sessionTimer: EventSource?
+    private var exported: ExportedObject?
+
+    public init(bus: Bus, loop: EventLoop, store: StateStore, state: KioskState, profileDirectory: String,
+                clock: any WallClock, logger: Logger) {
+        self.bus = bus
+        self.loop = loop
+        self.store = store
+        self.state = state
+        profiles = ProfileDirectory(path: profileDirectory)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Serves the interface at `KioskAPI.objectPath`. Call before taking the bus name.
+    public func export() throws(Errno) {
+        exported = try bus.export(interface, at: KioskAPI.objectPath)
+    }
+
+    // MARK: The interface
+
+    var interface: BusInterface {
+        BusInterface(KioskAPI.managerInterface, methods: [
+            method(Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")]) { [unowned self] in
+                try registerApplication($0)
+            },
+            method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] _ in
+                .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
+            },
+            method(Member.listRestrictions, in: [("s", "app_id")], out: [("a(ssss)", "restrictions")]) { [unowned self] in
+                try listRestrictions($0)
+            },
+            method(Member.getRestrictionState, in: [("s", "app_id"), ("s", "restriction_id")], out: [("s", "state")]) { [unowned self] in
+                try getRestrictionState($0)
+            },
+            method(Member.setRestrictionState, in: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]) { [unowned self] in
+                try setRestrictionState($0)
+            },
+            method(Member.startSession, in: [("s", "profile")]) { [unowned self] in try startSession($0) },
+            method(Member.endSession, in: [("s", "passcode")]) { [unowned self] in try endSession($0) },
+            method(Member.forceEndSession) { [unowned self] in try forceEndSession($0) },
+            method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0) },
+        ], signals: [
+            BusSignal(Member.restrictionStateChanged, arguments: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]),
+            BusSignal(Member.exitRequested),
+            BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
+        ], properties: [
+            BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
+            BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
+            BusProperty(Member.sessionDeadline, "t") { [unowned self] in
+                .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
+            },
+            BusProperty(Member.version, "s", flags: [.const]) { .string(KioskAPI.version) },
+        ])
+    }
+
+    /// A method whose handler's `KioskError`s reply with their documented D-Bus error names.
+    private func method(_ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
+                        _ handler: @escaping (MethodCall) throws -> MethodReply) -> BusMethod {
+        BusMethod(name, in: inArgs, out: outArgs) { call in
+            do { return try handler(call) } catch { throw Self.busError(error) }
+        }
+    }
+
+    // MARK: RegisterApplication
+
+    private func registerApplication(_ call: MethodCall) throws -> MethodReply {
+        let (appID, declarations) = try Self.parseRegistration(call.arguments)
+        try identify(call) { [unowned self] caller in
+            let owner = state.registry.applications.first { $0.id == appID }?.ownerUID
+            if owner == nil || owner == caller.uid || caller.uid == 0 {
+                try applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: caller.uid == 0)
+            } else {
+                try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions,
+                              doing: "register the application id \(appID), which belongs to uid \(owner!),") { [unowned self] in
+                    try applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
+                }
+            }
+        }
+        return .deferred
+    }
+
+    static func parseRegistration(_ arguments: [DBusValue]) throws(KioskError) -> (AppID, [RestrictionDeclaration]) {
+        guard arguments.count == 2, let app = arguments[0].string, let items = arguments[1].array else {
+            throw KioskError(.invalidArgument, "RegisterApplication takes (s app_id, a(sss) restrictions).")
+        }
+        let appID = try AppID(app)
+        guard items.count <= KioskAPI.Limits.restrictionsPerApp else {
+            throw KioskError(.invalidArgument, "\(appID) declares \(items.count) restrictions; at most \(KioskAPI.Limits.restrictionsPerApp) are allowed per app.")
+        }
+        var declarations: [RestrictionDeclaration] = []
+        declarations.reserveCapacity(items.count)
+        for item in items {
+            guard let fields = item.fields, fields.count == 3,
+                  let id = fields[0].string, let title = fields[1].string, let detail = fields[2].string else {
+                throw KioskError(.invalidArgument, "Each restriction must be (s id, s title, s detail).")
+            }
+            declarations.append(try RestrictionDeclaration(id: id, title: title, detail: detail))
+        }
+        return (appID, declarations)
+    }
+
+    private func applyRegistration(_ call: MethodCall, caller: Caller, appID: AppID,
+                                   declarations: [RestrictionDeclaration], isAdmin: Bool) throws {
+        var registry = state.registry
+        var session = state.session
+        let changed = try registry.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) {
+            session.isActive ? session.initialState(for: $0, in: appID) : .allow
+        }
+        guard changed else {  // the same list again: nothing to write
+            try call.reply([])
+            return
+        }
+        var next = state
+        next.registry = registry
+        next.session = session
+        try commit(next)
+        logger.notice("Application registered", metadata: caller.metadata.merging([
+            "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
+        ]) { $1 })
+        try call.reply([])
+    }
+
+    // MARK: ListRestrictions, GetRestrictionState
+
+    private func listRestrictions(_ call: MethodCall) throws -> MethodReply {
+        guard let app = call.arguments.first?.string else { throw BusError.invalidArgs("ListRestrictions takes (s app_id).") }
+        let restrictions = try state.registry.restrictions(of: AppID(app))
+        return .values([.array(elementSignature: "(ssss)", restrictions.map {
+            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue)])
+        })])
+    }
+
+    private func getRestrictionState(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let app = call.arguments[0].string, let id = call.arguments[1].string else {
+            throw BusError.invalidArgs("GetRestrictionState takes (s app_id, s restriction_id).")
+        }
+        let appID = try AppID(app)
+        let current = try state.registry.state(of: RestrictionID(id), in: appID)
+        return .values([.string(current.rawValue)])
+    }
+
+    // MARK: SetRestrictionState
+
+    private func setRestrictionState(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 3, let app = call.arguments[0].string, let id = call.arguments[1].string,
+              let text = call.arguments[2].string else {
+            throw BusError.invalidArgs("SetRestrictionState takes (s app_id, s restriction_id, s state).")
+        }
+        let appID = try AppID(app)
+        let restrictionID = try RestrictionID(id)
+        let newState = try RestrictionState(parsing: text)
+        guard try state.registry.state(of: restrictionID, in: appID) != newState else { return .empty }
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
+                try applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
+            }
+        }
+        return .deferred
+    }
+
+    private func applyRestrictionState(_ call: MethodCall, caller: Caller, appID: AppID, restrictionID: RestrictionID,
+                                       state newState: RestrictionState) throws {
+        var next = state
+        guard try next.registry.setState(newState, of: restrictionID, in: appID) else {
+            try call.reply([])  // another call set it meanwhile
+            return
+        }
+        if next.session.isActive { next.session.noteAdminChange(of: restrictionID, in: appID) }
+        try commit(next)
+        logger.notice("Restriction state set", metadata: caller.metadata.merging([
+            "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
+        ]) { $1 })
+        emit(Member.restrictionStateChanged, [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
+        try call.reply([])
+    }
+
+    // MARK: StartSession
+
+    private func startSession(_ call: MethodCall) throws -> MethodReply {
+        guard let name = call.arguments.first?.string else { throw BusError.invalidArgs("StartSession takes (s profile).") }
+        let profile = try profiles.load(name)
+        if state.session.isActive {
+            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(state.session.profileName)) is already \(state.session.state.rawValue).")
+        }
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
+                var next = state
+                let changes = try next.session.start(profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
+                try commit(next)
+                activeProfile = profile
+                logger.notice("Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
+                emitRestrictionChanged(changes)
+                emitSessionChanged()
+                scheduleSessionTimer()
+                try call.reply([])
+            }
+        }
+        return .deferred
+    }
+
+    // MARK: EndSession, ForceEndSession
+
+    private func endSession(_ call: MethodCall) throws -> MethodReply {
+        guard let passcode = call.arguments.first?.string else { throw BusError.invalidArgs("EndSession takes (s passcode).") }
+        guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+        try state.throttle.check(at: clock.now())
+        try identify(call) { [unowned self] caller in
+            // Anyone who knows the passcode may end the session: no polkit check.
+            try verifyPasscode(passcode, against: activeProfile?.passcodeHash ?? state.passcodeHash, caller: caller)
+            try applyEndSession(call, caller: caller, forced: false)
+        }
+        return .deferred
+    }
+
+    private func forceEndSession(_ call: MethodCall) throws -> MethodReply {
+        guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
+                try applyEndSession(call, caller: caller, forced: true)
+            }
+        }
+        return .deferred
+    }
+
+    private func applyEndSession(_ call: MethodCall, caller: Caller, forced: Bool) throws {
+        var next = state
+        if !forced { next.throttle.recordSuccess() }
+        let profile = next.session.profileName
+        let changes = try next.session.end(registry: &next.registry)
+        try commit(next)
+        activeProfile = nil
+        logger.notice(forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+        emitRestrictionChanged(changes)
+        emitSessionChanged()
+        scheduleSessionTimer()
+        try call.reply([])
+    }
+
+    // MARK: SetPasscode
+
+    private func setPasscode(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string else {
+            throw BusError.invalidArgs("SetPasscode takes (s current, s new).")
+        }
+        try Passcode.validateNew(new)
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskAPI.Action.setPasscode, doing: "set the passcode") { [unowned self] in
+                try state.throttle.check(at: clock.now())
+                if let hash = state.passcodeHash { try verifyPasscode(current, against: hash, caller: caller) }
+                var next = state
+                next.passcodeHash = try Passcode.hash(new)
+                next.throttle.recordSuccess()
+                try commit(next)
+                logger.notice("Passcode set", metadata: caller.metadata)
+                try call.reply([])
+            }
+        }
+        return .deferred
+    }
+
+    /// Checks `passcode` against `hash`; a wrong one is recorded in the throttle (persisted)
+    /// and throws `WrongPasscode`. The caller resets the throttle in the state it commits next.
+    private func verifyPasscode(_ passcode: String, against hash: String?, caller: Caller) throws {
+        // TODO: yescrypt takes tens of ms on the loop thread; move it to a worker and reply later.
+        if let hash, Passcode.verify(passcode, against: hash) { return }
+        var next = state
+        next.throttle.recordFailure(at: clock.now())
+        try commit(next)
+        logger.warning("Wrong passcode", metadata: caller.metadata.merging(["passcode.failures": "\(next.throttle.failures)"]) { $1 })
+        throw KioskError(.wrongPasscode, hash == nil
+            ? "No passcode is set; an admin can end the session with ForceEndSession."
+            : "The passcode is wrong.")
+    }
+
+    // MARK: The session's time limit
+
+    /// Brings a session restored from the state file up to date and arms its timer.
+    public func restoreSession() {
+        guard state.session.isActive else { return }
+        activeProfile = try? profiles.load(state.session.profileName)
+        sessionTick()
+    }
+
+    private func scheduleSessionTimer() {
+        guard let wake = state.session.nextWakeup else {
+            try? sessionTimer?.setEnabled(.off)
+            return
+        }
+        let delay = max(.zero, wake - clock.now())
+        if let sessionTimer {
+            try? sessionTimer.setTime(after: delay)
+            try? sessionTimer.setEnabled(.oneshot)
+        } else {
+            sessionTimer = try? loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) { [unowned self] in
+                sessionTick()
+            }
+        }
+    }
+
+    private func sessionTick() {
+        var next = state
+        let events = next.session.advance(to: clock.now())
+        if !events.isEmpty {
+            do {
+                try commit(next)
+            } catch {
+                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+                state = next  // signal anyway; the next write persists it
+            }
+        }
+        for event in events {
+            switch event {
+            case .warning(let secondsLeft):
+                emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
+            case .expired:
+                logger.notice("Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
+                emitSessionChanged()
+            }
+        }
+        scheduleSessionTimer()
+    }
+
+    // MARK: Steps shared by the methods
+
+    /// Looks the caller's uid up with the bus driver (without blocking), then runs `next`;
+    /// whatever `next` throws becomes the call's error reply.
+    private func identify(_ call: MethodCall, then next: @escaping (Caller) throws -> Void) throws {
+        guard let sender = call.sender else { throw BusError.accessDenied("The call has no sender.") }
+        try bus.unixUser(ofName: sender) { [unowned self] result in
+            attempt(call) {
+                guard case .success(let uid) = result else {
+                    throw BusError.accessDenied("Could not find the uid of \(sender).")
+                }
+                try next(Caller(busName: sender, uid: uid))
+            }
+        }
+    }
+
+    /// Root is always allowed; anyone else needs polkit's `allowed` for `action`; with no
+    /// polkit on the bus, only root.
+    private func authorize(_ call: MethodCall, caller: Caller, action: String, doing what: String,
+                           then next: @escaping () throws -> Void) throws {
+        if caller.uid == 0 {
+            try next()
+            return
+        }
+        try polkit.checkAuthorization(action: action, busName: caller.busName) { [unowned self] result in
+            attempt(call) {
+                switch result {
+                case .success(.allowed):
+                    try next()
+                case .success(.unavailable):
+                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit is not running, so only root may.")
+                case .success(.denied), .success(.challenge):
+                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what) (polkit action \(action)).")
+                case .failure(let error):
+                    logger.warning("polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
+                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit could not be asked.")
+                }
+            }
+        }
+    }
+
+    /// Persists `next`, then makes it the state: a reply never promises what is not on disk.
+    private func commit(_ next: KioskState) throws(StoreError) {
+        try store.save(next)
+        state = next
+    }
+
+    private func attempt(_ call: MethodCall, _ step: () throws -> Void) {
+        do {
+            try step()
+        } catch {
+            try? call.replyError(Self.busError(error))
+        }
+    }
+
+    static func busError(_ error: any Error) -> BusError {
+        switch error {
+        case let error as KioskError: BusError(name: error.code.dbusName, message: error.message)
+        case let error as BusError: error
+        case let error as StoreError: BusError(name: BusError.failed, message: "The change was not made: \(error.message)")
+        default: BusError(name: BusError.failed, message: "\(error)")
+        }
+    }
+
+    private func emitRestrictionChanged(_ changes: [GuidedSession.Change]) {
+        for change in changes {
+            emit(Member.restrictionStateChanged, [.string(change.app.rawValue), .string(change.restriction.rawValue), .string(change.state.rawValue)])
+        }
+    }
+
+    private func emitSessionChanged() {
+        do {
+            try bus.emitPropertiesChanged(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
+                                          properties: [Member.sessionState, Member.activeProfile, Member.sessionDeadline])
+        } catch {
+            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func emit(_ member: String, _ arguments: [DBusValue]) {
+        do {
+            try bus.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface, member: member, arguments: arguments)
+        } catch {
+            logger.error("Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(error)"])
+        }
+    }
+}
+

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import KioskDaemon
+import Logging
+import SystemdKit
+
+/// `kioskd`: parses the flags of DESIGN §7 and runs `KioskService`.
+@main
+struct Kioskd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kioskd",
+        abstract: "Guided access for Linux kiosks: serves org.kioskd.GuidedAccess1 on the system bus."
+    )
+
+    @Option(name: .customLong("state-dir"), help: "Where the state file lives (default: $STATE_DIRECTORY, else /var/lib/kioskd).")
+    var stateDirectory: String?
+
+    @Option(name: .customLong("profile-dir"), help: "Where installed profiles live.")
+    var profileDirectory: String = "/etc/kioskd/profiles"
+
+    @Flag(name: .customLong("no-input"), help: "Registry and bus only: broker no input devices.")
+    var noInput = false
+
+    func run() throws {
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: "kioskd") }
+        let environment = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
+        // $STATE_DIRECTORY may list several directories separated by ':'; the first is ours.
+        let fromEnvironment = environment?.split(separator: ":").first.map(String.init)
+        let options = KioskService.Options(
+            stateDirectory: stateDirectory ?? fromEnvironment ?? "/var/lib/kioskd",
+            profileDirectory: profileDirectory,
+            brokerInput: !noInput)
+        let code = KioskService.run(options, logger: Logger(label: "kioskd"))
+        if code != 0 { throw ExitCode(code) }
+    }
+}

@@ -1,0 +1,343 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskCore
+import SystemdKit
+import Testing
+
+/// The built `kioskd` on a private bus, driven by busctl, python3-dbus and a SystemdKit client.
+/// Serialized: each test runs its own dbus-daemon and kioskd, and the machine is small.
+@Suite(.serialized) struct KioskdBusTests {
+    static let manager = [KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface]
+    static let app = "org.example.MuseumMap"
+    static let controls = "org.example.MuseumMap.controls"
+    static let share = "org.example.MuseumMap.share"
+
+    static func registerSample(_ client: ManagerClient) throws {
+        try client.register(app, [(controls, "Map controls", "Pan and zoom"), (share, "Sharing", "Send to phone")])
+    }
+
+    @Test func busctlRegistersListsSetsAndGets() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let a = "--address=\(bus.address)"
+        func busctl(_ args: [String]) throws -> ToolOutput { try runTool(Tools.busctl, [a, "call"] + Self.manager + args) }
+
+        let register = try busctl(["RegisterApplication", "sa(sss)", Self.app, "2",
+                                   Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone"])
+        #expect(register.status == 0, "\(register)\n\(kioskd.log)")
+        #expect(try busctl(["ListApplications"]).stdout == "as 1 \"\(Self.app)\"\n")
+        #expect(try busctl(["ListRestrictions", "s", Self.app]).stdout ==
+            "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n")
+        let set = try busctl(["SetRestrictionState", "sss", Self.app, Self.controls, "deny"])
+        #expect(set.status == 0, "\(set)")
+        #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.controls]).stdout == "s \"deny\"\n")
+        #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.share]).stdout == "s \"allow\"\n")
+
+        let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
+        #expect(saved.contains("[\"\(Self.controls)\",\"Map controls\",\"Pan and zoom\",\"deny\",false]"), "\(saved)")
+    }
+
+    @Test func introspectionNamesEveryArgument() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let xml = try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskAPI.busName, KioskAPI.objectPath])
+        #expect(xml.status == 0, "\(xml)")
+        for fragment in [
+            #"<interface name="org.kioskd.GuidedAccess1.Manager">"#,
+            #"<method name="RegisterApplication">"#, #"<arg type="a(sss)" name="restrictions" direction="in"/>"#,
+            #"<method name="ListApplications">"#, #"<arg type="as" name="app_ids" direction="out"/>"#,
+            #"<arg type="a(ssss)" name="restrictions" direction="out"/>"#,
+            #"<method name="SetRestrictionState">"#, #"<arg type="s" name="restriction_id" direction="in"/>"#,
+            #"<method name="StartSession">"#, #"<arg type="s" name="profile" direction="in"/>"#,
+            #"<method name="EndSession">"#, #"<arg type="s" name="passcode" direction="in"/>"#,
+            #"<method name="ForceEndSession">"#, #"<method name="SetPasscode">"#, #"<arg type="s" name="new" direction="in"/>"#,
+            #"<signal name="RestrictionStateChanged">"#, #"<arg type="s" name="state"/>"#,
+            #"<signal name="ExitRequested">"#, #"<signal name="TimeLimitWarning">"#, #"<arg type="t" name="seconds_left"/>"#,
+            #"<property name="SessionState" type="s" access="read">"#, #"<property name="ActiveProfile" type="s" access="read">"#,
+            #"<property name="SessionDeadline" type="t" access="read">"#, #"<property name="Version" type="s" access="read">"#,
+        ] {
+            #expect(xml.stdout.contains(fragment), "missing \(fragment)")
+        }
+    }
+
+    @Test func python3DBusReceivesRestrictionStateChanged() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        try Self.registerSample(ManagerClient(address: bus.address))
+        let script = """
+            import sys, dbus
+            from dbus.mainloop.glib import DBusGMainLoop
+            from gi.repository import GLib
+            DBusGMainLoop(set_as_default=True)
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
+            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+            got = []
+            loop = GLib.MainLoop()
+            def changed(app, rid, state):
+                got.append((str(app), str(rid), str(state)))
+                loop.quit()
+            bus.add_signal_receiver(changed, "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager",
+                                    "org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1", arg0="org.example.MuseumMap")
+            m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share", "deny")
+            GLib.timeout_add(5000, loop.quit)
+            loop.run()
+            print(got)
+            print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
+            print(obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionState", dbus_interface="org.freedesktop.DBus.Properties"))
+            """
+        let out = try runTool(Tools.python, ["-c", script, bus.address])
+        #expect(out.stdout == """
+            [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
+            deny
+            inactive
+
+            """, "\(out)\n\(kioskd.log)")
+    }
+
+    /// Malformed or wrong calls, each with the documented error; none changes anything.
+    static let badCalls: [(String, String, [DBusValue], String)] = {
+        let invalid = KioskError.Code.invalidArgument.dbusName
+        let longID = "org.example." + String(repeating: "a", count: 250)
+        let tooMany: [DBusValue] = (0...KioskAPI.Limits.restrictionsPerApp).map {
+            .structure([.string("org.example.MuseumMap.r\($0)"), .string("t"), .string("d")])
+        }
+        func set(_ app: String, _ id: String, _ state: String) -> [DBusValue] { [.string(app), .string(id), .string(state)] }
+        return [
+            ("bad app id", "SetRestrictionState", set("1org.example", controls, "deny"), invalid),
+            ("one-label app id", "GetRestrictionState", [.string("museum"), .string(controls)], invalid),
+            ("empty label", "ListRestrictions", [.string("org..example")], invalid),
+            ("too long id", "GetRestrictionState", [.string(app), .string(longID)], invalid),
+            ("bad restriction id", "SetRestrictionState", set(app, "org.example.Museum Map", "deny"), invalid),
+            ("unknown state string", "SetRestrictionState", set(app, controls, "maybe"), invalid),
+            ("too many restrictions", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", tooMany)], invalid),
+            ("duplicate restriction", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", [
+                .structure([.string(controls), .string("a"), .string("b")]), .structure([.string(controls), .string("a"), .string("b")]),
+            ])], invalid),
+            ("title too long", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", [
+                .structure([.string(controls), .string(String(repeating: "t", count: 257)), .string("d")]),
+            ])], invalid),
+            ("unknown app", "SetRestrictionState", set("org.example.Other", controls, "deny"),
+             KioskError.Code.unknownApplication.dbusName),
+            ("unknown app list", "ListRestrictions", [.string("org.example.Other")], KioskError.Code.unknownApplication.dbusName),
+            ("unknown restriction", "GetRestrictionState", [.string(app), .string("org.example.MuseumMap.none")],
+             KioskError.Code.unknownRestriction.dbusName),
+            ("wrong signature", "SetRestrictionState", [.string(app), .uint32(1)], invalid),
+            ("no arguments", "GetRestrictionState", [], invalid),
+            ("profile with a path", "StartSession", [.string("../etc/passwd")], invalid),
+            ("unknown profile", "StartSession", [.string("nope")], KioskError.Code.unknownProfile.dbusName),
+            ("end without a session", "EndSession", [.string("x")], KioskError.Code.noSession.dbusName),
+            ("force-end without a session", "ForceEndSession", [], KioskError.Code.noSession.dbusName),
+            ("empty new passcode", "SetPasscode", [.string(""), .string("")], invalid),
+        ]
+    }()
+
+    @Test func badInputGetsTheDocumentedErrorAndChangesNothing() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let client = try ManagerClient(address: bus.address)
+        try Self.registerSample(client)
+        let before = kioskd.stateBytes
+        let listBefore = try client.call("ListRestrictions", [.string(Self.app)])
+        for (what, member, arguments, expected) in Self.badCalls {
+            #expect(client.errorName(member, arguments) == expected, "\(what)")
+        }
+        #expect(kioskd.stateBytes == before)
+        #expect(try client.call("ListRestrictions", [.string(Self.app)]) == listBefore)
+        #expect(try client.call("ListApplications") == [.strings([Self.app])])
+        #expect(kioskd.process?.isRunning == true)
+    }
+
+    @Test func nobodyGetsAccessDeniedAndNothingChanges_needsRoot() throws {
+        try #require(getuid() == 0, "needs root to call as nobody through setpriv")
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let client = try ManagerClient(address: bus.address)
+        try Self.registerSample(client)
+        let before = kioskd.stateBytes
+        let script = """
+            import sys, dbus
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            m = dbus.Interface(bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1"), "org.kioskd.GuidedAccess1.Manager")
+            for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
+                         lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
+                         lambda: m.ForceEndSession(),
+                         lambda: m.SetPasscode("", "secret")):
+                try:
+                    call()
+                    print("ok")
+                except dbus.DBusException as e:
+                    print(e.get_dbus_name())
+            print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
+            """
+        let out = try runTool(Tools.setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", Tools.python, "-c", script, bus.address])
+        #expect(out.stdout == """
+            org.freedesktop.DBus.Error.AccessDenied
+            org.freedesktop.DBus.Error.AccessDenied
+            org.kioskd.GuidedAccess1.Error.NoSession
+            org.freedesktop.DBus.Error.AccessDenied
+            allow
+
+            """, "\(out)")
+        #expect(kioskd.stateBytes == before)
+        #expect(try client.state(Self.app, Self.controls) == "allow")
+    }
+
+    @Test func stateSurvivesSIGKILLRightAfterTheReply() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        let client = try ManagerClient(address: bus.address)
+        try Self.registerSample(client)
+        try client.call("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+        #expect(kioskd.stop(SIGKILL) == 128 + SIGKILL)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let again = try ManagerClient(address: bus.address)
+        #expect(try again.state(Self.app, Self.controls) == "deny")
+        #expect(try again.state(Self.app, Self.share) == "allow")
+    }
+
+    @Test func readyOnlyAfterTheNameIsOwnedAndSIGTERMStopsCleanly() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        let notify = try NotifySocket(directory: bus.directory)
+        try kioskd.start(notify: notify, waitForName: false)
+        let seen = try notify.waitFor("READY=1")
+        #expect(try bus.hasOwner(KioskAPI.busName), "READY=1 before the name was owned: \(seen)")
+        #expect(kioskd.stop(SIGTERM) == 0, "\(kioskd.log)")
+        try notify.waitFor("STOPPING=1", timeout: .seconds(2))
+    }
+
+    @Test func aCorruptStateFileStopsKioskdAndIsLeftUntouched() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        let garbage = Data("{\"version\":1,\"state\":{\"registry\":".utf8)
+        try garbage.write(to: URL(fileURLWithPath: kioskd.statePath))
+        try kioskd.start(waitForName: false)
+        #expect(kioskd.waitForExit() == 1)
+        #expect(kioskd.stateBytes == garbage)
+        #expect(kioskd.log.contains("corrupt"), "\(kioskd.log)")
+        #expect(try !bus.hasOwner(KioskAPI.busName))
+    }
+
+    @Test func sessionStartsWithAProfileAndEndsWithThePasscode() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeProfile("museum", """
+            description = "test"
+            [restrictions."org.example.MuseumMap"]
+            "org.example.MuseumMap.share" = "deny"
+            """)
+        try kioskd.writeProfile("broken", "description = 5\n")
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let client = try ManagerClient(address: bus.address)
+        try Self.registerSample(client)
+
+        do {
+            try client.call("StartSession", [.string("broken")])
+            Issue.record("a broken profile started a session")
+        } catch let error as BusError {
+            #expect(error.name == KioskError.Code.invalidArgument.dbusName)
+            #expect(error.message.contains("broken.toml:1:"), "\(error.message)")
+        }
+        try client.call("SetPasscode", [.string(""), .string("1234")])
+        try client.call("StartSession", [.string("museum")])
+        #expect(try client.property("SessionState") == .string("active"))
+        #expect(try client.property("ActiveProfile") == .string("museum"))
+        #expect(try client.state(Self.app, Self.share) == "deny")
+        #expect(client.errorName("StartSession", [.string("museum")]) == KioskError.Code.sessionActive.dbusName)
+        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
+        #expect(try client.property("SessionState") == .string("active"))
+        try client.call("EndSession", [.string("1234")])
+        #expect(try client.property("SessionState") == .string("inactive"))
+        #expect(try client.state(Self.app, Self.share) == "allow")
+
+        try client.call("StartSession", [.string("museum")])
+        try client.call("ForceEndSession")
+        #expect(try client.property("SessionState") == .string("inactive"))
+        #expect(client.errorName("SetPasscode", [.string("wrong"), .string("5678")]) == KioskError.Code.wrongPasscode.dbusName)
+        try client.call("SetPasscode", [.string("1234"), .string("5678")])
+        let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
+        #expect(saved.contains("\"passcodeHash\":\"$y$"), "\(saved)")
+        #expect(!saved.contains("5678") && !kioskd.log.contains("5678"))
+    }
+
+    @Test func watchdogPingsWhenWATCHDOG_USECIsSet() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        let notify = try NotifySocket(directory: bus.directory)
+        try kioskd.start(notify: notify, watchdog: .milliseconds(200), waitForName: false)
+        defer { kioskd.stop() }
+        try notify.waitFor("READY=1")
+        try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
+        try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
+    }
+
+    @Test func timeLimitWarnsThenExpiresTheSession() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeProfile("short", """
+            [session]
+            time-limit = "3s"
+            warnings = ["2s"]
+            """)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let script = """
+            import sys, time, dbus
+            from dbus.mainloop.glib import DBusGMainLoop
+            from gi.repository import GLib
+            DBusGMainLoop(set_as_default=True)
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
+            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+            got = []
+            loop = GLib.MainLoop()
+            def warning(left):
+                got.append(("warning", int(left)))
+            def changed(iface, props, invalidated):
+                if "SessionState" in props:
+                    got.append(("state", str(props["SessionState"])))
+                    if props["SessionState"] == "expired":
+                        loop.quit()
+            bus.add_signal_receiver(warning, "TimeLimitWarning", "org.kioskd.GuidedAccess1.Manager")
+            bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", path="/org/kioskd/GuidedAccess1")
+            m.StartSession("short")
+            deadline = obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionDeadline", dbus_interface="org.freedesktop.DBus.Properties")
+            print(abs(int(deadline) - int((time.time() + 3) * 1e6)) < 1e6)
+            GLib.timeout_add(8000, loop.quit)
+            loop.run()
+            print(got)
+            """
+        let out = try runTool(Tools.python, ["-c", script, bus.address])
+        #expect(out.stdout == """
+            True
+            [('state', 'active'), ('warning', 2), ('state', 'expired')]
+
+            """, "\(out)\n\(kioskd.log)")
+    }
+}

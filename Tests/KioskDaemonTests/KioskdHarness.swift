@@ -1,0 +1,118 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskCore
+import KioskTestSupport
+import SystemdKit
+
+/// The built `kioskd` binary running against a `PrivateBus`, with its own temp state and
+/// profile directories, `--no-input`, and optionally a notify socket.
+final class Kioskd: @unchecked Sendable {
+    let bus: PrivateBus
+    let stateDirectory: URL
+    let profileDirectory: URL
+    let logPath: String
+    private(set) var process: ChildProcess?
+
+    static var binary: String { BuildProducts.path(of: "kioskd") }
+
+    /// Temp dirs under the bus's directory (removed with it).
+    init(bus: PrivateBus) throws {
+        self.bus = bus
+        stateDirectory = bus.directory.appendingPathComponent("state")
+        profileDirectory = bus.directory.appendingPathComponent("profiles")
+        logPath = bus.directory.appendingPathComponent("kioskd.log").path
+        for dir in [stateDirectory, profileDirectory] {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
+    }
+
+    var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
+    var stateBytes: Data? { FileManager.default.contents(atPath: statePath) }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Starts kioskd; with `waitForName`, returns once it owns its name.
+    func start(notify: NotifySocket? = nil, watchdog: Duration? = nil, waitForName: Bool = true) throws {
+        var env = bus.environment
+        env["NOTIFY_SOCKET"] = notify?.path
+        env.removeValue(forKey: "WATCHDOG_PID")
+        env["WATCHDOG_USEC"] = watchdog.map { "\($0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)" }
+        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        process = try ChildProcess.spawn(Self.binary, [
+            "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--no-input",
+        ], environment: env, stdout: fd, stderr: fd)
+        if waitForName { try bus.waitForOwner(KioskAPI.busName) }
+    }
+
+    /// Sends `signal` and returns the exit status (128+signal when killed).
+    @discardableResult
+    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        self.process = nil
+        process.signal(signal)
+        return process.wait(timeout: .seconds(10))
+    }
+
+    /// Waits for the process to exit by itself.
+    func waitForExit() -> Int32 {
+        guard let process else { return -1 }
+        self.process = nil
+        return process.wait(timeout: .seconds(10))
+    }
+
+    deinit { stop(SIGKILL) }
+
+    func writeProfile(_ name: String, _ text: String) throws {
+        try text.write(to: profileDirectory.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8)
+    }
+}
+
+/// A blocking SystemdKit client of the manager on a private bus (no loop: one thread).
+final class ManagerClient {
+    let bus: Bus
+
+    init(address: String) throws { bus = try Bus.open(address: address) }
+
+    /// Calls `member` and returns the reply's values; an error reply throws its `BusError`.
+    @discardableResult
+    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = KioskAPI.managerInterface) throws -> [DBusValue] {
+        let m = try bus.makeMethodCall(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface, member: member)
+        try m.append(arguments)
+        return try bus.callBlocking(m, timeout: .seconds(10)).readAll()
+    }
+
+    /// The D-Bus error name a call gets, or nil if it succeeds.
+    func errorName(_ member: String, _ arguments: [DBusValue] = []) -> String? {
+        do {
+            try call(member, arguments)
+            return nil
+        } catch let error as BusError {
+            return error.name
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func register(_ app: String, _ restrictions: [(String, String, String)]) throws {
+        try call("RegisterApplication", [.string(app), .array(elementSignature: "(sss)", restrictions.map {
+            .structure([.string($0.0), .string($0.1), .string($0.2)])
+        })])
+    }
+
+    func state(_ app: String, _ id: String) throws -> String? {
+        try call("GetRestrictionState", [.string(app), .string(id)]).first?.string
+    }
+
+    func property(_ name: String) throws -> DBusValue? {
+        let value = try call("Get", [.string(KioskAPI.managerInterface), .string(name)], interface: "org.freedesktop.DBus.Properties").first
+        if case .variant(let inner) = value { return inner }
+        return value
+    }
+}
+
+enum Tools {
+    static let busctl = "/usr/bin/busctl"
+    static let python = "/usr/bin/python3"  // Debian's, which has python3-dbus
+    static let setpriv = "/usr/bin/setpriv"
+}
