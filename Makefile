@@ -8,7 +8,7 @@ SWIFTFLAGS ?=
 # Debian packages the build, the demo and the tests need.
 APT_PACKAGES := pkg-config
 # libsystemd and the bus tests' real parts: dbus-daemon, busctl, gdbus, polkitd, python3-dbus, setpriv.
-APT_PACKAGES += libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
+APT_PACKAGES += libcrypt-dev libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
 # LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
 APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 
