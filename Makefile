@@ -33,7 +33,7 @@ build: deps
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	$(SWIFT) test --skip-build $(SWIFTFLAGS)
+	$(SWIFT) test --skip-build --no-parallel $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory test-vm
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
