@@ -161,7 +161,7 @@ struct TOMLSourceMap {
         mutating func skipBlankAndComments() {
             while let c = peek {
                 if c == " " || c == "\t" || c == "\r" || c == "\n" { advance(1) }
-                else if c == "#" { while let d = peek, d != "\n" { _ = d; advance(1) } }
+                else if c == "#" { while peek != nil && peek != "\n" { advance(1) } }
                 else { return }
             }
         }
@@ -181,14 +181,12 @@ struct TOMLSourceMap {
         /// Reads `a.b."c d"` up to `=` or `]`, returning each part with where it starts.
         mutating func dottedKey() -> [(String, SourcePosition)] {
             var parts: [(String, SourcePosition)] = []
-            while let c = peek {
+            while true {
                 skipBlank()
-                guard let c2 = peek else { break }
-                _ = c
-                if c2 == "=" || c2 == "]" || c2 == "\n" { break }
-                if c2 == "." { advance(1); continue }
+                guard let c = peek, c != "=", c != "]", c != "\n" else { break }
+                if c == "." { advance(1); continue }
                 let start = position
-                if c2 == "\"" || c2 == "'" {
+                if c == "\"" || c == "'" {
                     parts.append((readQuotedKey(), start))
                 } else {
                     var key = String.UnicodeScalarView()
