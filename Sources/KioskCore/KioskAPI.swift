@@ -7,6 +7,29 @@ public enum KioskAPI {
     public static let errorPrefix = "org.kioskd.GuidedAccess1.Error"
     public static let version = "0.1.0"
 
+    /// Member names of `org.kioskd.GuidedAccess1.Manager`: methods, signals and properties.
+    public enum Member {
+        // Methods
+        public static let registerApplication = "RegisterApplication"
+        public static let listApplications = "ListApplications"
+        public static let listRestrictions = "ListRestrictions"
+        public static let getRestrictionState = "GetRestrictionState"
+        public static let setRestrictionState = "SetRestrictionState"
+        public static let startSession = "StartSession"
+        public static let endSession = "EndSession"
+        public static let forceEndSession = "ForceEndSession"
+        public static let setPasscode = "SetPasscode"
+        // Signals
+        public static let restrictionStateChanged = "RestrictionStateChanged"
+        public static let exitRequested = "ExitRequested"
+        public static let timeLimitWarning = "TimeLimitWarning"
+        // Properties
+        public static let sessionState = "SessionState"
+        public static let activeProfile = "ActiveProfile"
+        public static let sessionDeadline = "SessionDeadline"
+        public static let version = "Version"
+    }
+
     /// Polkit actions checked by the admin methods.
     public enum Action {
         public static let manageRestrictions = "org.kioskd.GuidedAccess1.manage-restrictions"

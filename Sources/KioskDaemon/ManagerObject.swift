@@ -21,25 +21,7 @@ struct Caller {
 /// root always) → apply to a copy of the state in the core → persist (the reply waits for the
 /// fsync) → take the copy, emit signals and `PropertiesChanged` → reply.
 public final class ManagerObject {
-    /// Member names of the interface (the contract of DESIGN §3).
-    enum Member {
-        static let registerApplication = "RegisterApplication"
-        static let listApplications = "ListApplications"
-        static let listRestrictions = "ListRestrictions"
-        static let getRestrictionState = "GetRestrictionState"
-        static let setRestrictionState = "SetRestrictionState"
-        static let startSession = "StartSession"
-        static let endSession = "EndSession"
-        static let forceEndSession = "ForceEndSession"
-        static let setPasscode = "SetPasscode"
-        static let restrictionStateChanged = "RestrictionStateChanged"
-        static let exitRequested = "ExitRequested"
-        static let timeLimitWarning = "TimeLimitWarning"
-        static let sessionState = "SessionState"
-        static let activeProfile = "ActiveProfile"
-        static let sessionDeadline = "SessionDeadline"
-        static let version = "Version"
-    }
+    private typealias Member = KioskAPI.Member
 
     private let bus: Bus
     private let loop: EventLoop
