@@ -98,10 +98,10 @@ let package = Package(
             providers: [.apt(["libevdev-dev"])]
         ),
 
-        // MARK: LinuxInput — evdev devices and their uinput clones (fds, no decisions)
+        // MARK: LinuxInput — evdev devices and their uinput clones (fds, no decisions; events are KioskInput's)
         .target(
             name: "LinuxInput",
-            dependencies: ["CEvdev"],
+            dependencies: ["CEvdev", "KioskInput"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import CEvdev
+import KioskInput
 import Glibc
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
@@ -176,7 +177,7 @@ public final class EvdevDevice {
     ///
     /// Events arrive in whole frames ending in `SYN_REPORT`. When the kernel's
     /// buffer overflowed, the appended events contain `SYN_DROPPED`
-    /// (``EvdevEvent/isSynDropped``) followed by libevdev's sync frames: the
+    /// (``KioskInput/InputEvent/isSynDropped``) followed by libevdev's sync frames: the
     /// changes between the last state seen and the device's state now (keys
     /// released or pressed meanwhile, touches that ended or began), each frame
     /// ending in `SYN_REPORT`. The events of the dropped partial frame are
@@ -186,7 +187,7 @@ public final class EvdevDevice {
     /// The corresponding C call is `libevdev_next_event`, in
     /// `LIBEVDEV_READ_FLAG_SYNC` mode after `LIBEVDEV_READ_STATUS_SYNC`.
     @discardableResult
-    public func readEvents(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
+    public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> Int {
         guard let dev else { return 0 }
         let start = events.count
         do {
@@ -194,9 +195,9 @@ public final class EvdevDevice {
             while true {
                 switch try Libevdev.nextEvent(dev, sync: syncing) {
                 case .event(let event):
-                    events.append(EvdevEvent(event))
+                    events.append(InputEvent(event))
                 case .dropped(let event):
-                    events.append(EvdevEvent(event))
+                    events.append(InputEvent(event))
                     syncing = true
                 case .empty:
                     if !syncing { return events.count - start }

@@ -1,4 +1,5 @@
 import CEvdev
+import KioskInput
 import Glibc
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
@@ -129,7 +130,7 @@ public final class UInputClone {
     ///
     /// The corresponding C call is `write(2)` on the uinput fd
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
-    public func write(frame: some Collection<EvdevEvent>) throws(EvdevError) {
+    public func write(frame: some Collection<InputEvent>) throws(EvdevError) {
         guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
         buffer.removeAll(keepingCapacity: true)
         for event in frame { buffer.append(event.cValue) }
@@ -150,7 +151,7 @@ public final class UInputClone {
     ///
     /// The corresponding C call is `read(2)` on the uinput fd.
     @discardableResult
-    public func readFeedback(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
+    public func readFeedback(into events: inout [InputEvent]) throws(EvdevError) -> Int {
         guard fileDescriptor >= 0 else { return 0 }
         var chunk = (input_event(), input_event(), input_event(), input_event(),
                      input_event(), input_event(), input_event(), input_event())
@@ -160,7 +161,7 @@ public final class UInputClone {
                 let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
                     let buf = raw.bindMemory(to: input_event.self)
                     let n = try Libevdev.read(fileDescriptor, into: buf)
-                    for event in buf[..<n] { events.append(EvdevEvent(event)) }
+                    for event in buf[..<n] { events.append(InputEvent(event)) }
                     return n
                 }
                 if n == 0 { return total }

@@ -6,6 +6,6 @@ import LinuxInput
 func code(_ name: String) -> UInt16 { EventCodes.code(named: name)!.code }
 func type(_ name: String) -> UInt16 { EventCodes.type(named: name)! }
 
-func event(_ typeName: String, _ codeName: String, _ value: Int32) -> EvdevEvent {
-    EvdevEvent(type: type(typeName), code: code(codeName), value: value)
+func event(_ typeName: String, _ codeName: String, _ value: Int32) -> InputEvent {
+    InputEvent(type: type(typeName), code: code(codeName), value: value)
 }

@@ -47,7 +47,7 @@ struct RealKernelTests {
         try touch.write(frame: [event("EV_ABS", "ABS_MT_TRACKING_ID", -1), event("EV_KEY", "BTN_TOUCH", 0)])
 
         let dropped: Set<UInt16> = [code("KEY_VOLUMEUP"), code("KEY_POWER")]
-        var forwarded: [[EvdevEvent]] = []
+        var forwarded: [[InputEvent]] = []
         for (device, clone) in zip(devices, clones) {
             forwarded.append(try forward(from: device, to: clone, dropping: dropped))
         }
@@ -102,7 +102,7 @@ struct RealKernelTests {
         let device = try EvdevDevice(path: try #require(fake.devnode))
         try device.grab()
         fake.destroy()
-        var events: [EvdevEvent] = []
+        var events: [InputEvent] = []
         let error = #expect(throws: EvdevError.self) {
             while true { try device.readEvents(into: &events) }
         }
@@ -116,7 +116,7 @@ struct RealKernelTests {
         let device = try EvdevDevice(path: try #require(fake.devnode))
         try device.grab()
         try fake.write(frame: [event("EV_KEY", "KEY_A", 1)])
-        var events: [EvdevEvent] = []
+        var events: [InputEvent] = []
         try device.readEvents(into: &events)
         #expect(device.value(type: type("EV_KEY"), code: code("KEY_A")) == 1)
 
@@ -146,12 +146,12 @@ struct RealKernelTests {
         try device.grab()
         let clone = try UInputClone(cloning: device)
         try Probe.setLED(try #require(clone.devnode), code: code("LED_CAPSL"), value: 1)
-        var requests: [EvdevEvent] = []
+        var requests: [InputEvent] = []
         try clone.readFeedback(into: &requests)
         let led = try #require(requests.first { $0.type == type("EV_LED") })
         #expect(led.code == code("LED_CAPSL") && led.value == 1)
         try device.setLED(led.code, on: led.value != 0)
-        var atPhysical: [EvdevEvent] = []
+        var atPhysical: [InputEvent] = []
         try fake.readFeedback(into: &atPhysical)
         #expect(atPhysical.contains { $0.type == type("EV_LED") && $0.code == code("LED_CAPSL") && $0.value == 1 })
     }

@@ -155,11 +155,11 @@ enum FakeDevice {
 /// frames, drop some keys, write each remaining frame to the clone at once.
 /// Returns what was forwarded, without the SYN_REPORTs.
 @discardableResult
-func forward(from device: EvdevDevice, to clone: UInputClone, dropping dropped: Set<UInt16>) throws -> [EvdevEvent] {
-    var events: [EvdevEvent] = []
+func forward(from device: EvdevDevice, to clone: UInputClone, dropping dropped: Set<UInt16>) throws -> [InputEvent] {
+    var events: [InputEvent] = []
     try device.readEvents(into: &events)
-    var frame: [EvdevEvent] = []
-    var forwarded: [EvdevEvent] = []
+    var frame: [InputEvent] = []
+    var forwarded: [InputEvent] = []
     for event in events {
         if event.isSynReport {
             if !frame.isEmpty {
