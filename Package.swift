@@ -98,15 +98,24 @@ let package = Package(
             providers: [.apt(["libevdev-dev"])]
         ),
 
-        // MARK: LinuxInput — evdev devices and their uinput clones (fds, no decisions; events are KioskInput's)
+        // MARK: LinuxInput — evdev devices, their uinput clones and the broker on the sd_event loop (fds, no decisions)
         .target(
             name: "LinuxInput",
-            dependencies: ["CEvdev", "KioskInput"],
+            dependencies: ["CEvdev", "KioskInput", "SystemdKit", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LinuxInputTests",
+            dependencies: ["LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: InputTestSupport — fake input devices and python-evdev probes for the VM tests
+        .target(
+            name: "InputTestSupport",
             dependencies: ["LinuxInput", "KioskInput"],
+            path: "Tests/Support/InputTestSupport",
             swiftSettings: swiftSettings
         ),
 

@@ -8,8 +8,10 @@ import Glibc
 /// itself. Its phys is ``physMarker`` so that kioskd never grabs its own clones.
 ///
 /// What the clone does not copy: `EV_FF` (kioskd would have to answer force-
-/// feedback uploads), the axes' fuzz (the source already filtered; the kernel
-/// would apply the hysteresis twice), and uniq (uinput cannot set it).
+/// feedback uploads), `EV_REP` (the source's own autorepeat events are
+/// forwarded; the kernel's software repeat on the clone would double them), the
+/// axes' fuzz (the source already filtered; the kernel would apply the
+/// hysteresis twice), and uniq (uinput cannot set it).
 /// Names longer than uinput's limit (79 bytes) are cut.
 ///
 /// The device exists until ``destroy()`` or deinit; destroying it releases
@@ -51,6 +53,7 @@ public final class UInputClone {
         var caps = source.capabilities
         caps.codes[UInt16(EV_FF)] = nil
         caps.codes[UInt16(EV_FF_STATUS)] = nil
+        caps.codes[UInt16(EV_REP)] = nil
         for (code, var axis) in caps.axes {
             axis.fuzz = 0
             caps.axes[code] = axis

@@ -7,7 +7,7 @@ import Glibc
 extension Device {
     /// A snapshot of an `sd_device`. The corresponding C calls are `sd_device_get_syspath`,
     /// `sd_device_get_sysname`, `sd_device_get_subsystem`, `sd_device_get_devname`,
-    /// `sd_device_get_action`, `sd_device_get_is_initialized` and
+    /// `sd_device_get_devnum`, `sd_device_get_action`, `sd_device_get_is_initialized` and
     /// `sd_device_get_property_first`/`_next`.
     init?(_ device: OpaquePointer) {
         guard let syspath = Self.string(device, sd_device_get_syspath) else { return nil }
@@ -19,12 +19,15 @@ extension Device {
             properties[String(cString: k)] = value.map { String(cString: $0) } ?? ""
             key = sd_device_get_property_next(device, &value)
         }
+        var devnum = dev_t()
+        let hasDevnum = sd_device_get_devnum(device, &devnum) >= 0
         var action = sd_device_action_t(rawValue: 0)
         let hasAction = sd_device_get_action(device, &action) >= 0
         self.init(
             syspath: syspath, sysname: sysname,
             subsystem: Self.string(device, sd_device_get_subsystem),
             devnode: Self.string(device, sd_device_get_devname),
+            devnum: hasDevnum ? UInt64(devnum) : nil,
             action: hasAction ? Action(action) : nil,
             isInitialized: sd_device_get_is_initialized(device) > 0,
             properties: properties)

@@ -18,6 +18,9 @@ public struct Device: Hashable, Sendable {
     public var subsystem: String?
     /// The device node, e.g. `/dev/input/event3`; nil for devices without one (`input7`).
     public var devnode: String?
+    /// The node's device number (`dev_t`, as `stat(2)`'s `st_rdev`): tells whether the node at
+    /// ``devnode`` is still this device once a path is reused.
+    public var devnum: UInt64?
     /// What the uevent reported; nil for an enumerated device.
     public var action: Action?
     /// Whether udev has processed the device (its rules ran and its properties are final).
@@ -25,12 +28,13 @@ public struct Device: Hashable, Sendable {
     /// Every property: the uevent's (`DEVNAME`, `SUBSYSTEM`, …) and what udev rules and hwdb added.
     public var properties: [String: String]
 
-    public init(syspath: String, sysname: String, subsystem: String? = nil, devnode: String? = nil,
+    public init(syspath: String, sysname: String, subsystem: String? = nil, devnode: String? = nil, devnum: UInt64? = nil,
                 action: Action? = nil, isInitialized: Bool = true, properties: [String: String] = [:]) {
         self.syspath = syspath
         self.sysname = sysname
         self.subsystem = subsystem
         self.devnode = devnode
+        self.devnum = devnum
         self.action = action
         self.isInitialized = isInitialized
         self.properties = properties
