@@ -122,7 +122,7 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
