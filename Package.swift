@@ -167,7 +167,8 @@ let package = Package(
         // MARK: KioskDaemon — the Manager bus object and the service wiring (loop, store, bus, notify)
         .target(
             name: "KioskDaemon",
-            dependencies: ["KioskCore", "KioskStore", "SystemdKit", "CCrypt", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
 
@@ -181,6 +182,14 @@ let package = Package(
         .testTarget(
             name: "KioskDaemonTests",
             dependencies: ["KioskDaemon", "KioskCore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskdInputTests — kioskd enforcing sessions: input in the VM, logind's inhibitor on a private bus
+        .testTarget(
+            name: "KioskdInputTests",
+            dependencies: ["KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
+                           "KioskTestSupport", "InputTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
     ],
