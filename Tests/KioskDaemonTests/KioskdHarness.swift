@@ -116,3 +116,37 @@ enum Tools {
     static let python = "/usr/bin/python3"  // Debian's, which has python3-dbus
     static let setpriv = "/usr/bin/setpriv"
 }
+
+/// python3-dbus (Debian's `/usr/bin/python3`) against the manager on a private bus.
+enum Python {
+    /// What every script starts with: `bus` (a connection to the address in `argv[1]`), `obj`,
+    /// `m` (the manager interface), `props`, a GLib main loop as dbus-python's default, and
+    /// `error_name(f, *args)` ("ok" or the D-Bus error name of the call). Further arguments are
+    /// `sys.argv[2:]`.
+    static let preamble = """
+        import sys, time, dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        obj = bus.get_object("\(KioskAPI.busName)", "\(KioskAPI.objectPath)")
+        m = dbus.Interface(obj, "\(KioskAPI.managerInterface)")
+        props = dbus.Interface(obj, "org.freedesktop.DBus.Properties")
+        def error_name(f, *args):
+            try:
+                f(*args)
+                return "ok"
+            except dbus.DBusException as e:
+                return e.get_dbus_name()
+
+        """
+
+    /// Runs `script` after the preamble, as root or (through `setpriv`) as `uid`.
+    static func run(_ script: String, bus: PrivateBus, as uid: UInt32? = nil, arguments: [String] = [],
+                    timeout: Duration = .seconds(30)) throws -> ToolOutput {
+        let argv = ["-c", preamble + script, bus.address] + arguments
+        guard let uid else { return try runTool(Tools.python, argv, timeout: timeout) }
+        return try runTool(Tools.setpriv, ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", Tools.python] + argv,
+                           timeout: timeout)
+    }
+}
