@@ -41,32 +41,6 @@ import Testing
         #expect(saved.contains("[\"\(Self.controls)\",\"Map controls\",\"Pan and zoom\",\"deny\",false]"), "\(saved)")
     }
 
-    @Test func introspectionNamesEveryArgument() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let xml = try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskAPI.busName, KioskAPI.objectPath])
-        #expect(xml.status == 0, "\(xml)")
-        for fragment in [
-            #"<interface name="org.kioskd.GuidedAccess1.Manager">"#,
-            #"<method name="RegisterApplication">"#, #"<arg type="a(sss)" name="restrictions" direction="in"/>"#,
-            #"<method name="ListApplications">"#, #"<arg type="as" name="app_ids" direction="out"/>"#,
-            #"<arg type="a(ssss)" name="restrictions" direction="out"/>"#,
-            #"<method name="SetRestrictionState">"#, #"<arg type="s" name="restriction_id" direction="in"/>"#,
-            #"<method name="StartSession">"#, #"<arg type="s" name="profile" direction="in"/>"#,
-            #"<method name="EndSession">"#, #"<arg type="s" name="passcode" direction="in"/>"#,
-            #"<method name="ForceEndSession">"#, #"<method name="SetPasscode">"#, #"<arg type="s" name="new" direction="in"/>"#,
-            #"<signal name="RestrictionStateChanged">"#, #"<arg type="s" name="state"/>"#,
-            #"<signal name="ExitRequested">"#, #"<signal name="TimeLimitWarning">"#, #"<arg type="t" name="seconds_left"/>"#,
-            #"<property name="SessionState" type="s" access="read">"#, #"<property name="ActiveProfile" type="s" access="read">"#,
-            #"<property name="SessionDeadline" type="t" access="read">"#, #"<property name="Version" type="s" access="read">"#,
-        ] {
-            #expect(xml.stdout.contains(fragment), "missing \(fragment)")
-        }
-    }
-
     @Test func python3DBusReceivesRestrictionStateChanged() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

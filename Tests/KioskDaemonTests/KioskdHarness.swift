@@ -113,6 +113,8 @@ final class ManagerClient {
 
 enum Tools {
     static let busctl = "/usr/bin/busctl"
+    static let gdbus = "/usr/bin/gdbus"
+    static let dbusSend = "/usr/bin/dbus-send"
     static let python = "/usr/bin/python3"  // Debian's, which has python3-dbus
     static let setpriv = "/usr/bin/setpriv"
 }
