@@ -48,14 +48,7 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         try Self.registerSample(ManagerClient(address: bus.address))
-        let script = """
-            import sys, dbus
-            from dbus.mainloop.glib import DBusGMainLoop
-            from gi.repository import GLib
-            DBusGMainLoop(set_as_default=True)
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
-            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+        let out = try Python.run("""
             got = []
             loop = GLib.MainLoop()
             def changed(app, rid, state):
@@ -68,9 +61,8 @@ import Testing
             loop.run()
             print(got)
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
-            print(obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionState", dbus_interface="org.freedesktop.DBus.Properties"))
-            """
-        let out = try runTool(Tools.python, ["-c", script, bus.address])
+            print(props.Get("org.kioskd.GuidedAccess1.Manager", "SessionState"))
+            """, bus: bus)
         #expect(out.stdout == """
             [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
             deny
@@ -145,10 +137,7 @@ import Testing
         let client = try ManagerClient(address: bus.address)
         try Self.registerSample(client)
         let before = kioskd.stateBytes
-        let script = """
-            import sys, dbus
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            m = dbus.Interface(bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1"), "org.kioskd.GuidedAccess1.Manager")
+        let out = try Python.run("""
             for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
                          lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
                          lambda: m.ForceEndSession(),
@@ -159,8 +148,7 @@ import Testing
                 except dbus.DBusException as e:
                     print(e.get_dbus_name())
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
-            """
-        let out = try runTool(Tools.setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", Tools.python, "-c", script, bus.address])
+            """, bus: bus, as: 65534)
         #expect(out.stdout == """
             org.freedesktop.DBus.Error.AccessDenied
             org.freedesktop.DBus.Error.AccessDenied
@@ -281,14 +269,7 @@ import Testing
             """)
         try kioskd.start()
         defer { kioskd.stop() }
-        let script = """
-            import sys, time, dbus
-            from dbus.mainloop.glib import DBusGMainLoop
-            from gi.repository import GLib
-            DBusGMainLoop(set_as_default=True)
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
-            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+        let out = try Python.run("""
             got = []
             loop = GLib.MainLoop()
             def warning(left):
@@ -306,8 +287,7 @@ import Testing
             GLib.timeout_add(8000, loop.quit)
             loop.run()
             print(got)
-            """
-        let out = try runTool(Tools.python, ["-c", script, bus.address])
+            """, bus: bus)
         #expect(out.stdout == """
             True
             [('state', 'active'), ('warning', 2), ('state', 'expired')]

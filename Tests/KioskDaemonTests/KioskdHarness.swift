@@ -152,3 +152,37 @@ enum Python {
                            timeout: timeout)
     }
 }
+
+/// A long-running tool (a bus monitor) whose stdout and stderr go to a file the test polls.
+final class BackgroundTool {
+    let logPath: String
+    private let process: ChildProcess
+
+    init(_ path: String, _ arguments: [String], directory: URL) throws {
+        logPath = directory.appendingPathComponent("\(URL(fileURLWithPath: path).lastPathComponent)-\(UUID().uuidString.prefix(6)).log").path
+        let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        process = try ChildProcess.spawn(path, arguments, stdout: fd, stderr: fd)
+    }
+
+    deinit { stop() }
+
+    var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Polls until the output satisfies `condition`; returns whether it did within `timeout`.
+    @discardableResult
+    func waitUntil(timeout: Duration = .seconds(10), _ condition: (String) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(output) { return true }
+            usleep(20_000)
+        }
+        return condition(output)
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.signal(SIGTERM)
+        process.wait(timeout: .seconds(5))
+    }
+}
