@@ -96,6 +96,7 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
+        // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
         func send(_ member: String, _ arguments: String..., interface: String = KioskAPI.managerInterface) throws -> ToolOutput {
             try runTool(Tools.dbusSend, ["--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskAPI.busName)",
                                          KioskAPI.objectPath, "\(interface).\(member)"] + arguments)
