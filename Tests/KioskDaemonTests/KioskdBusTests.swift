@@ -258,7 +258,7 @@ import Testing
         try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
     }
 
-    @Test func timeLimitWarnsThenExpiresTheSession() throws {
+    @Test func timeLimitWarnsThenExpiresTheSessionWhichEndsOnlyWithThePasscode() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)
@@ -269,6 +269,8 @@ import Testing
             """)
         try kioskd.start()
         defer { kioskd.stop() }
+        let client = try ManagerClient(address: bus.address)
+        try client.call("SetPasscode", [.string(""), .string("1234")])
         let out = try Python.run("""
             got = []
             loop = GLib.MainLoop()
@@ -293,5 +295,9 @@ import Testing
             [('state', 'active'), ('warning', 2), ('state', 'expired')]
 
             """, "\(out)\n\(kioskd.log)")
+        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
+        #expect(try client.property("SessionState") == .string("expired"))
+        try client.call("EndSession", [.string("1234")])
+        #expect(try client.property("SessionState") == .string("inactive"))
     }
 }

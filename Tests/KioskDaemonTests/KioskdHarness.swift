@@ -94,6 +94,18 @@ final class ManagerClient {
         }
     }
 
+    /// The D-Bus error a call gets (name and message), or nil if it succeeds.
+    func error(_ member: String, _ arguments: [DBusValue] = []) -> BusError? {
+        do {
+            try call(member, arguments)
+            return nil
+        } catch let error as BusError {
+            return error
+        } catch {
+            return BusError(name: "local", message: "\(error)")
+        }
+    }
+
     func register(_ app: String, _ restrictions: [(String, String, String)]) throws {
         try call("RegisterApplication", [.string(app), .array(elementSignature: "(sss)", restrictions.map {
             .structure([.string($0.0), .string($0.1), .string($0.2)])
