@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskDaemonTests",
-            dependencies: ["KioskDaemon", "KioskCore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
     ],
