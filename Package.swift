@@ -98,22 +98,31 @@ let package = Package(
             providers: [.apt(["libevdev-dev"])]
         ),
 
-        // MARK: LinuxInput — evdev devices and their uinput clones (fds, no decisions)
+        // MARK: LinuxInput — evdev devices, their uinput clones and the broker on the sd_event loop (fds, no decisions)
         .target(
             name: "LinuxInput",
-            dependencies: ["CEvdev"],
+            dependencies: ["CEvdev", "KioskInput", "SystemdKit", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LinuxInputTests",
+            dependencies: ["LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: InputTestSupport — fake input devices and python-evdev probes for the VM tests
+        .target(
+            name: "InputTestSupport",
             dependencies: ["LinuxInput", "KioskInput"],
+            path: "Tests/Support/InputTestSupport",
             swiftSettings: swiftSettings
         ),
 
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -158,7 +167,8 @@ let package = Package(
         // MARK: KioskDaemon — the Manager bus object and the service wiring (loop, store, bus, notify)
         .target(
             name: "KioskDaemon",
-            dependencies: ["KioskCore", "KioskStore", "SystemdKit", "CCrypt", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
 
@@ -180,6 +190,14 @@ let package = Package(
         .testTarget(
             name: "KioskDaemonTests",
             dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskdInputTests — kioskd enforcing sessions: input in the VM, logind's inhibitor on a private bus
+        .testTarget(
+            name: "KioskdInputTests",
+            dependencies: ["KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
+                           "KioskTestSupport", "InputTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
     ],

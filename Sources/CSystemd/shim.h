@@ -16,6 +16,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-bus-vtable.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 #include <systemd/sd-journal.h>
 

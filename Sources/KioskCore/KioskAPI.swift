@@ -27,6 +27,8 @@ public enum KioskAPI {
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
         public static let sessionDeadline = "SessionDeadline"
+        /// Why the restored session runs with the strictest locks ("" when it runs with its profile).
+        public static let sessionProblem = "SessionProblem"
         public static let version = "Version"
     }
 

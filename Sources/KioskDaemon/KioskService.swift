@@ -1,16 +1,20 @@
 import Glibc
 import KioskCore
 import KioskStore
+import LinuxInput
 import Logging
 import SystemdKit
 
-/// The daemon: one sd_event loop on the calling thread owning the bus, the timers and the
-/// signals; the state file loaded before the name is taken; `READY=1` once the name is owned.
+/// The daemon: one sd_event loop on the calling thread owning the bus, the input devices, the
+/// timers and the signals. The state file is loaded first; a restored session's locks are in
+/// the broker's filter before it takes any device; the devices are taken before the name;
+/// `READY=1` once the name is owned.
 public enum KioskService {
     public struct Options: Sendable {
         public var stateDirectory: String
         public var profileDirectory: String
-        /// Broker input devices (DESIGN §4). Not implemented yet: kioskd runs registry and bus only.
+        /// Broker input devices (DESIGN §4); false for `--no-input` (registry and bus only; a
+        /// locked power key still takes logind's inhibitor).
         public var brokerInput: Bool
 
         public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool) {
@@ -40,16 +44,18 @@ public enum KioskService {
         let store = StateStore(directory: options.stateDirectory)
         try makeDirectory(options.stateDirectory)
         let state = try store.load()  // a corrupt file throws and is left untouched
-        if options.brokerInput {
-            logger.warning("Input brokering is not implemented yet; serving the registry and the bus only")
-        }
 
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)
         let manager = ManagerObject(bus: bus, loop: loop, store: store, state: state,
                                     profileDirectory: options.profileDirectory, clock: SystemWallClock(), logger: logger)
+        let broker = options.brokerInput ? InputBroker(loop: loop, logger: logger) : nil
+        manager.enforcer = InputEnforcement(broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
         try manager.export()
+        // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()
+        broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
+        broker?.start()
         try bus.requestName(KioskAPI.busName)
 
         var sources: [EventSource] = []
@@ -65,9 +71,10 @@ public enum KioskService {
         logger.info("Ready", metadata: ["bus.name": "\(KioskAPI.busName)", "store.path": "\(store.path)"])
 
         let code = try loop.run()
+        broker?.stop()  // the devices deliver to everyone again
         bus.close()
         sources.forEach { $0.cancel() }
-        withExtendedLifetime(manager) {}
+        withExtendedLifetime((manager, broker)) {}
         return code
     }
 

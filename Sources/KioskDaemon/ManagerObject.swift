@@ -33,9 +33,16 @@ public final class ManagerObject {
     private var polkit: PolkitAuthority { PolkitAuthority(bus: bus) }
 
     /// The state as last persisted.
-    public private(set) var state: KioskState
+    public private(set) var state: KioskState {
+        didSet { enforce() }
+    }
     /// The active session's profile (its passcode hash, if any, ends the session).
     private var activeProfile: Profile?
+    /// Makes the session's locks real (input broker, logind inhibitor); told of every change of
+    /// `state`, with the active profile.
+    public var enforcer: (any SessionEnforcer)?
+    /// Why the restored session's profile could not be loaded (see `sessionProblem`).
+    private var restoreProblem = ""
     private var sessionTimer: EventSource?
     private var exported: ExportedObject?
     /// Passcode attempts waiting for their turn, and the call of the one being hashed.
@@ -93,6 +100,7 @@ public final class ManagerObject {
             BusProperty(Member.sessionDeadline, "t") { [unowned self] in
                 .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
             },
+            BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
             BusProperty(Member.version, "s", flags: [.const]) { .string(KioskAPI.version) },
         ])
     }
@@ -230,8 +238,8 @@ public final class ManagerObject {
             try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
                 var next = state
                 let changes = try next.session.start(profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
-                try commit(next)
-                activeProfile = profile
+                activeProfile = profile  // before the commit: the enforcer applies the profile with the state
+                do { try commit(next) } catch { activeProfile = nil; throw error }
                 logger.notice("Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
@@ -406,11 +414,39 @@ public final class ManagerObject {
 
     // MARK: The session's time limit
 
-    /// Brings a session restored from the state file up to date and arms its timer.
+    /// Brings a session restored from the state file up to date, applies its locks through the
+    /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
+    /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
     public func restoreSession() {
-        guard state.session.isActive else { return }
-        activeProfile = try? profiles.load(state.session.profileName)
-        sessionTick()
+        if state.session.isActive {
+            let name = state.session.profileName
+            do {
+                activeProfile = try profiles.load(name)
+            } catch {
+                activeProfile = nil
+                restoreProblem = "The session's profile \(Text.quoted(name)) could not be loaded, so every key, button and touch stays locked until the session ends (the exit gesture is three presses of the power button): \(error.message)"
+                logger.error("The restored session's profile could not be loaded; enforcing the strictest locks",
+                             metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+            }
+        }
+        enforce()
+        if state.session.isActive { sessionTick() }
+    }
+
+    /// Why the active session runs with the strictest locks instead of its profile's: set when a
+    /// restored session's profile could not be loaded; "" otherwise.
+    public var sessionProblem: String {
+        state.session.isActive && activeProfile == nil ? restoreProblem : ""
+    }
+
+    /// Emits `ExitRequested`: the exit gesture was seen, the kiosk UI should ask for the passcode.
+    public func requestExit() {
+        logger.notice("Exit gesture seen", metadata: ["session.profile": "\(state.session.profileName)"])
+        emit(Member.exitRequested, [])
+    }
+
+    private func enforce() {
+        enforcer?.enforce(state, profile: activeProfile)
     }
 
     private func scheduleSessionTimer() {
@@ -525,7 +561,8 @@ public final class ManagerObject {
     private func emitSessionChanged() {
         do {
             try bus.emitPropertiesChanged(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
-                                          properties: [Member.sessionState, Member.activeProfile, Member.sessionDeadline])
+                                          properties: [Member.sessionState, Member.activeProfile, Member.sessionDeadline,
+                                                       Member.sessionProblem])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(error)"])
         }

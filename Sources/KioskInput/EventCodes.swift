@@ -40,6 +40,10 @@ public enum EventCodes {
         codesByName[name]?.type == keyType
     }
 
+    /// Every code whose kernel name starts with `KEY_`: the keys of keyboards, remote
+    /// controls and consumer-control pages, but no `BTN_*` (mouse, touch, joystick buttons).
+    public static let keyboardKeys: Set<UInt16> = Set(codeTable.lazy.filter { $0.1 == keyType && $0.0.hasPrefix("KEY_") }.map(\.2))
+
     static let keyType: UInt16 = 1
 
     private static let typesByName: [String: UInt16] = Dictionary(

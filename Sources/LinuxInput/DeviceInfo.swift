@@ -1,4 +1,5 @@
 import CEvdev
+import KioskInput
 
 /// The bus and USB-style ids of an input device (`struct input_id`).
 public struct InputDeviceID: Hashable, Sendable {
@@ -88,4 +89,21 @@ public struct DeviceInfo: Hashable, Sendable {
     /// Whether kioskd should broker the device: not one of its clones, and
     /// ``DeviceCapabilities/isWorthBrokering``.
     public var shouldBroker: Bool { !isKioskdClone && capabilities.isWorthBrokering }
+}
+
+extension DeviceDescription {
+    /// What the filter needs to know about an opened device: its name, ids, properties, codes
+    /// and axis ranges, and the calibration matrix udev gave it (`LIBINPUT_CALIBRATION_MATRIX`),
+    /// which maps its touches to the screen as the compositor does.
+    public init(_ info: DeviceInfo, calibration: CalibrationMatrix? = nil) {
+        self.init(
+            name: info.name,
+            id: ID(bus: info.id.bustype, vendor: info.id.vendor, product: info.id.product, version: info.id.version),
+            properties: info.capabilities.properties,
+            codes: info.capabilities.codes,
+            absInfo: info.capabilities.axes.mapValues {
+                AbsInfo(minimum: $0.minimum, maximum: $0.maximum, fuzz: $0.fuzz, flat: $0.flat, resolution: $0.resolution)
+            },
+            calibration: calibration)
+    }
 }

@@ -1,4 +1,5 @@
 import CEvdev
+import KioskInput
 import Glibc
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
@@ -56,6 +57,16 @@ public final class EvdevDevice {
     }
 
     // MARK: Identity and capabilities
+
+    /// The device number of the open node (`st_rdev`), or nil once closed.
+    ///
+    /// The corresponding C call is `fstat(2)`.
+    public var deviceNumber: UInt64? {
+        guard fileDescriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fileDescriptor, &info) == 0 else { return nil }
+        return UInt64(info.st_rdev)
+    }
 
     /// Name, phys, uniq, ids and capabilities, as read at open time.
     public var info: DeviceInfo {
@@ -170,42 +181,84 @@ public final class EvdevDevice {
 
     // MARK: Events
 
-    /// Appends every pending event to `events` and returns how many it appended;
-    /// 0 when nothing is pending. Reads until the kernel has nothing more, so the
-    /// loop never has to ask libevdev whether it still holds events.
+    /// What ``readEvents(into:)`` ended with.
+    public enum ReadStatus: Sendable, Equatable {
+        /// The kernel has no more events for now.
+        case drained
+        /// The kernel's buffer overflowed: the appended events end with `SYN_DROPPED`
+        /// (``KioskInput/InputEvent/isSynDropped``), and libevdev has already brought its copy
+        /// of the device's state up to date: ``state`` is the device as it is now. Resync from
+        /// it, then read on.
+        case dropped
+    }
+
+    /// Appends pending events to `events`: every event until the kernel has nothing more
+    /// (``ReadStatus/drained``), so the loop never has to ask libevdev whether it still holds
+    /// events; or up to a `SYN_DROPPED` (``ReadStatus/dropped``).
     ///
-    /// Events arrive in whole frames ending in `SYN_REPORT`. When the kernel's
-    /// buffer overflowed, the appended events contain `SYN_DROPPED`
-    /// (``EvdevEvent/isSynDropped``) followed by libevdev's sync frames: the
-    /// changes between the last state seen and the device's state now (keys
-    /// released or pressed meanwhile, touches that ended or began), each frame
-    /// ending in `SYN_REPORT`. The events of the dropped partial frame are
-    /// discarded. Throws ``EvdevError/Code-swift.struct/noDevice`` when the
-    /// device is gone.
+    /// Events arrive in whole frames ending in `SYN_REPORT`, except before a `SYN_DROPPED`,
+    /// which ends a partial frame that will never be completed. After a drop, the events the
+    /// kernel still held and libevdev's sync frames (the changes between the last state seen
+    /// and the device's state now) are consumed here and not appended: the caller resyncs from
+    /// ``state`` instead. Throws ``EvdevError/Code-swift.struct/noDevice`` when the device is
+    /// gone.
     ///
-    /// The corresponding C call is `libevdev_next_event`, in
-    /// `LIBEVDEV_READ_FLAG_SYNC` mode after `LIBEVDEV_READ_STATUS_SYNC`.
+    /// The corresponding C call is `libevdev_next_event`, in `LIBEVDEV_READ_FLAG_SYNC` mode
+    /// after `LIBEVDEV_READ_STATUS_SYNC`.
     @discardableResult
-    public func readEvents(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
-        guard let dev else { return 0 }
-        let start = events.count
+    public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
+        guard let dev else { return .drained }
         do {
-            var syncing = false
             while true {
-                switch try Libevdev.nextEvent(dev, sync: syncing) {
+                switch try Libevdev.nextEvent(dev, sync: false) {
                 case .event(let event):
-                    events.append(EvdevEvent(event))
+                    events.append(InputEvent(event))
                 case .dropped(let event):
-                    events.append(EvdevEvent(event))
-                    syncing = true
+                    events.append(InputEvent(event))
+                    // libevdev has read the device's state; consuming its sync events applies
+                    // that state to its copy.
+                    while case .event = try Libevdev.nextEvent(dev, sync: true) {}
+                    return .dropped
                 case .empty:
-                    if !syncing { return events.count - start }
-                    syncing = false
+                    return .drained
                 }
             }
         } catch {
             throw EvdevError(error, path: path, operation: "libevdev_next_event")
         }
+    }
+
+    /// What the device holds now, as libevdev tracks it: keys down, absolute axis values and
+    /// multitouch slots. Read right after opening, it is the state at grab time; after a
+    /// ``ReadStatus/dropped`` read, the state after the drop.
+    ///
+    /// The corresponding C calls are `libevdev_get_event_value`, `libevdev_get_slot_value` and
+    /// `libevdev_get_current_slot`.
+    public var state: DeviceState {
+        var state = DeviceState()
+        guard let dev else { return state }
+        if libevdev_has_event_type(dev, UInt32(EV_KEY)) != 0 {
+            for code in 0...UInt32(KEY_MAX) where libevdev_has_event_code(dev, UInt32(EV_KEY), code) != 0
+                && libevdev_get_event_value(dev, UInt32(EV_KEY), code) != 0 {
+                state.keysDown.insert(UInt16(code))
+            }
+        }
+        for code in 0..<UInt32(ABS_MT_SLOT) where libevdev_has_event_code(dev, UInt32(EV_ABS), code) != 0 {
+            state.absValues[UInt16(code)] = libevdev_get_event_value(dev, UInt32(EV_ABS), code)
+        }
+        let slots = libevdev_get_num_slots(dev)
+        if slots > 0 {
+            let axes = (UInt32(ABS_MT_SLOT) + 1...UInt32(ABS_MAX)).filter {
+                $0 != UInt32(ABS_MT_TRACKING_ID) && libevdev_has_event_code(dev, UInt32(EV_ABS), $0) != 0
+            }
+            for slot in 0..<UInt32(slots) {
+                var slotState = DeviceState.Slot(trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS_MT_TRACKING_ID)))
+                for code in axes { slotState.axes[UInt16(code)] = libevdev_get_slot_value(dev, slot, code) }
+                state.slots.append(slotState)
+            }
+            state.currentSlot = Int(max(0, libevdev_get_current_slot(dev)))
+        }
+        return state
     }
 
     /// Sets an LED of the physical device (Caps Lock, Num Lock, …), as a

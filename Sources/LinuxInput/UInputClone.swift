@@ -1,4 +1,5 @@
 import CEvdev
+import KioskInput
 import Glibc
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
@@ -7,8 +8,10 @@ import Glibc
 /// itself. Its phys is ``physMarker`` so that kioskd never grabs its own clones.
 ///
 /// What the clone does not copy: `EV_FF` (kioskd would have to answer force-
-/// feedback uploads), the axes' fuzz (the source already filtered; the kernel
-/// would apply the hysteresis twice), and uniq (uinput cannot set it).
+/// feedback uploads), `EV_REP` (the source's own autorepeat events are
+/// forwarded; the kernel's software repeat on the clone would double them), the
+/// axes' fuzz (the source already filtered; the kernel would apply the
+/// hysteresis twice), and uniq (uinput cannot set it).
 /// Names longer than uinput's limit (79 bytes) are cut.
 ///
 /// The device exists until ``destroy()`` or deinit; destroying it releases
@@ -50,6 +53,7 @@ public final class UInputClone {
         var caps = source.capabilities
         caps.codes[UInt16(EV_FF)] = nil
         caps.codes[UInt16(EV_FF_STATUS)] = nil
+        caps.codes[UInt16(EV_REP)] = nil
         for (code, var axis) in caps.axes {
             axis.fuzz = 0
             caps.axes[code] = axis
@@ -129,7 +133,7 @@ public final class UInputClone {
     ///
     /// The corresponding C call is `write(2)` on the uinput fd
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
-    public func write(frame: some Collection<EvdevEvent>) throws(EvdevError) {
+    public func write(frame: some Collection<InputEvent>) throws(EvdevError) {
         guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
         buffer.removeAll(keepingCapacity: true)
         for event in frame { buffer.append(event.cValue) }
@@ -150,7 +154,7 @@ public final class UInputClone {
     ///
     /// The corresponding C call is `read(2)` on the uinput fd.
     @discardableResult
-    public func readFeedback(into events: inout [EvdevEvent]) throws(EvdevError) -> Int {
+    public func readFeedback(into events: inout [InputEvent]) throws(EvdevError) -> Int {
         guard fileDescriptor >= 0 else { return 0 }
         var chunk = (input_event(), input_event(), input_event(), input_event(),
                      input_event(), input_event(), input_event(), input_event())
@@ -160,7 +164,7 @@ public final class UInputClone {
                 let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
                     let buf = raw.bindMemory(to: input_event.self)
                     let n = try Libevdev.read(fileDescriptor, into: buf)
-                    for event in buf[..<n] { events.append(EvdevEvent(event)) }
+                    for event in buf[..<n] { events.append(InputEvent(event)) }
                     return n
                 }
                 if n == 0 { return total }

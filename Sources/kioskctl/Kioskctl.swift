@@ -10,6 +10,6 @@ struct Kioskctl: ParsableCommand {
             Exit status: 0 ok, 1 the operation failed (stderr names the cause), 64 usage error.
             """,
         version: KioskAPI.version,
-        subcommands: [ProfileCommand.self]
+        subcommands: [ProfileCommand.self, ReplayCommand.self]
     )
 }

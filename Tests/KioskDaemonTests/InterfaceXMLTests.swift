@@ -24,7 +24,7 @@ import Testing
         #expect(Set(xml.methods.keys) == [M.registerApplication, M.listApplications, M.listRestrictions, M.getRestrictionState,
                                            M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode])
         #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])
-        #expect(Set(xml.properties.keys) == [M.sessionState, M.activeProfile, M.sessionDeadline, M.version])
+        #expect(Set(xml.properties.keys) == [M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.version])
         #expect(xml.methods[M.listRestrictions]?.arguments == [
             Interface.Argument(name: "app_id", type: "s", direction: "in"),
             Interface.Argument(name: "restrictions", type: "a(ssss)", direction: "out"),

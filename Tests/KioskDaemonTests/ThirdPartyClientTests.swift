@@ -57,7 +57,7 @@ import Testing
         ("StartSession", ["museum"], .reply("()")),
         ("ForceEndSession", [], .reply("()")),
         ("Properties.GetAll", [KioskAPI.managerInterface],
-         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'Version': <'\(KioskAPI.version)'>},)")),
+         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskAPI.version)'>},)")),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
     ]
@@ -149,7 +149,7 @@ import Testing
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
         let changed = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
         let preset = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
-        let properties = "\(KioskAPI.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskAPI.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>}, @as [])"
+        let properties = "\(KioskAPI.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskAPI.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
         let (output, seen) = try monitor(Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskAPI.busName] },
                                          ready: "is owned by") { $0.contains(properties) }
         #expect(seen, "\(output)")
@@ -180,7 +180,7 @@ import Testing
         let changed = data?.dropFirst().first as? [String: [String: Any]]
         #expect(changed?["SessionState"]?["data"] as? String == "active", "\(output)")
         #expect(changed?["ActiveProfile"]?["data"] as? String == "museum")
-        #expect(Set(changed?.keys.map { $0 } ?? []) == ["SessionState", "ActiveProfile", "SessionDeadline"])
+        #expect(Set(changed?.keys.map { $0 } ?? []) == ["SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem"])
     }
 
     @Test func busctlReadsPropertiesAndTheTree() throws {

@@ -1,3 +1,4 @@
+import InputTestSupport
 import KioskInput
 import LinuxInput
 import Testing
@@ -40,12 +41,13 @@ struct DeviceInfoTests {
         #expect(!UInputClone.isClone(phys: nil))
     }
 
-    @Test("the clone copies name, ids, codes and properties, drops EV_FF and the axes' fuzz")
+    @Test("the clone copies name, ids, codes and properties, drops EV_FF, EV_REP and the axes' fuzz")
     func cloneInfo() {
         var source = Self.info(name: "Touchscreen", codes: [
             ("EV_KEY", ["BTN_TOUCH"]), ("EV_ABS", ["ABS_MT_POSITION_X"]),
         ])
         source.capabilities.codes[type("EV_FF")] = [0x50]  // FF_RUMBLE: the name table has no FF_* codes
+        source.capabilities.codes[type("EV_REP")] = [0, 1]  // REP_DELAY, REP_PERIOD
         source.phys = "i2c-ELAN0001:00"
         source.uniq = "1234"
         source.capabilities.properties = [EventCodes.property(named: "INPUT_PROP_DIRECT")!]
@@ -56,6 +58,7 @@ struct DeviceInfoTests {
         #expect(clone.phys == "kioskd-clone/i2c-ELAN0001:00")
         #expect(clone.capabilities.properties == source.capabilities.properties)
         #expect(clone.capabilities.codes[type("EV_FF")] == nil)
+        #expect(clone.capabilities.codes[type("EV_REP")] == nil)
         #expect(clone.capabilities.codes[type("EV_KEY")] == [code("BTN_TOUCH")])
         #expect(clone.capabilities.axes[code("ABS_MT_POSITION_X")] == AbsoluteAxis(minimum: 0, maximum: 4095, fuzz: 0, resolution: 12))
     }
@@ -67,6 +70,21 @@ struct DeviceInfoTests {
         let cut = UInputClone.uinputName(long)
         #expect(cut.utf8.count == 78)
         #expect(cut == String(repeating: "é", count: 39))
+    }
+
+    @Test("the filter's description of a device carries its codes, axis ranges and calibration")
+    func description() {
+        var info = FakeDevice.touchscreen()
+        info.capabilities.axes[code("ABS_MT_POSITION_X")]?.fuzz = 3
+        let matrix = CalibrationMatrix(udevProperty: "0 -1 1 1 0 0")
+        let description = DeviceDescription(info, calibration: matrix)
+        #expect(description.name == "ELAN Touchscreen")
+        #expect(description.id == DeviceDescription.ID(bus: 0x18, vendor: 0x04f3, product: 0x2a1c, version: 0x0100))
+        #expect(description.properties == [EventCodes.property(named: "INPUT_PROP_DIRECT")!])
+        #expect(description.codes == info.capabilities.codes)
+        #expect(description.absInfo[code("ABS_MT_POSITION_X")] == DeviceDescription.AbsInfo(minimum: 0, maximum: 4095, fuzz: 3, resolution: 16))
+        #expect(description.touchProtocol == .multitouchB(slots: 10))
+        #expect(description.calibration == CalibrationMatrix(0, -1, 1, 1, 0, 0))
     }
 
     static func info(name: String, codes: [(String, [String])]) -> DeviceInfo {

@@ -9,8 +9,15 @@
                                            then "PATH TYPE CODE VALUE" per event,
                                            until no event came for S seconds
   evdev-probe.py set-led PATH CODE VALUE  writes EV_LED CODE VALUE to the node
+  evdev-probe.py watch [PATH...]          reads PATH... and every kioskd clone that appears
+                                           (phys "kioskd-clone/..."): "open PATH PHYS NAME"
+                                           when it opens one, "PATH TYPE CODE VALUE" per
+                                           event, "gone PATH" when one vanishes; on stdin,
+                                           "mark X" prints "mark X" once everything pending
+                                           was printed, "quit" ends it
 """
 import json
+import os
 import select
 import sys
 import time
@@ -61,6 +68,83 @@ def read(paths, idle, limit):
     print("end", flush=True)
 
 
+def watch(paths):
+    nodes = {}        # fd -> (InputDevice, path)
+    rejected = set()  # (path, inode) of nodes that are not clones
+    open_paths = set()
+
+    def add(dev, path):
+        nodes[dev.fd] = (dev, path)
+        open_paths.add(path)
+        print("open", path, dev.phys or "-", dev.name, flush=True)
+
+    def drain(fd):
+        dev, path = nodes[fd]
+        try:
+            for ev in dev.read():
+                print(path, ev.type, ev.code, ev.value, flush=True)
+        except BlockingIOError:
+            pass
+        except OSError:
+            print("gone", path, flush=True)
+            del nodes[fd]
+            open_paths.discard(path)
+            try:
+                dev.close()
+            except OSError:
+                pass
+
+    def scan():
+        for name in sorted(os.listdir("/dev/input")):
+            path = "/dev/input/" + name
+            if not name.startswith("event") or path in open_paths:
+                continue
+            try:
+                key = (path, os.stat(path).st_ino)
+            except OSError:
+                continue
+            if key in rejected:
+                continue
+            try:
+                dev = InputDevice(path)
+            except OSError:
+                continue
+            if (dev.phys or "").startswith("kioskd-clone"):
+                add(dev, path)
+            else:
+                rejected.add(key)
+                dev.close()
+
+    for path in paths:
+        add(InputDevice(path), path)
+    scan()
+    print("ready", flush=True)
+    pending = b""
+    while True:
+        ready, _, _ = select.select(list(nodes) + [0], [], [], 0.01)
+        for fd in ready:
+            if fd != 0:
+                drain(fd)
+                continue
+            chunk = os.read(0, 4096)
+            if not chunk:
+                print("end", flush=True)
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                line = line.decode().strip()
+                if line == "quit":
+                    print("end", flush=True)
+                    return
+                if line.startswith("mark"):
+                    for node in list(nodes):
+                        if node in nodes:
+                            drain(node)
+                    print(line, flush=True)
+        scan()
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "describe":
         for path in argv[1:]:
@@ -74,6 +158,8 @@ def main(argv):
                 limit = float(rest[1])
             rest = rest[2:]
         read(rest, idle, limit)
+    elif argv and argv[0] == "watch":
+        watch(argv[1:])
     elif len(argv) == 4 and argv[0] == "set-led":
         InputDevice(argv[1]).set_led(int(argv[2]), int(argv[3]))
     else:

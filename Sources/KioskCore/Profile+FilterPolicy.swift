@@ -1,0 +1,92 @@
+import KioskInput
+
+/// What each `[buttons]` group of a profile locks, by evdev name.
+extension Profile.Buttons {
+    /// `power = "locked"`: the power button and the keys that suspend, wake or restart.
+    public static let powerKeys = ["KEY_POWER", "KEY_POWER2", "KEY_SLEEP", "KEY_SUSPEND", "KEY_WAKEUP", "KEY_RESTART"]
+    /// `volume = "locked"`.
+    public static let volumeKeys = ["KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE"]
+    /// `home = "locked"`: the home button and the Super keys compositors use as "home".
+    public static let homeKeys = ["KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA"]
+
+    /// The key codes these settings lock. `keyboard = "locked"` locks every `KEY_*` code;
+    /// `BTN_*` codes (touch, mouse buttons) are the touch settings' business.
+    public var lockedKeyCodes: Set<UInt16> {
+        var names: [String] = extraLockedKeys
+        if power == .locked { names += Self.powerKeys }
+        if volume == .locked { names += Self.volumeKeys }
+        if home == .locked { names += Self.homeKeys }
+        var codes = keyboard == .locked ? EventCodes.keyboardKeys : []
+        for name in names {
+            // The parser accepted only key names the kernel defines, so every name resolves.
+            if let (type, code) = EventCodes.code(named: name), type == 1 { codes.insert(code) }
+        }
+        return codes
+    }
+}
+
+extension Profile.ExitGesture {
+    /// The gesture of a session whose profile can no longer be read: three presses of the
+    /// power button within 1.5 s, the default most kiosk enclosures can reach.
+    public static let fallback = Profile.ExitGesture(key: "KEY_POWER", presses: 3, within: .milliseconds(1500))
+
+    /// The gesture in the filter's terms (a key code, microseconds).
+    public var filterGesture: KioskInput.ExitGesture? {
+        guard let (type, code) = EventCodes.code(named: key), type == 1 else { return nil }
+        return KioskInput.ExitGesture(key: code, presses: presses, within: within.microseconds)
+    }
+}
+
+extension Profile {
+    /// What a session of this profile locks, in the input filter's terms.
+    public var filterPolicy: FilterPolicy {
+        let touchPolicy: TouchPolicy = switch touch.mode {
+        case .none: .none
+        case .all where touch.lockedRegions.isEmpty: .all
+        case .all, .regions: .regions(touch.lockedRegions.map(\.filterRegion))
+        }
+        return FilterPolicy(
+            lockedKeys: buttons.lockedKeyCodes,
+            blockEscapeChords: buttons.escapeChords == .blocked,
+            touch: touchPolicy,
+            exitGesture: session.exitGesture?.filterGesture)
+    }
+}
+
+extension Profile.Region {
+    var filterRegion: TouchRegion {
+        switch shape {
+        case .rect(let x, let y, let width, let height): .rect(x: x, y: y, width: width, height: height)
+        case .polygon(let points): .polygon(points.map { KioskInput.Point(x: $0.x, y: $0.y) })
+        }
+    }
+}
+
+extension FilterPolicy {
+    /// Fail closed: every key and button locked, no touch, nothing else forwarded either;
+    /// only the exit gesture is still seen. For a session whose profile is missing or broken.
+    public static func strictest(exitGesture: KioskInput.ExitGesture?) -> FilterPolicy {
+        FilterPolicy(lockedKeys: Set(0..<0x300), blockEscapeChords: true, touch: .none,
+                     exitGesture: exitGesture, holdAllInput: true)
+    }
+}
+
+extension KioskState {
+    /// What the input filter enforces in this state: everything passes without a session;
+    /// an active session locks what its profile says (the strictest locks when `profile` is
+    /// `nil` because the file is missing or broken); an expired session holds all input and
+    /// keeps only the exit gesture.
+    public func filterPolicy(profile: Profile?) -> FilterPolicy {
+        switch session.state {
+        case .inactive:
+            return .passThrough
+        case .active, .expired:
+            guard let profile else {
+                return .strictest(exitGesture: Profile.ExitGesture.fallback.filterGesture)
+            }
+            var policy = profile.filterPolicy
+            if session.state == .expired { policy.holdAllInput = true }
+            return policy
+        }
+    }
+}

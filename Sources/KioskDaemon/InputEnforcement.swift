@@ -1,0 +1,47 @@
+import KioskCore
+import KioskInput
+import LinuxInput
+import Logging
+
+/// Makes a session's locks real. `ManagerObject` tells it the state and the active profile
+/// whenever either changes; it must act before returning (a reply to `StartSession` goes out
+/// after the locks are on).
+public protocol SessionEnforcer: AnyObject {
+    func enforce(_ state: KioskState, profile: Profile?)
+}
+
+/// The enforcer kioskd runs: the state's filter policy (KioskCore's mapping) goes to the input
+/// broker, and logind's power-key inhibitor is held while that policy swallows the power key.
+final class InputEnforcement: SessionEnforcer {
+    private let broker: InputBroker?
+    private let inhibitor: LogindInhibitor?
+    private let logger: Logger
+    private(set) var policy = FilterPolicy.passThrough
+
+    /// `broker` is nil with `--no-input`; the inhibitor is still taken for a locked power key.
+    init(broker: InputBroker?, inhibitor: LogindInhibitor?, logger: Logger) {
+        self.broker = broker
+        self.inhibitor = inhibitor
+        self.logger = logger
+    }
+
+    func enforce(_ state: KioskState, profile: Profile?) {
+        let next = state.filterPolicy(profile: profile)
+        guard next != policy else { return }
+        policy = next
+        broker?.setPolicy(next)
+        inhibitor?.setHeld(next.swallowsPowerKey)
+        logger.info("Input locks changed", metadata: [
+            "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
+            "input.hold-all": "\(next.holdAllInput)",
+        ])
+    }
+}
+
+extension FilterPolicy {
+    /// Whether the power key never reaches the kiosk under this policy, so logind must not act
+    /// on it either.
+    var swallowsPowerKey: Bool {
+        holdAllInput || EventCodes.code(named: "KEY_POWER").map { lockedKeys.contains($0.code) } ?? false
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import KioskCore
+import KioskInput
+import KioskTestSupport
+import Testing
+
+/// Profile → the input filter's policy: what each profile setting locks (README § Profiles).
+@Suite struct FilterPolicyMappingTests {
+    func key(_ name: String) -> UInt16 { EventCodes.code(named: name)!.code }
+
+    func profile(_ source: String) throws -> Profile {
+        try ProfileParser.parse(source: source, file: "p.toml")
+    }
+
+    @Test func defaultsLockPowerVolumeAndHomeAndBlockTheChords() throws {
+        let policy = try profile("").filterPolicy
+        let expected = ["KEY_POWER", "KEY_POWER2", "KEY_SLEEP", "KEY_SUSPEND", "KEY_WAKEUP", "KEY_RESTART",
+                        "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA"]
+        #expect(policy.lockedKeys == Set(expected.map(key)))
+        #expect(policy.blockEscapeChords)
+        #expect(policy.touch == .all)
+        #expect(policy.exitGesture == nil)
+        #expect(!policy.holdAllInput)
+    }
+
+    @Test func allowedGroupsAndExtraKeys() throws {
+        let policy = try profile("""
+            [buttons]
+            power = "allowed"
+            volume = "allowed"
+            home = "locked"
+            escape-chords = "allowed"
+            extra-locked-keys = ["KEY_F11", "BTN_LEFT"]
+            """).filterPolicy
+        #expect(policy.lockedKeys == Set(["KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA", "KEY_F11", "BTN_LEFT"].map(key)))
+        #expect(!policy.blockEscapeChords)
+    }
+
+    @Test func aLockedKeyboardLocksEveryKeyButNoButton() throws {
+        let policy = try profile("[buttons]\nkeyboard = \"locked\"").filterPolicy
+        for name in ["KEY_A", "KEY_ESC", "KEY_F24", "KEY_KPENTER", "KEY_POWER", "KEY_VOLUMEUP", "KEY_MACRO1"] {
+            #expect(policy.lockedKeys.contains(key(name)), "\(name)")
+        }
+        for name in ["BTN_TOUCH", "BTN_LEFT", "BTN_TOOL_FINGER", "BTN_SOUTH"] {
+            #expect(!policy.lockedKeys.contains(key(name)), "\(name)")
+        }
+    }
+
+    @Test func touchModesAndRegions() throws {
+        #expect(try profile("[touch]\nmode = \"none\"").filterPolicy.touch == TouchPolicy.none)
+        let regions = try profile("""
+            [touch]
+            mode = "regions"
+            [[touch.locked-region]]
+            name = "gear"
+            rect = { x = 0.9, y = 0.0, width = 0.1, height = 0.12 }
+            [[touch.locked-region]]
+            name = "legend"
+            polygon = [[0.0, 0.8], [0.3, 0.8], [0.3, 1.0]]
+            """).filterPolicy.touch
+        #expect(regions == .regions([
+            .rect(x: 0.9, y: 0.0, width: 0.1, height: 0.12),
+            .polygon([(x: 0.0, y: 0.8), (x: 0.3, y: 0.8), (x: 0.3, y: 1.0)]),
+        ]))
+    }
+
+    @Test func theExitGestureInKeyCodesAndMicroseconds() throws {
+        let policy = try profile("""
+            [session]
+            exit-gesture = { key = "KEY_VOLUMEDOWN", presses = 4, within = "2.5s" }
+            """).filterPolicy
+        #expect(policy.exitGesture == ExitGesture(key: key("KEY_VOLUMEDOWN"), presses: 4, within: 2_500_000))
+    }
+
+    @Test func theSessionStateDecidesWhatIsEnforced() throws {
+        let clock = ManualClock()
+        let museum = try profile("""
+            [buttons]
+            volume = "locked"
+            [session]
+            time-limit = "1m"
+            exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
+            """)
+        var state = KioskState()
+        #expect(state.filterPolicy(profile: museum) == .passThrough)
+
+        _ = try state.session.start(profileName: "museum", profile: museum, at: clock.now(), registry: &state.registry)
+        #expect(state.filterPolicy(profile: museum) == museum.filterPolicy)
+
+        // The profile went missing or broke: fail closed, with the fallback exit gesture live.
+        let strictest = state.filterPolicy(profile: nil)
+        #expect(strictest.holdAllInput && strictest.touch == .none && strictest.blockEscapeChords)
+        #expect(strictest.lockedKeys.contains(key("KEY_A")) && strictest.lockedKeys.contains(key("BTN_LEFT")))
+        #expect(strictest.exitGesture == ExitGesture(key: key("KEY_POWER"), presses: 3, within: 1_500_000))
+
+        clock.advance(by: .seconds(61))
+        #expect(state.session.advance(to: clock.now()) == [.expired])
+        var held = museum.filterPolicy
+        held.holdAllInput = true
+        #expect(state.filterPolicy(profile: museum) == held)
+    }
+
+    /// The bundled museum profile (policies/museum-map.toml) locks what its comments say.
+    @Test func theBundledMuseumProfileLocksWhatItsCommentsSay() throws {
+        let path = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+        let policy = try ProfileParser.parse(source: String(contentsOfFile: "/\(path)/policies/museum-map.toml", encoding: .utf8),
+                                             file: "museum-map.toml").filterPolicy
+        #expect(policy.lockedKeys.isSuperset(of: ["KEY_POWER", "KEY_VOLUMEUP", "KEY_HOMEPAGE", "KEY_F11", "KEY_F12"].map(key)))
+        #expect(!policy.lockedKeys.contains(key("KEY_A")))
+        guard case .regions(let regions) = policy.touch else { Issue.record("no regions: \(policy.touch)"); return }
+        #expect(regions.count == 2)
+        #expect(regions[0].contains(Point(x: 0.95, y: 0.05)) && !regions[0].contains(Point(x: 0.5, y: 0.5)))
+        #expect(policy.exitGesture == ExitGesture(key: key("KEY_POWER"), presses: 3, within: 1_500_000))
+    }
+}

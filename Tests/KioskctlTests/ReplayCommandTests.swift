@@ -1,0 +1,109 @@
+import Foundation
+import KioskTestSupport
+import Testing
+
+/// `kioskctl replay --profile FILE TRACE`: the session's filter, offline, on a recording.
+@Suite struct ReplayCommandTests {
+    let fixtures = "\(root)/Tests/KioskInputTests/Fixtures"
+
+    func temp(_ name: String, _ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-replay-\(UUID())-\(name)").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// The Razer keyboard's multimedia node: volume up (with its MSC_SCAN), mute, then `a`.
+    func keyboardTrace() throws -> String {
+        let description = try String(contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
+        return try temp("kb.evemu", description + """
+            E: 1.000000 0004 0004 786665
+            E: 1.000000 0001 0073 0001
+            E: 1.000000 0000 0000 0000
+            E: 1.010000 0004 0004 786665
+            E: 1.010000 0001 0073 0000
+            E: 1.010000 0000 0000 0000
+            E: 1.100000 0001 0071 0001
+            E: 1.100000 0000 0000 0000
+            E: 1.110000 0001 0071 0000
+            E: 1.110000 0000 0000 0000
+            E: 1.200000 0004 0004 458756
+            E: 1.200000 0001 001e 0001
+            E: 1.200000 0000 0000 0000
+            E: 1.210000 0001 001e 0000
+            E: 1.210000 0000 0000 0000
+
+            """)
+    }
+
+    @Test func lockedKeysAndTheirScanCodesDisappearAndOtherKeysPass() throws {
+        let result = try kioskctl("replay", "--profile", "\(root)/policies/museum-map.toml", try keyboardTrace())
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == "")
+        #expect(result.stdout == """
+            E: 1.200000 0004 0004 458756\t# EV_MSC / MSC_SCAN 458756
+            E: 1.200000 0001 001e 0001\t# EV_KEY / KEY_A 1
+            E: 1.200000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+            E: 1.210000 0001 001e 0000\t# EV_KEY / KEY_A 0
+            E: 1.210000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+
+            """)
+    }
+
+    @Test func aProfileAllowingVolumePassesTheSameTraceUnchanged() throws {
+        let profile = try temp("p.toml", "[buttons]\nvolume = \"allowed\"\n")
+        let trace = try keyboardTrace()
+        let result = try kioskctl("replay", "--profile", profile, trace)
+        #expect(result.status == 0)
+        let input = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("E: ") }
+        let output = result.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }
+        #expect(output == input)
+    }
+
+    @Test func anExpiredSessionForwardsNothing() throws {
+        let result = try kioskctl("replay", "--expired", "--profile", "\(root)/policies/museum-map.toml", try keyboardTrace())
+        #expect(result.status == 0)
+        #expect(result.stdout == "")
+    }
+
+    /// A region over the first contact's touch-down (539, 167 on an 800×480 panel) removes that
+    /// contact entirely; the second contact passes whole.
+    @Test func aRegionOverTheFirstContactRemovesItAndKeepsTheOther() throws {
+        let profile = try temp("touch.toml", """
+            [touch]
+            mode = "regions"
+            [[touch.locked-region]]
+            name = "first finger"
+            rect = { x = 0.6, y = 0.3, width = 0.1, height = 0.1 }
+
+            """)
+        let trace = "\(fixtures)/atmel-maxtouch-ts.2-fingers-touch-release.evemu"
+        let result = try kioskctl("replay", "--profile", profile, trace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stdout.contains("ABS_MT_TRACKING_ID 7\n"))
+        #expect(result.stdout.contains("ABS_MT_TRACKING_ID 8\n"))
+        #expect(result.stdout.contains("ABS_MT_POSITION_X 222\n"))
+        #expect(result.stdout.hasSuffix("SYN_REPORT (0) ----------\n"))
+    }
+
+    @Test func aBrokenTraceOrProfileIsNamedAndExits1() throws {
+        let bad = try temp("bad.evemu", "E: 1.0 0001\n")
+        var result = try kioskctl("replay", "--profile", "\(root)/policies/museum-map.toml", bad)
+        #expect(result.status == 1)
+        #expect(result.stdout == "")
+        #expect(result.stderr == "\(bad):1: expected 4 fields in an E: line (sec.usec type code value), found 2\n")
+
+        result = try kioskctl("replay", "--profile", "/nonexistent/p.toml", bad)
+        #expect(result.status == 1)
+        #expect(result.stderr == "/nonexistent/p.toml: no such file\n")
+
+        result = try kioskctl("replay", "--profile", "\(root)/policies/museum-map.toml", "/nonexistent/trace.evemu")
+        #expect(result.status == 1)
+        #expect(result.stderr == "/nonexistent/trace.evemu: no such file\n")
+    }
+
+    @Test func withoutAProfileItIsAUsageError() throws {
+        let result = try kioskctl("replay", "trace.evemu")
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: Missing expected argument '--profile <profile>'\n"))
+    }
+}

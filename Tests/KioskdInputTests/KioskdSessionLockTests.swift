@@ -1,0 +1,146 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskCore
+import Testing
+
+/// kioskd on a private bus, `--no-input` (no devices needed): logind's power-key inhibitor,
+/// taken from a fake `org.freedesktop.login1` (logind itself cannot run on a private bus), and
+/// a restored session whose profile broke.
+@Suite("kioskd: logind's power-key inhibitor and a broken restored profile (private bus)", .serialized)
+struct KioskdSessionLockTests {
+    static let powerLocked = """
+        description = "power locked (the default)"
+        [passcode]
+        hash = "\(demoPasscodeHash)"
+        """
+    static let powerAllowed = """
+        description = "power allowed, volume locked"
+        [buttons]
+        power = "allowed"
+        [passcode]
+        hash = "\(demoPasscodeHash)"
+        """
+
+    /// A fake logind: `Inhibit(ssss) → h` hands out the write end of a pipe and prints
+    /// "Inhibit WHAT WHO MODE"; when the holder closes it, the read end hangs up and it prints
+    /// "released N" (N counts the inhibitors from 0), as logind's FIFO does.
+    static let fakeLogind = """
+        import os, sys, dbus, dbus.service
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        count = [0]
+        class Manager(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.login1.Manager", in_signature="ssss", out_signature="h")
+            def Inhibit(self, what, who, why, mode):
+                n = count[0]
+                count[0] += 1
+                r, w = os.pipe()
+                def hangup(fd, condition, n=n):
+                    if os.read(fd, 1) == b"":
+                        print("released", n, flush=True)
+                        os.close(fd)
+                        return False
+                    return True
+                GLib.io_add_watch(r, GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, hangup)
+                print("Inhibit", what, who, mode, flush=True)
+                fd = dbus.types.UnixFd(w)
+                os.close(w)
+                return fd
+        manager = Manager(bus, "/org/freedesktop/login1")
+        name = dbus.service.BusName("org.freedesktop.login1", bus)  # kept: a collected BusName releases the name
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """
+
+    static let inhibitLine = "Inhibit handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key kioskd block"
+
+    @Test("while a session locks the power key kioskd holds a block inhibitor on the four handle-* keys; ending the session (or kioskd dying) closes it; a restored session takes it again")
+    func powerKeyInhibitor() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let logind = try LineCollector(KioskdUnderTest.python, ["-c", Self.fakeLogind, bus.address])
+        defer { logind.stop() }
+        try logind.wait("the fake logind") { $0.contains("ready") }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile("power-locked", Self.powerLocked)
+        try kioskd.writeProfile("power-allowed", Self.powerAllowed)
+        try kioskd.start(input: false)
+        defer { kioskd.stop() }
+
+        try kioskd.call("StartSession", "s", ["power-locked"])
+        try logind.wait("Inhibit") { $0.contains(Self.inhibitLine) }
+        #expect(!logind.lines.contains { $0.hasPrefix("released") })
+        try kioskd.endSession(passcode: "1234")
+        try logind.wait("the inhibitor's fd closed") { $0.contains("released 0") }
+
+        // A session that leaves the power key alone takes none.
+        try kioskd.call("StartSession", "s", ["power-allowed"])
+        usleep(500_000)
+        try kioskd.endSession(passcode: "1234")
+        usleep(300_000)
+        #expect(logind.lines.filter { $0.hasPrefix("Inhibit") }.count == 1, "\(logind.lines)")
+
+        // kill -9 closes the fd with the process; the restored session takes it again.
+        try kioskd.call("StartSession", "s", ["power-locked"])
+        try logind.wait("the second Inhibit") { $0.filter { $0 == Self.inhibitLine }.count == 2 }
+        kioskd.stop(SIGKILL)
+        try logind.wait("the fd closed by kioskd's death") { $0.contains("released 1") }
+        try kioskd.start(input: false)
+        try logind.wait("the restored session's Inhibit") { $0.filter { $0 == Self.inhibitLine }.count == 3 }
+        try kioskd.call("ForceEndSession")
+        try logind.wait("released after ForceEndSession") { $0.contains("released 2") }
+        #expect(kioskd.log.contains("Holding logind's power-key inhibitor"))
+        #expect(!kioskd.log.contains("logind is not on the bus"))
+    }
+
+    @Test("without logind on the bus kioskd says so once, at info, and the session works")
+    func noLogind() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile("power-locked", Self.powerLocked)
+        try kioskd.start(input: false)
+        defer { kioskd.stop() }
+        for _ in 0..<2 {
+            try kioskd.call("StartSession", "s", ["power-locked"])
+            #expect(try kioskd.property("SessionState") == #"s "active""#)
+            usleep(300_000)
+            try kioskd.endSession(passcode: "1234")
+        }
+        let lines = kioskd.log.split(separator: "\n").filter { $0.contains("logind is not on the bus") }
+        #expect(lines.count == 1, "\(kioskd.log)")
+        #expect(lines.first?.hasPrefix("info ") ?? false, "\(lines)")
+    }
+
+    @Test("a restored session whose profile is gone stays locked with the strictest locks; SessionProblem and the journal say why; kioskd keeps serving; ForceEndSession clears it")
+    func missingProfileAtRestore() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile("power-allowed", Self.powerAllowed)
+        try kioskd.start(input: false)
+        defer { kioskd.stop() }
+        #expect(try kioskd.property("SessionProblem") == #"s """#)
+        try kioskd.call("StartSession", "s", ["power-allowed"])
+        #expect(try kioskd.property("SessionProblem") == #"s """#)
+        kioskd.stop(SIGKILL)
+        try FileManager.default.removeItem(at: kioskd.profileDirectory.appendingPathComponent("power-allowed.toml"))
+
+        try kioskd.start(input: false)
+        #expect(try kioskd.property("SessionState") == #"s "active""#)
+        #expect(try kioskd.property("ActiveProfile") == #"s "power-allowed""#)
+        let problem = try kioskd.property("SessionProblem")
+        #expect(problem.contains("power-allowed") && problem.contains("could not be loaded") && problem.contains("no readable file"), "\(problem)")
+        let journal = kioskd.log.split(separator: "\n").filter { $0.contains("enforcing the strictest locks") }
+        #expect(journal.count == 1 && journal[0].hasPrefix("error ") && journal[0].contains("SESSION_PROFILE=power-allowed"), "\(kioskd.log)")
+        // The strictest locks hold all input.
+        #expect(kioskd.log.split(separator: "\n").contains { $0.contains("Input locks changed") && $0.contains("INPUT_HOLD_ALL=true") }, "\(kioskd.log)")
+
+        try kioskd.call("ForceEndSession")
+        #expect(try kioskd.property("SessionState") == #"s "inactive""#)
+        #expect(try kioskd.property("SessionProblem") == #"s """#)
+    }
+}

@@ -1,0 +1,364 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import InputTestSupport
+import KioskCore
+import KioskInput
+import LinuxInput
+import Testing
+
+/// kioskd itself, brokering fake physical devices inside the VM (root, /dev/uinput, udev), read
+/// back with python-evdev and driven over a private bus with busctl and python3-dbus.
+@Suite("Real kernel: kioskd enforcing sessions on input devices (VM, root, udev)", .serialized,
+       .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
+struct KioskdVMTests {
+    static let profile = """
+        description = "VM test: power and volume locked, the top-right corner of the touch surface locked"
+        [buttons]
+        power = "locked"
+        volume = "locked"
+        home = "locked"
+        keyboard = "allowed"
+        escape-chords = "blocked"
+        [touch]
+        mode = "regions"
+        [[touch.locked-region]]
+        name = "corner"
+        rect = { x = 0.9, y = 0.0, width = 0.1, height = 0.2 }
+        [session]
+        exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
+        [passcode]
+        hash = "\(demoPasscodeHash)"
+        """
+
+    // Phys of the fakes and of their clones.
+    static let keyboardPhys = "kioskd-vm-test/keyboard"
+    static let powerPhys = "LNXPWRBN/button/input0"
+    static let touchPhys = "i2c-ELAN0001:00"
+    static func clone(_ phys: String) -> String { "kioskd-clone/" + phys }
+    static let (kbd, pwr, ts) = (clone(keyboardPhys), clone(powerPhys), clone(touchPhys))
+
+    /// The machine: a private bus, the three fake devices, kioskd, a python-evdev watcher of the
+    /// clones that spies on the physical nodes too.
+    final class Kiosk {
+        let bus: PrivateBus
+        let kioskd: KioskdUnderTest
+        let keyboard: UInputClone
+        let power: UInputClone
+        let touch: UInputClone
+        let physical: [String]
+        let watcher: Probe.Watcher
+
+        init() throws {
+            bus = try PrivateBus()
+            kioskd = try KioskdUnderTest(bus: bus)
+            try kioskd.writeProfile("vm-test", KioskdVMTests.profile)
+            keyboard = try UInputClone(info: FakeDevice.keyboard())
+            power = try UInputClone(info: FakeDevice.powerButton())
+            touch = try UInputClone(info: FakeDevice.touchscreen())
+            physical = try [keyboard, power, touch].map { try #require($0.devnode) }
+            watcher = try Probe.Watcher(spying: physical)
+            try kioskd.start()
+            try waitForClones()
+        }
+
+        func waitForClones() throws {
+            for phys in [keyboardPhys, powerPhys, touchPhys] { _ = try watcher.clone(of: phys, timeout: .seconds(60)) }
+        }
+
+        var events: [SeenEvent] { watcher.snapshot.events }
+
+        /// Waits until the keyboard's, the power node's and the touchscreen's latest events
+        /// (KEY_B, KEY_PROG1, a lifted contact) reached their clones after `mark`: everything
+        /// written before them has been through kioskd.
+        @discardableResult
+        func settle(after mark: Int, keyboard: Bool = true, power: Bool = true, touch: Bool = false) throws -> [SeenEvent] {
+            let all = try watcher.wait("the sentinels through kioskd", timeout: .seconds(60)) { snapshot in
+                let new = snapshot.events.dropFirst(mark)
+                return (!keyboard || new.keys(phys: kbd).contains("KEY_B 0"))
+                    && (!power || new.keys(phys: pwr).contains("KEY_PROG1 0"))
+                    && (!touch || new.nonSync(phys: ts).contains("ABS_MT_TRACKING_ID -1"))
+            }.events
+            return Array(all[mark...])
+        }
+
+        func stop() {
+            kioskd.stop()
+            watcher.stop()
+            bus.stop()
+        }
+    }
+
+    @Test("a session end to end: nothing locked without one; with one, locked keys and touches in the region never reach the clones, the rest always; a keyboard plugged in is locked from its first event; the exit gesture raises ExitRequested; kill -9 and restart leak nothing; EndSession lifts the locks; SIGTERM gives the devices back")
+    func sessionEndToEnd() throws {
+        let kiosk = try Kiosk()
+        defer { kiosk.stop() }
+        let log = kiosk.kioskd.log
+        // The devices were taken before the name (and READY).
+        let ready = try #require(log.range(of: "Ready"))
+        #expect(log.ranges(of: "Brokering an input device").count >= 3)
+        #expect(log.ranges(of: "Brokering an input device").allSatisfy { $0.upperBound < ready.lowerBound }, "\(log)")
+
+        // No session: everything passes, and the grabbed physical nodes tell nobody else.
+        var mark = kiosk.events.count
+        try press(kiosk.keyboard, ["KEY_VOLUMEUP", "KEY_A", "KEY_B"])
+        try press(kiosk.power, ["KEY_VOLUMEUP", "KEY_POWER", "KEY_PROG1"])
+        try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 1, x: 3900, y: 100))
+        var seen = try kiosk.settle(after: mark, touch: true)
+        #expect(seen.keys(phys: Self.kbd) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
+        #expect(seen.keys(phys: Self.pwr) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_POWER 1", "KEY_POWER 0", "KEY_PROG1 1", "KEY_PROG1 0"])
+        #expect(seen.nonSync(phys: Self.ts).contains("ABS_MT_TRACKING_ID 1"))
+        #expect(seen.filter { !$0.phys.hasPrefix("kioskd-clone") }.isEmpty, "a grabbed node delivered: \(seen)")
+
+        // StartSession: locked keys never, allowed keys always; a touch in the region never, one outside whole.
+        try kiosk.kioskd.call("StartSession", "s", ["vm-test"])
+        #expect(try kiosk.kioskd.property("SessionState") == #"s "active""#)
+        mark = kiosk.events.count
+        try press(kiosk.keyboard, ["KEY_VOLUMEUP", "KEY_A", "KEY_LEFTMETA", "KEY_B"])
+        try press(kiosk.power, ["KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_PROG1"])
+        try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 2, x: 3900, y: 100))
+        try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 3, x: 1000, y: 1200))
+        seen = try kiosk.settle(after: mark, touch: true)
+        #expect(seen.keys(phys: Self.kbd) == ["KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
+        #expect(seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"])
+        #expect(seen.nonSync(phys: Self.ts) == [
+            "ABS_MT_TRACKING_ID 3", "ABS_MT_POSITION_X 1000", "ABS_MT_POSITION_Y 1200", "BTN_TOUCH 1", "ABS_X 1000", "ABS_Y 1200",
+            "ABS_MT_POSITION_X 1008", "ABS_X 1008", "ABS_MT_TRACKING_ID -1", "BTN_TOUCH 0",
+        ])
+
+        // A keyboard plugged in during the session: a locked key from the moment its node exists.
+        let plugged = "kioskd-vm-test/plugged-in"
+        let pluggedIn = try UInputClone(info: FakeDevice.keyboard(name: "plugged-in keyboard", phys: plugged))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !kiosk.events.keys(phys: Self.clone(plugged)).contains("KEY_A 0") {
+            try #require(ContinuousClock.now < deadline, "the plugged-in keyboard's clone never showed KEY_A")
+            try press(pluggedIn, ["KEY_VOLUMEUP", "KEY_A"])
+            usleep(5_000)
+        }
+        try press(pluggedIn, ["KEY_VOLUMEUP", "KEY_B"])
+        let pluggedKeys = try kiosk.watcher.wait("KEY_B on the plugged-in keyboard's clone") {
+            $0.events.keys(phys: Self.clone(plugged)).contains("KEY_B 0")
+        }.events.keys(phys: Self.clone(plugged))
+        #expect(!pluggedKeys.contains { $0.hasPrefix("KEY_VOLUMEUP") }, "a locked key reached the clone: \(pluggedKeys)")
+        pluggedIn.destroy()
+
+        // The exit gesture on the locked power key: ExitRequested, and no KEY_POWER on the clone.
+        let listener = try exitRequestedListener(address: kiosk.bus.address)
+        defer { listener.stop() }
+        mark = kiosk.events.count
+        try press(kiosk.power, ["KEY_POWER", "KEY_POWER", "KEY_POWER", "KEY_PROG1"])
+        try listener.wait("ExitRequested") { $0.contains("ExitRequested") }
+        seen = try kiosk.settle(after: mark, keyboard: false)
+        #expect(seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"])
+        #expect(listener.lines.filter { $0 == "ExitRequested" }.count == 1)
+
+        // kill -9 mid-session while locked keys and locked touches keep coming, then a restart.
+        let writer = Writer(keyboard: kiosk.keyboard, power: kiosk.power, touch: kiosk.touch)
+        writer.start()
+        let beforeKill = kiosk.events.count
+        usleep(300_000)
+        #expect(kiosk.kioskd.stop(SIGKILL) == 128 + SIGKILL)
+        try kiosk.watcher.wait("the clones gone with kioskd") { snapshot in
+            [Self.kbd, Self.pwr, Self.ts].allSatisfy { snapshot.openNow[$0] == nil }
+        }
+        usleep(300_000)  // the physical nodes are ungrabbed now
+        let logBefore = kiosk.kioskd.log.count
+        try kiosk.kioskd.start()
+        #expect(try kiosk.kioskd.property("SessionState") == #"s "active""#)
+        // The restored session's locks were in the filter before kioskd took any device.
+        let restartLog = String(kiosk.kioskd.log.dropFirst(logBefore))
+        let locks = try #require(restartLog.range(of: "Input locks changed"), "\(restartLog)")
+        let firstGrab = try #require(restartLog.range(of: "Brokering an input device"), "\(restartLog)")
+        #expect(locks.upperBound <= firstGrab.lowerBound, "\(restartLog)")
+        #expect(restartLog[locks.lowerBound...].prefix(while: { $0 != "\n" }).contains("SESSION_STATE=active"), "\(restartLog)")
+        try kiosk.waitForClones()
+        let resumed = kiosk.events.count
+        try kiosk.watcher.wait("KEY_A through the new keyboard clone") {
+            $0.events.dropFirst(resumed).keys(phys: Self.kbd).contains("KEY_A 0")
+        }
+        usleep(300_000)
+        let written = writer.stop()
+        mark = kiosk.events.count
+        try press(kiosk.keyboard, ["KEY_B"])
+        try press(kiosk.power, ["KEY_PROG1"])
+        seen = try kiosk.settle(after: beforeKill)
+        let leaked = seen.filter {
+            ($0.phys == Self.pwr && $0.type == type("EV_KEY") && $0.code != code("KEY_PROG1"))
+                || ($0.phys == Self.ts && $0.type != type("EV_SYN"))
+                || ($0.phys == Self.kbd && $0.code == code("KEY_VOLUMEUP"))
+        }
+        #expect(leaked.isEmpty, "locked events reached a clone across kill -9 and restart: \(leaked.prefix(10))")
+        #expect(seen.keys(phys: Self.kbd).contains("KEY_A 1"))
+        let meanwhile = seen.filter { kiosk.physical.contains($0.path) && !$0.phys.hasPrefix("kioskd-clone") }.count
+        print("kill -9 and restart: \(written) frames written across it; the clones showed no locked event; while kioskd was down the ungrabbed physical nodes delivered \(meanwhile) events to other readers")
+
+        // EndSession with the passcode lifts the locks.
+        try kiosk.kioskd.endSession(passcode: "1234")
+        #expect(try kiosk.kioskd.property("SessionState") == #"s "inactive""#)
+        mark = kiosk.events.count
+        try press(kiosk.power, ["KEY_VOLUMEUP", "KEY_PROG1"])
+        try press(kiosk.keyboard, ["KEY_B"])
+        try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 4, x: 3900, y: 100))
+        seen = try kiosk.settle(after: mark, touch: true)
+        #expect(seen.keys(phys: Self.pwr) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_PROG1 1", "KEY_PROG1 0"])
+        #expect(seen.nonSync(phys: Self.ts).contains("ABS_MT_TRACKING_ID 4"))
+
+        // SIGTERM: the clones go, the physical nodes deliver to everyone again.
+        #expect(kiosk.kioskd.stop(SIGTERM) == 0)
+        try kiosk.watcher.wait("the clones gone after SIGTERM") { snapshot in
+            [Self.kbd, Self.pwr, Self.ts].allSatisfy { snapshot.openNow[$0] == nil }
+        }
+        mark = kiosk.events.count
+        try press(kiosk.power, ["KEY_VOLUMEUP"])
+        seen = Array(try kiosk.watcher.wait("the physical power node delivering") {
+            $0.events.dropFirst(mark).keys(phys: Self.powerPhys).count == 2
+        }.events[mark...])
+        #expect(seen.keys(phys: Self.powerPhys) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0"])
+    }
+
+    @Test("a restored session whose profile broke: the strictest locks from the first frame, SessionProblem says why, the exit gesture still works, ForceEndSession lifts it")
+    func brokenProfileFailsClosed() throws {
+        let kiosk = try Kiosk()
+        defer { kiosk.stop() }
+        try kiosk.kioskd.call("StartSession", "s", ["vm-test"])
+        #expect(kiosk.kioskd.stop(SIGKILL) == 128 + SIGKILL)
+        try kiosk.kioskd.writeProfile("vm-test", "[buttons]\npower = \"sometimes\"\n")
+        try kiosk.kioskd.start()
+        #expect(try kiosk.kioskd.property("SessionState") == #"s "active""#)
+        let problem = try kiosk.kioskd.property("SessionProblem")
+        #expect(problem.contains("could not be loaded") && problem.contains("vm-test"), "\(problem)")
+        #expect(kiosk.kioskd.log.contains("enforcing the strictest locks"))
+        try kiosk.waitForClones()
+
+        let listener = try exitRequestedListener(address: kiosk.bus.address)
+        defer { listener.stop() }
+        let mark = kiosk.events.count
+        try press(kiosk.keyboard, ["KEY_A", "KEY_B"])
+        try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 9, x: 1000, y: 1000))
+        try press(kiosk.power, ["KEY_PROG1", "KEY_POWER", "KEY_POWER", "KEY_POWER"])
+        try listener.wait("ExitRequested") { $0.contains("ExitRequested") }
+        usleep(500_000)
+        let held = kiosk.events.dropFirst(mark).filter { $0.phys.hasPrefix("kioskd-clone") && $0.type != type("EV_SYN") }
+        #expect(held.isEmpty, "the strictest locks let through: \(held)")
+
+        try kiosk.kioskd.call("ForceEndSession")
+        #expect(try kiosk.kioskd.property("SessionProblem") == #"s """#)
+        let after = kiosk.events.count
+        try press(kiosk.keyboard, ["KEY_B"])
+        try press(kiosk.power, ["KEY_PROG1"])
+        let seen = try kiosk.settle(after: after)
+        #expect(seen.keys(phys: Self.kbd) == ["KEY_B 1", "KEY_B 0"])
+    }
+
+    @Test("time from a device appearing to kioskd holding its grab (its clone's node appears right after), 20 devices")
+    func hotplugToGrabbed() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let nodes = try NodeWatch()
+        var samples: [Duration] = []
+        for i in 0..<20 {
+            let phys = "kioskd-vm-test/timing-\(i)"
+            let start = ContinuousClock.now
+            let fake = try UInputClone(info: FakeDevice.keyboard(name: "timing keyboard \(i)", phys: phys))
+            let appeared = try nodes.waitForNode(phys: Self.clone(phys), timeout: .seconds(30))
+            samples.append(appeared - start)
+            fake.destroy()
+        }
+        let sorted = samples.sorted()
+        let ms = { (d: Duration) in String(format: "%.1f ms", Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15) }
+        print("hotplug with kioskd: UI_DEV_CREATE -> grabbed (clone node created): median \(ms(sorted[sorted.count / 2])), min \(ms(sorted.first!)), max \(ms(sorted.last!)) over \(samples.count) devices (TCG guest, udev)")
+        #expect(sorted[sorted.count / 2] < .seconds(2))
+    }
+}
+
+// MARK: Helpers
+
+/// Press and release of each key, one frame each.
+func press(_ device: UInputClone, _ keys: [String]) throws {
+    for name in keys { try device.write(frames: [key(name, 1), key(name, 0)]) }
+}
+
+/// Writes locked input (VOLUMEUP on the power node and the keyboard, taps in the locked corner)
+/// and an allowed KEY_A, every 20 ms, on its own thread, until stopped.
+final class Writer: @unchecked Sendable {
+    private let keyboard: UInputClone
+    private let power: UInputClone
+    private let touch: UInputClone
+    private let lock = NSLock()
+    private var running = false
+    private var frames = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(keyboard: UInputClone, power: UInputClone, touch: UInputClone) {
+        self.keyboard = keyboard
+        self.power = power
+        self.touch = touch
+    }
+
+    func start() {
+        lock.withLock { running = true }
+        Thread.detachNewThread { [self] in
+            var id: Int32 = 100
+            while lock.withLock({ running }) {
+                var n = 0
+                do {
+                    try press(power, ["KEY_VOLUMEUP"])
+                    try press(keyboard, ["KEY_VOLUMEUP", "KEY_A"])
+                    try touch.write(frames: FakeDevice.tap(trackingID: id, x: 3950, y: 50))
+                    n = 2 + 4 + 3
+                } catch {
+                    FileHandle.standardError.write(Data("writer: \(error)\n".utf8))
+                }
+                id += 1
+                lock.withLock { frames += n }
+                usleep(20_000)
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops and returns how many frames were written.
+    func stop() -> Int {
+        lock.withLock { running = false }
+        done.wait()
+        return lock.withLock { frames }
+    }
+}
+
+/// inotify on /dev/input: the moment a node with a given phys appears.
+final class NodeWatch {
+    private let fd: Int32
+
+    init() throws {
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0, inotify_add_watch(fd, "/dev/input", UInt32(IN_CREATE)) >= 0 else {
+            throw HarnessError("inotify on /dev/input failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Returns when a node whose phys is `phys` has been created (the time of its IN_CREATE).
+    func waitForNode(phys: String, timeout: Duration) throws -> ContinuousClock.Instant {
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pfd, 1, 1000)
+            let now = ContinuousClock.now
+            let n = read(fd, &buffer, buffer.count)
+            var offset = 0
+            while n > 0 && offset < n {
+                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                offset += 16 + length
+                guard name.hasPrefix("event"), let device = try? EvdevDevice(path: "/dev/input/" + name, access: .readOnly) else { continue }
+                if device.info.phys == phys { return now }
+            }
+        }
+        throw HarnessError("no node with phys \(phys) appeared within \(timeout)")
+    }
+}
