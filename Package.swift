@@ -172,6 +172,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: BusBench — kioskd on a private bus: round trips, signal latency, fan-out, READY and RSS (`make bench-bus`)
+        .executableTarget(
+            name: "BusBench",
+            dependencies: ["SystemdKit", "BusTestSupport", "KioskCore", "KioskStore", "KioskTestSupport"],
+            path: "Benchmarks/BusBench",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: kioskd — the daemon executable (arguments only; the work is in KioskDaemon)
         .executableTarget(
             name: "kioskd",
@@ -181,7 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskDaemonTests",
-            dependencies: ["KioskDaemon", "KioskCore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
 

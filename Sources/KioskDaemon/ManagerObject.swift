@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import KioskCore
@@ -44,6 +45,11 @@ public final class ManagerObject {
     private var restoreProblem = ""
     private var sessionTimer: EventSource?
     private var exported: ExportedObject?
+    /// Passcode attempts waiting for their turn, and the call of the one being hashed.
+    private var waitingPasscodeAttempts: [PasscodeAttempt] = []
+    private var passcodeAttemptInFlight: MethodCall?
+    /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
+    private let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
 
     public init(bus: Bus, loop: EventLoop, store: StateStore, state: KioskState, profileDirectory: String,
                 clock: any WallClock, logger: Logger) {
@@ -252,8 +258,7 @@ public final class ManagerObject {
         try state.throttle.check(at: clock.now())
         try identify(call) { [unowned self] caller in
             // Anyone who knows the passcode may end the session: no polkit check.
-            try verifyPasscode(passcode, against: activeProfile?.passcodeHash ?? state.passcodeHash, caller: caller)
-            try applyEndSession(call, caller: caller, forced: false)
+            try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: passcode, purpose: .endSession))
         }
         return .deferred
     }
@@ -262,6 +267,7 @@ public final class ManagerObject {
         guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
+                guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
                 try applyEndSession(call, caller: caller, forced: true)
             }
         }
@@ -291,31 +297,119 @@ public final class ManagerObject {
         try Passcode.validateNew(new)
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.setPasscode, doing: "set the passcode") { [unowned self] in
-                try state.throttle.check(at: clock.now())
-                if let hash = state.passcodeHash { try verifyPasscode(current, against: hash, caller: caller) }
-                var next = state
-                next.passcodeHash = try Passcode.hash(new)
-                next.throttle.recordSuccess()
-                try commit(next)
-                logger.notice("Passcode set", metadata: caller.metadata)
-                try call.reply([])
+                try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
             }
         }
         return .deferred
     }
 
-    /// Checks `passcode` against `hash`; a wrong one is recorded in the throttle (persisted)
-    /// and throws `WrongPasscode`. The caller resets the throttle in the state it commits next.
-    private func verifyPasscode(_ passcode: String, against hash: String?, caller: Caller) throws {
-        // TODO: yescrypt takes tens of ms on the loop thread; move it to a worker and reply later.
-        if let hash, Passcode.verify(passcode, against: hash) { return }
-        var next = state
-        next.throttle.recordFailure(at: clock.now())
-        try commit(next)
-        logger.warning("Wrong passcode", metadata: caller.metadata.merging(["passcode.failures": "\(next.throttle.failures)"]) { $1 })
-        throw KioskError(.wrongPasscode, hash == nil
-            ? "No passcode is set; an admin can end the session with ForceEndSession."
-            : "The passcode is wrong.")
+    // MARK: Passcode attempts, one at a time, hashed off the loop
+
+    /// An EndSession or SetPasscode call waiting for its passcode to be checked.
+    private struct PasscodeAttempt {
+        enum Purpose {
+            case endSession
+            case setPasscode(new: String)
+        }
+
+        var call: MethodCall
+        var caller: Caller
+        var passcode: String
+        var purpose: Purpose
+    }
+
+    /// What the worker found: whether the passcode matched, and for SetPasscode the new hash.
+    private struct PasscodeVerdict: Sendable {
+        var matches: Bool
+        var newHash: Result<String, KioskError>?
+    }
+
+    /// More attempts than this waiting are refused (`Throttled`) rather than queued.
+    static let maxWaitingPasscodeAttempts = 32
+
+    /// Queues `attempt`. Attempts run one at a time, in order: each checks the throttle on the loop
+    /// after the previous one's failure is recorded, so parallel guesses get no free tries, and
+    /// its yescrypt work (tens of ms) runs on `passcodeWorker` while the loop serves other callers.
+    private func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
+        guard waitingPasscodeAttempts.count < Self.maxWaitingPasscodeAttempts else {
+            throw KioskError(.throttled, "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s.")
+        }
+        waitingPasscodeAttempts.append(attempt)
+        startNextPasscodeAttempt()
+    }
+
+    /// Starts the next waiting attempt unless one is being hashed: checks the throttle and the
+    /// session now, takes the hash to compare with, and hands the hashing to the worker.
+    private func startNextPasscodeAttempt() {
+        while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
+            let waiting = waitingPasscodeAttempts.removeFirst()
+            attempt(waiting.call) {
+                try state.throttle.check(at: clock.now())
+                let expected: String?
+                switch waiting.purpose {
+                case .endSession:
+                    guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+                    expected = activeProfile?.passcodeHash ?? state.passcodeHash
+                case .setPasscode:
+                    expected = state.passcodeHash
+                }
+                let session = state.session
+                passcodeAttemptInFlight = waiting.call
+                loop.offload(to: passcodeWorker, { [passcode = waiting.passcode, purpose = waiting.purpose] in
+                    Self.judge(passcode, against: expected, purpose: purpose)
+                }, then: { [unowned self] verdict in
+                    passcodeAttemptInFlight = nil
+                    attempt(waiting.call) {
+                        try finish(waiting, verdict: verdict, expected: expected, session: session)
+                    }
+                    startNextPasscodeAttempt()
+                })
+            }
+        }
+    }
+
+    /// On the worker: the slow part. With no hash to compare with, EndSession's passcode is wrong
+    /// and SetPasscode's `current` is ignored.
+    private static func judge(_ passcode: String, against expected: String?,
+                              purpose: PasscodeAttempt.Purpose) -> PasscodeVerdict {
+        switch purpose {
+        case .endSession:
+            return PasscodeVerdict(matches: expected.map { Passcode.verify(passcode, against: $0) } ?? false)
+        case .setPasscode(let new):
+            guard expected.map({ Passcode.verify(passcode, against: $0) }) ?? true else { return PasscodeVerdict(matches: false) }
+            return PasscodeVerdict(matches: true, newHash: Result { () throws(KioskError) in try Passcode.hash(new) })
+        }
+    }
+
+    /// Back on the loop: a wrong passcode is recorded in the throttle (persisted) and answered
+    /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
+    /// it was checked for may have ended (or another started) meanwhile.
+    private func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, expected: String?,
+                        session: GuidedSession) throws {
+        guard verdict.matches else {
+            var next = state
+            next.throttle.recordFailure(at: clock.now())
+            try commit(next)
+            logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(next.throttle.failures)"]) { $1 })
+            throw KioskError(.wrongPasscode, expected == nil
+                ? "No passcode is set; an admin can end the session with ForceEndSession."
+                : "The passcode is wrong.")
+        }
+        switch attempt.purpose {
+        case .endSession:
+            guard state.session.isActive, state.session.startedAt == session.startedAt,
+                  state.session.profileName == session.profileName else {
+                throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
+            }
+            try applyEndSession(attempt.call, caller: attempt.caller, forced: false)
+        case .setPasscode:
+            var next = state
+            next.passcodeHash = try verdict.newHash!.get()
+            next.throttle.recordSuccess()
+            try commit(next)
+            logger.notice("Passcode set", metadata: attempt.caller.metadata)
+            try attempt.call.reply([])
+        }
     }
 
     // MARK: The session's time limit

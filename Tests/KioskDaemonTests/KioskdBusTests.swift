@@ -41,32 +41,6 @@ import Testing
         #expect(saved.contains("[\"\(Self.controls)\",\"Map controls\",\"Pan and zoom\",\"deny\",false]"), "\(saved)")
     }
 
-    @Test func introspectionNamesEveryArgument() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let xml = try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskAPI.busName, KioskAPI.objectPath])
-        #expect(xml.status == 0, "\(xml)")
-        for fragment in [
-            #"<interface name="org.kioskd.GuidedAccess1.Manager">"#,
-            #"<method name="RegisterApplication">"#, #"<arg type="a(sss)" name="restrictions" direction="in"/>"#,
-            #"<method name="ListApplications">"#, #"<arg type="as" name="app_ids" direction="out"/>"#,
-            #"<arg type="a(ssss)" name="restrictions" direction="out"/>"#,
-            #"<method name="SetRestrictionState">"#, #"<arg type="s" name="restriction_id" direction="in"/>"#,
-            #"<method name="StartSession">"#, #"<arg type="s" name="profile" direction="in"/>"#,
-            #"<method name="EndSession">"#, #"<arg type="s" name="passcode" direction="in"/>"#,
-            #"<method name="ForceEndSession">"#, #"<method name="SetPasscode">"#, #"<arg type="s" name="new" direction="in"/>"#,
-            #"<signal name="RestrictionStateChanged">"#, #"<arg type="s" name="state"/>"#,
-            #"<signal name="ExitRequested">"#, #"<signal name="TimeLimitWarning">"#, #"<arg type="t" name="seconds_left"/>"#,
-            #"<property name="SessionState" type="s" access="read">"#, #"<property name="ActiveProfile" type="s" access="read">"#,
-            #"<property name="SessionDeadline" type="t" access="read">"#, #"<property name="Version" type="s" access="read">"#,
-        ] {
-            #expect(xml.stdout.contains(fragment), "missing \(fragment)")
-        }
-    }
-
     @Test func python3DBusReceivesRestrictionStateChanged() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -74,14 +48,7 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         try Self.registerSample(ManagerClient(address: bus.address))
-        let script = """
-            import sys, dbus
-            from dbus.mainloop.glib import DBusGMainLoop
-            from gi.repository import GLib
-            DBusGMainLoop(set_as_default=True)
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
-            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+        let out = try Python.run("""
             got = []
             loop = GLib.MainLoop()
             def changed(app, rid, state):
@@ -94,9 +61,8 @@ import Testing
             loop.run()
             print(got)
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
-            print(obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionState", dbus_interface="org.freedesktop.DBus.Properties"))
-            """
-        let out = try runTool(Tools.python, ["-c", script, bus.address])
+            print(props.Get("org.kioskd.GuidedAccess1.Manager", "SessionState"))
+            """, bus: bus)
         #expect(out.stdout == """
             [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
             deny
@@ -171,10 +137,7 @@ import Testing
         let client = try ManagerClient(address: bus.address)
         try Self.registerSample(client)
         let before = kioskd.stateBytes
-        let script = """
-            import sys, dbus
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            m = dbus.Interface(bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1"), "org.kioskd.GuidedAccess1.Manager")
+        let out = try Python.run("""
             for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
                          lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
                          lambda: m.ForceEndSession(),
@@ -185,8 +148,7 @@ import Testing
                 except dbus.DBusException as e:
                     print(e.get_dbus_name())
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
-            """
-        let out = try runTool(Tools.setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", Tools.python, "-c", script, bus.address])
+            """, bus: bus, as: 65534)
         #expect(out.stdout == """
             org.freedesktop.DBus.Error.AccessDenied
             org.freedesktop.DBus.Error.AccessDenied
@@ -296,7 +258,7 @@ import Testing
         try notify.waitFor("WATCHDOG=1", timeout: .seconds(2))
     }
 
-    @Test func timeLimitWarnsThenExpiresTheSession() throws {
+    @Test func timeLimitWarnsThenExpiresTheSessionWhichEndsOnlyWithThePasscode() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)
@@ -307,14 +269,9 @@ import Testing
             """)
         try kioskd.start()
         defer { kioskd.stop() }
-        let script = """
-            import sys, time, dbus
-            from dbus.mainloop.glib import DBusGMainLoop
-            from gi.repository import GLib
-            DBusGMainLoop(set_as_default=True)
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            obj = bus.get_object("org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1")
-            m = dbus.Interface(obj, "org.kioskd.GuidedAccess1.Manager")
+        let client = try ManagerClient(address: bus.address)
+        try client.call("SetPasscode", [.string(""), .string("1234")])
+        let out = try Python.run("""
             got = []
             loop = GLib.MainLoop()
             def warning(left):
@@ -332,12 +289,15 @@ import Testing
             GLib.timeout_add(8000, loop.quit)
             loop.run()
             print(got)
-            """
-        let out = try runTool(Tools.python, ["-c", script, bus.address])
+            """, bus: bus)
         #expect(out.stdout == """
             True
             [('state', 'active'), ('warning', 2), ('state', 'expired')]
 
             """, "\(out)\n\(kioskd.log)")
+        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
+        #expect(try client.property("SessionState") == .string("expired"))
+        try client.call("EndSession", [.string("1234")])
+        #expect(try client.property("SessionState") == .string("inactive"))
     }
 }

@@ -1,0 +1,250 @@
+// Bus benchmark (issue 3): kioskd (release) against a private dbus-daemon, measured in one run.
+// `make bench-bus` builds kioskd and this in release mode and runs it.
+//
+//  1. GetRestrictionState round trip next to the bus driver's own org.freedesktop.DBus.GetId,
+//     same connection, same client code path, alternating batches.
+//  2. SetRestrictionState → RestrictionStateChanged at a subscriber.
+//  3. The same signal fanned out to 50 subscriber connections: time until the last has it.
+//  4. READY=1 time and RSS of kioskd with 1,000 apps × 50 restrictions in the store.
+import BusTestSupport
+import Dispatch
+import Foundation
+import Glibc
+import KioskCore
+import KioskStore
+import KioskTestSupport
+import Synchronization
+import SystemdKit
+
+// MARK: Helpers
+
+/// CLOCK_MONOTONIC in ns.
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+struct Percentiles {
+    let p50: Double, p99: Double, max: Double, count: Int
+    /// From samples in ns, in ms.
+    init(_ samples: [UInt64]) {
+        let sorted = samples.sorted()
+        count = sorted.count
+        p50 = Double(sorted[sorted.count / 2]) / 1e6
+        p99 = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]) / 1e6
+        max = Double(sorted.last!) / 1e6
+    }
+    var text: String { String(format: "p50 %.3f ms  p99 %.3f ms  max %.3f ms  (n=%d)", p50, p99, max, count) }
+}
+
+func verdict(_ met: Bool) -> String { met ? "PASS" : "MISS" }
+
+func line(_ what: String, _ figure: String, target: String, met: Bool) {
+    print("  \(what.padding(toLength: 44, withPad: " ", startingAt: 0)) \(figure)   target \(target): \(verdict(met))")
+}
+
+let kioskdPath = BuildProducts.path(of: "kioskd")
+guard FileManager.default.isExecutableFile(atPath: kioskdPath) else {
+    fatalError("kioskd is not built next to BusBench (\(kioskdPath)); run `make bench-bus`.")
+}
+
+/// kioskd on `bus` with a state dir under the bus's temp dir, optionally with a prepared state
+/// and a notify socket; returns the process once it owns its name (or sent READY=1).
+func startKioskd(bus: PrivateBus, name: String, stateRoot: URL? = nil, state: KioskState? = nil,
+                 notify: NotifySocket? = nil) throws -> ChildProcess {
+    let stateDir = (stateRoot ?? bus.directory).appendingPathComponent("state-\(name)").path
+    try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+    if let state { try StateStore(directory: stateDir).save(state) }
+    var env = bus.environment
+    env["NOTIFY_SOCKET"] = notify?.path
+    let log = open(bus.directory.appendingPathComponent("kioskd-\(name).log").path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    defer { close(log) }
+    let process = try ChildProcess.spawn(kioskdPath, ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--no-input"],
+                                         environment: env, stdout: log, stderr: log)
+    if notify == nil { try bus.waitForOwner(KioskAPI.busName) }
+    return process
+}
+
+func call(_ bus: Bus, _ destination: String, _ path: String, _ interface: String, _ member: String,
+          _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+    let m = try bus.makeMethodCall(destination: destination, path: path, interface: interface, member: member)
+    try m.append(arguments)
+    return try bus.callBlocking(m, timeout: .seconds(10)).readAll()
+}
+
+func manager(_ bus: Bus, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+    try call(bus, KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface, member, arguments)
+}
+
+/// Connections that subscribe to RestrictionStateChanged on one loop thread and record when
+/// each signal arrives.
+final class Subscribers: @unchecked Sendable {
+    let loop: EventLoop
+    private var buses: [Bus] = []
+    private var slots: [BusSlot] = []
+    private let arrivals = Mutex<[UInt64]>([])
+    private let installed = Atomic<Int>(0)
+
+    init(count: Int, address: String) throws {
+        loop = try EventLoop()
+        for _ in 0..<count {
+            let bus = try Bus.open(address: address)
+            try bus.attach(to: loop)
+            buses.append(bus)
+            slots.append(try bus.matchSignal(sender: KioskAPI.busName, path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
+                                             member: KioskAPI.Member.restrictionStateChanged,
+                                             installed: { [unowned self] _ in installed.add(1, ordering: .sequentiallyConsistent) }) { [unowned self] _ in
+                let t = now()
+                arrivals.withLock { $0.append(t) }
+            })
+        }
+        try loop.startThread()
+        let deadline = now() + 10_000_000_000
+        while installed.load(ordering: .sequentiallyConsistent) < count {
+            guard now() < deadline else { fatalError("the subscribers' matches were not installed") }
+            usleep(1000)
+        }
+    }
+
+    func reset() { arrivals.withLock { $0.removeAll(keepingCapacity: true) } }
+
+    /// Waits until `count` arrivals; returns them, or nil after 5 s.
+    func wait(for count: Int) -> [UInt64]? {
+        let deadline = now() + 5_000_000_000
+        while now() < deadline {
+            if let all = arrivals.withLock({ $0.count >= count ? $0 : nil }) { return all }
+            sched_yield()
+        }
+        return nil
+    }
+}
+
+// MARK: The run
+
+print("bus benchmark: kioskd (release) on a private dbus-daemon, this machine (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+let bus = try PrivateBus()
+defer { bus.stop() }
+
+var small = KioskState()
+small.registry = StateFixtures.registry(apps: 1, restrictions: 50)
+let app = small.registry.applicationIDs[0].rawValue
+let restriction = try small.registry.restrictions(of: AppID(app))[1].id.rawValue
+var kioskd = try startKioskd(bus: bus, name: "small", state: small)
+let client = try Bus.open(address: bus.address)
+
+// 1. Round trips, alternating batches on one connection. Peer.Ping to kioskd is answered by
+//    sd-bus itself (no kioskd code): the floor for any service behind this bus.
+let batches = 60, perBatch = 250
+var samples: [String: [UInt64]] = ["get": [], "id": [], "ping": []]
+let getState = { _ = try manager(client, "GetRestrictionState", [.string(app), .string(restriction)]) }
+let getID = { _ = try call(client, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId") }
+let ping = { _ = try call(client, KioskAPI.busName, KioskAPI.objectPath, "org.freedesktop.DBus.Peer", "Ping") }
+for _ in 0..<200 { try getState(); try getID(); try ping() }  // warm-up
+for batch in 0..<batches {
+    let (key, body) = [("get", getState), ("id", getID), ("ping", ping)][batch % 3]
+    for _ in 0..<perBatch {
+        let t = now()
+        try body()
+        samples[key]!.append(now() - t)
+    }
+}
+let getStateP = Percentiles(samples["get"]!), getIDP = Percentiles(samples["id"]!), pingP = Percentiles(samples["ping"]!)
+print("\n1. round trip, same connection and client code, batches of \(perBatch) in turn")
+print("  GetRestrictionState                          \(getStateP.text)")
+print("  org.freedesktop.DBus.GetId (the bus driver)  \(getIDP.text)")
+print("  Peer.Ping to kioskd (sd-bus answers it)      \(pingP.text)")
+let ratio = getStateP.p50 / getIDP.p50
+line("GetRestrictionState / GetId, p50", String(format: "%.2f (p99: %.2f)", ratio, getStateP.p99 / getIDP.p99), target: "≤ 1.5", met: ratio <= 1.5)
+print(String(format: "  context: GetRestrictionState / Peer.Ping p50 %.2f; GetRestrictionState / (2 × GetId) p50 %.2f",
+             getStateP.p50 / pingP.p50, getStateP.p50 / (2 * getIDP.p50)))
+kioskd.signal(SIGTERM)
+_ = kioskd.wait()
+
+/// 2 and 3: SetRestrictionState → RestrictionStateChanged at 1 and at 50 subscribers, with the
+/// state directory under `root` (every change is fsynced before the signal).
+@MainActor func measureSignals(root: URL, name: String, label: String) throws {
+    let kioskd = try startKioskd(bus: bus, name: "signals-\(name)", stateRoot: root, state: small)
+    defer {
+        kioskd.signal(SIGTERM)
+        kioskd.wait()
+    }
+    let one = try Subscribers(count: 1, address: bus.address)
+    var latency: [UInt64] = []
+    for i in 0..<1100 {
+        one.reset()
+        let t = now()
+        _ = try manager(client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
+        guard let arrivals = one.wait(for: 1) else { fatalError("no RestrictionStateChanged within 5 s") }
+        if i >= 100 { latency.append(arrivals[0] - t) }
+    }
+    let fifty = try Subscribers(count: 50, address: bus.address)
+    var lastOf50: [UInt64] = []
+    for i in 0..<220 {
+        fifty.reset()
+        one.reset()
+        let t = now()
+        _ = try manager(client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
+        guard let arrivals = fifty.wait(for: 50) else { fatalError("not all 50 subscribers got the signal within 5 s") }
+        if i >= 20 { lastOf50.append(arrivals.max()! - t) }
+    }
+    let signalP = Percentiles(latency), fanoutP = Percentiles(lastOf50)
+    print("  state dir on \(label):")
+    line("    one subscriber has it", signalP.text, target: "p99 < 2 ms", met: signalP.p99 < 2)
+    line("    last of 50 subscribers has it", fanoutP.text, target: "p99 < 10 ms", met: fanoutP.p99 < 10)
+}
+
+print("\n2, 3. SetRestrictionState sent → RestrictionStateChanged received (subscribers: one process, one loop thread)")
+try measureSignals(root: bus.directory, name: "disk", label: "disk (\(bus.directory.deletingLastPathComponent().path), fsync)")
+let shm = URL(fileURLWithPath: "/dev/shm/kioskd-bench-\(UUID().uuidString.prefix(8))")
+try FileManager.default.createDirectory(at: shm, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: shm) }
+try measureSignals(root: shm, name: "tmpfs", label: "tmpfs (/dev/shm: the daemon without the disk)")
+
+// 4. READY=1 and RSS with 1,000 apps × 50 restrictions.
+var big = KioskState()
+big.registry = StateFixtures.registry(apps: 1000, restrictions: 50)
+var readyTimes: [UInt64] = [], rss: [Int] = [], hwm: [Int] = [], anon: [Int] = [], file: [Int] = []
+func statusKB(_ pid: pid_t, _ field: String) -> Int {
+    let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
+/// Spawn → READY=1 in ns, VmRSS and VmHWM in KiB, of kioskd starting on `state`.
+func startup(_ state: KioskState, name: String) throws -> (ready: UInt64, rss: Int, hwm: Int, anon: Int, file: Int) {
+    let notify = try NotifySocket(directory: bus.directory)
+    let stateDir = bus.directory.appendingPathComponent("state-\(name)").path
+    try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+    try StateStore(directory: stateDir).save(state)
+    let t = now()
+    let process = try startKioskd(bus: bus, name: name, notify: notify)
+    try notify.waitFor("READY=1", timeout: .seconds(30))
+    let ready = now() - t
+    usleep(100_000)
+    defer {
+        process.signal(SIGTERM)
+        process.wait()
+    }
+    return (ready, statusKB(process.pid, "VmRSS"), statusKB(process.pid, "VmHWM"),
+            statusKB(process.pid, "RssAnon"), statusKB(process.pid, "RssFile"))
+}
+for run in 0..<7 {
+    let figures = try startup(big, name: "big-\(run)")
+    readyTimes.append(figures.ready)
+    rss.append(figures.rss)
+    hwm.append(figures.hwm)
+    anon.append(figures.anon)
+    file.append(figures.file)
+}
+let empty = try startup(KioskState(), name: "empty")
+let readyP = Percentiles(readyTimes)
+let maxRSS = Double(rss.max()!) / 1024, maxHWM = Double(hwm.max()!) / 1024
+print("\n4. kioskd with 1,000 apps × 50 restrictions in the store (\(readyTimes.count) starts)")
+line("  spawn → READY=1", readyP.text, target: "< 300 ms", met: readyP.max < 300)
+line("  VmRSS after READY", String(format: "max %.1f MiB (median %.1f)", maxRSS, Double(rss.sorted()[rss.count / 2]) / 1024),
+     target: "< 30 MB", met: maxRSS * 1.048576 < 30)
+line("  VmHWM (peak) after READY", String(format: "max %.1f MiB", maxHWM), target: "< 30 MB", met: maxHWM * 1.048576 < 30)
+print(String(format: "  context: of that VmRSS, RssAnon (the heap: the registry as Swift values) %.1f MiB, RssFile (libraries) %.1f MiB",
+             Double(anon.max()!) / 1024, Double(file.max()!) / 1024))
+print(String(format: "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB, VmHWM %.1f MiB (the Swift runtime and Foundation)",
+             Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.hwm) / 1024))

@@ -1,0 +1,201 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskCore
+import SystemdKit
+import Testing
+
+/// kioskd driven by clients no one here wrote: gdbus, dbus-send, busctl (monitor,
+/// get-property) and gdbus monitor.
+@Suite(.serialized) struct ThirdPartyClientTests {
+    static let app = KioskdBusTests.app
+    static let controls = KioskdBusTests.controls
+    static let share = KioskdBusTests.share
+    static let museum = """
+        [restrictions."org.example.MuseumMap"]
+        "org.example.MuseumMap.share" = "deny"
+        """
+
+    /// A step: a method of the manager (or `Properties.X`), its arguments in GVariant text,
+    /// and what gdbus prints (the reply) or the error name it reports.
+    enum Expected: Equatable, CustomStringConvertible {
+        case reply(String)
+        case error(KioskError.Code)
+        var description: String {
+            switch self {
+            case .reply(let text): text
+            case .error(let code): "error \(code.dbusName)"
+            }
+        }
+    }
+
+    static let gdbusSteps: [(String, [String], Expected)] = [
+        ("RegisterApplication", [app, "[('\(controls)', 'Map controls', 'Pan and zoom'), ('\(share)', 'Sharing', 'Send to phone')]"], .reply("()")),
+        ("ListApplications", [], .reply("(['\(app)'],)")),
+        ("ListRestrictions", [app], .reply("([('\(controls)', 'Map controls', 'Pan and zoom', 'allow'), ('\(share)', 'Sharing', 'Send to phone', 'allow')],)")),
+        ("GetRestrictionState", [app, controls], .reply("('allow',)")),
+        ("SetRestrictionState", [app, controls, "deny"], .reply("()")),
+        ("GetRestrictionState", [app, controls], .reply("('deny',)")),
+        ("GetRestrictionState", [app, "org.example.MuseumMap.none"], .error(.unknownRestriction)),
+        ("ListRestrictions", ["org.example.Other"], .error(.unknownApplication)),
+        ("SetRestrictionState", [app, controls, "maybe"], .error(.invalidArgument)),
+        ("RegisterApplication", ["1bad.app", "[]"], .error(.invalidArgument)),
+        ("EndSession", ["1234"], .error(.noSession)),
+        ("ForceEndSession", [], .error(.noSession)),
+        ("StartSession", ["nope"], .error(.unknownProfile)),
+        ("StartSession", ["../museum"], .error(.invalidArgument)),
+        ("SetPasscode", ["", ""], .error(.invalidArgument)),
+        ("SetPasscode", ["", "1234"], .reply("()")),
+        ("StartSession", ["museum"], .reply("()")),
+        ("Properties.Get", [KioskAPI.managerInterface, "SessionState"], .reply("(<'active'>,)")),
+        ("Properties.Get", [KioskAPI.managerInterface, "ActiveProfile"], .reply("(<'museum'>,)")),
+        ("GetRestrictionState", [app, share], .reply("('deny',)")),
+        ("StartSession", ["museum"], .error(.sessionActive)),
+        ("EndSession", ["0000"], .error(.wrongPasscode)),
+        ("EndSession", ["1234"], .reply("()")),
+        ("GetRestrictionState", [app, share], .reply("('allow',)")),
+        ("StartSession", ["museum"], .reply("()")),
+        ("ForceEndSession", [], .reply("()")),
+        ("Properties.GetAll", [KioskAPI.managerInterface],
+         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskAPI.version)'>},)")),
+        ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
+        ("SetPasscode", ["1234", "5678"], .reply("()")),
+    ]
+
+    @Test func gdbusCallsEveryMethodAndGetsTheDocumentedErrors() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeProfile("museum", Self.museum)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        for (index, (member, arguments, expected)) in Self.gdbusSteps.enumerated() {
+            let method = member.hasPrefix("Properties.")
+                ? "org.freedesktop.DBus.\(member)" : "\(KioskAPI.managerInterface).\(member)"
+            let out = try runTool(Tools.gdbus, ["call", "--address", bus.address, "--dest", KioskAPI.busName,
+                                                "--object-path", KioskAPI.objectPath, "--method", method] + arguments)
+            let got: String
+            if out.status == 0 {
+                got = out.stdout.trimmingCharacters(in: .newlines)
+            } else {
+                // "Error: GDBus.Error:<name>: <message>"
+                let name = out.stderr.components(separatedBy: "GDBus.Error:").dropFirst().first?.prefix { $0 != ":" }
+                got = "error \(name.map(String.init) ?? out.stderr)"
+            }
+            #expect(got == expected.description, "step \(index): \(member) \(arguments)\n\(out)")
+        }
+        let exercised = Set(Self.gdbusSteps.map(\.0).filter { !$0.hasPrefix("Properties.") })
+        let shipped = try InterfaceXMLTests.shipped()
+        #expect(exercised == Set(shipped.methods.keys))
+    }
+
+    @Test func dbusSendCallsMethodsAndReportsErrors() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
+        // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
+        func send(_ member: String, _ arguments: String..., interface: String = KioskAPI.managerInterface) throws -> ToolOutput {
+            try runTool(Tools.dbusSend, ["--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskAPI.busName)",
+                                         KioskAPI.objectPath, "\(interface).\(member)"] + arguments)
+        }
+        var out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
+        #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "allow", "\(out)")
+        out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:deny")
+        #expect(out.status == 0, "\(out)")
+        out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
+        #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "deny", "\(out)")
+        out = try send("ListApplications")
+        #expect(out.stdout.contains(Self.app), "\(out)")
+        out = try send("Get", "string:\(KioskAPI.managerInterface)", "string:Version", interface: "org.freedesktop.DBus.Properties")
+        #expect(out.stdout.contains(KioskAPI.version), "\(out)")
+        out = try send("Ping", interface: "org.freedesktop.DBus.Peer")
+        #expect(out.status == 0, "\(out)")
+        // Errors: dbus-send prints "Error <name>: <message>" and exits 1.
+        out = try send("ListRestrictions", "string:org.example.Other")
+        #expect(out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.unknownApplication.dbusName): No application org.example.Other"), "\(out)")
+        out = try send("EndSession", "int32:5")
+        #expect(out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
+        out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:")
+        #expect(out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
+        out = try send("NoSuchMethod")
+        #expect(out.stderr.hasPrefix("Error org.freedesktop.DBus.Error.UnknownMethod:"), "\(out)")
+        #expect(try ManagerClient(address: bus.address).state(Self.app, Self.controls) == "deny")
+    }
+
+    /// Runs `start`, then a restriction change and a session start, and returns the monitor's output
+    /// once `done` holds.
+    func monitor(_ tool: String, _ arguments: (PrivateBus) -> [String], ready: String,
+                 until done: @escaping (String) -> Bool) throws -> (String, Bool) {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeProfile("museum", Self.museum)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let client = try ManagerClient(address: bus.address)
+        try KioskdBusTests.registerSample(client)
+        let monitor = try BackgroundTool(tool, arguments(bus), directory: bus.directory)
+        defer { monitor.stop() }
+        #expect(monitor.waitUntil { $0.contains(ready) }, "\(monitor.output)")
+        try client.call("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+        try client.call("StartSession", [.string("museum")])
+        let seen = monitor.waitUntil(done)
+        return (monitor.output, seen)
+    }
+
+    @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
+        let changed = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
+        let preset = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
+        let properties = "\(KioskAPI.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskAPI.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
+        let (output, seen) = try monitor(Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskAPI.busName] },
+                                         ready: "is owned by") { $0.contains(properties) }
+        #expect(seen, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix(KioskAPI.objectPath) } == [changed, preset, properties], "\(output)")
+    }
+
+    @Test func busctlMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
+        let (output, seen) = try monitor(Tools.busctl, { ["--address=\($0.address)", "monitor", "--json=short", KioskAPI.busName] },
+                                         ready: "Monitoring bus message stream.") { $0.contains("\"PropertiesChanged\"") }
+        #expect(seen, "\(output)")
+        let signals = output.split(separator: "\n").compactMap { line -> [String: Any]? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["type"] as? String == "signal", object["sender"] as? String != "org.freedesktop.DBus" else { return nil }
+            return object
+        }
+        let members = signals.map { "\($0["interface"] ?? "").\($0["member"] ?? "")" }
+        #expect(members == ["\(KioskAPI.managerInterface).RestrictionStateChanged", "\(KioskAPI.managerInterface).RestrictionStateChanged",
+                            "org.freedesktop.DBus.Properties.PropertiesChanged"], "\(output)")
+        guard signals.count == 3 else { return }
+        let first = signals[0]["payload"] as? [String: Any]
+        #expect(first?["type"] as? String == "sss")
+        #expect(first?["data"] as? [String] == [Self.app, Self.controls, "deny"])
+        let payload = signals[2]["payload"] as? [String: Any]
+        let data = payload?["data"] as? [Any]
+        #expect(payload?["type"] as? String == "sa{sv}as")
+        #expect(data?.first as? String == KioskAPI.managerInterface)
+        let changed = data?.dropFirst().first as? [String: [String: Any]]
+        #expect(changed?["SessionState"]?["data"] as? String == "active", "\(output)")
+        #expect(changed?["ActiveProfile"]?["data"] as? String == "museum")
+        #expect(Set(changed?.keys.map { $0 } ?? []) == ["SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem"])
+    }
+
+    @Test func busctlReadsPropertiesAndTheTree() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        defer { kioskd.stop() }
+        let a = "--address=\(bus.address)"
+        let state = try runTool(Tools.busctl, [a, "get-property", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface,
+                                               "SessionState", "SessionDeadline", "Version"])
+        #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskAPI.version)\"\n", "\(state)")
+        let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskAPI.busName])
+        #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskAPI.objectPath)), "\(tree)")
+        let table = try runTool(Tools.busctl, [a, "introspect", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface])
+        #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss") , "\(table)")
+    }
+}
