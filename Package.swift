@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd", targets: ["kioskd"]),
+        .library(name: "KioskClient", targets: ["KioskClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -172,6 +173,25 @@ let package = Package(
         .testTarget(
             name: "KioskDaemonTests",
             dependencies: ["KioskDaemon", "KioskCore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskClient — the library apps and kioskctl use: a typed proxy, the app API, reconnects
+        .target(
+            name: "KioskClient",
+            dependencies: ["KioskCore", "SystemdKit"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskClientTests",
+            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskdTestSupport — the built kioskd on a private bus, for every test target that needs one
+        .target(
+            name: "KioskdTestSupport",
+            dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
             swiftSettings: swiftSettings
         ),
     ],
