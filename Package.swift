@@ -114,12 +114,12 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskctlTests",
-            dependencies: ["kioskctl", "KioskTestSupport"],
+            dependencies: ["kioskctl", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
             swiftSettings: swiftSettings
         ),
 

@@ -148,8 +148,19 @@ public final class KioskManager: Sendable {
             return try await bus.call(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface,
                                       member: member, arguments: arguments)
         } catch {
-            throw ErrorMapping.map(error)
+            let mapped = ErrorMapping.map(error)
+            // sd-bus fails the calls of a connection that closed with NoReply, like a daemon
+            // that died: tell them apart (an SSH transport that could not connect, for one).
+            if (mapped as? KioskClientError)?.code == .noReply, await isOpen() == false {
+                throw KioskClientError(.busUnavailable, "The connection to \(target) closed.")
+            }
+            throw mapped
         }
+    }
+
+    private func isOpen() async -> Bool? {
+        let bus = bus
+        return try? await loop.perform { bus.isOpen }
     }
 }
 
