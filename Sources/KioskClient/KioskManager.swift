@@ -1,4 +1,5 @@
 import KioskCore
+import Synchronization
 import SystemdKit
 
 /// A typed proxy of kioskd's `org.kioskd.GuidedAccess1.Manager`: one async method per D-Bus
@@ -14,6 +15,7 @@ public final class KioskManager: Sendable {
     public let target: BusTarget
     private let loop: EventLoop
     private let bus: Bus
+    private let closed = Atomic<Bool>(false)
 
     private init(target: BusTarget, loop: EventLoop, bus: Bus) {
         self.target = target
@@ -36,12 +38,16 @@ public final class KioskManager: Sendable {
         }
     }
 
-    /// Closes the connection and stops its thread. Calls in flight fail.
+    /// Closes the connection and stops its thread; later calls throw. Close it when no call is
+    /// in flight (one may never complete). Releasing the manager closes it too.
     public func close() {
+        guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let bus = bus
-        loop.execute { bus.close() }
+        loop.execute { bus.close() }  // the closure keeps the bus until the loop thread drops it
         loop.exit()
     }
+
+    deinit { close() }
 
     // MARK: methods
 
@@ -112,6 +118,11 @@ public final class KioskManager: Sendable {
     /// again if it differs. It ends after `.disconnected`, or when the consumer stops.
     public func events() async -> AsyncStream<ManagerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ManagerEvent.self)
+        guard !closed.load(ordering: .sequentiallyConsistent) else {
+            continuation.yield(.disconnected)
+            continuation.finish()
+            return stream
+        }
         let holder = MirrorHolder()
         let bus = bus
         let loop = loop
@@ -133,8 +144,10 @@ public final class KioskManager: Sendable {
                 }
             }
         }
-        continuation.onTermination = { _ in
-            loop.execute { holder.mirror = nil }  // release the matches on the loop thread
+        continuation.onTermination = { [self] _ in
+            // The stream keeps its manager (and so the loop) alive; the matches are released
+            // on the loop thread.
+            withExtendedLifetime(self) { loop.execute { holder.mirror = nil } }
         }
         return stream
     }
@@ -144,6 +157,9 @@ public final class KioskManager: Sendable {
     @discardableResult
     private func call(_ member: String, _ arguments: [DBusValue] = [],
                       interface: String = KioskAPI.managerInterface) async throws -> [DBusValue] {
+        guard !closed.load(ordering: .sequentiallyConsistent) else {
+            throw KioskClientError(.busUnavailable, "The connection to \(target) was closed.")
+        }
         do {
             return try await bus.call(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface,
                                       member: member, arguments: arguments)
