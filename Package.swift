@@ -184,7 +184,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskClientTests",
-            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd"],
+            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd", "museum-map-app"],
             swiftSettings: swiftSettings
         ),
 
@@ -192,6 +192,14 @@ let package = Package(
         .target(
             name: "KioskdTestSupport",
             dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Examples — apps that show how to use KioskClient (`make demo` runs museum-map-app)
+        .executableTarget(
+            name: "museum-map-app",
+            dependencies: ["KioskClient"],
+            path: "Examples/museum-map-app",
             swiftSettings: swiftSettings
         ),
     ],
