@@ -14,13 +14,23 @@ import SystemdKit
 public final class KioskManager: Sendable {
     public let target: BusTarget
     private let loop: EventLoop
-    private let bus: Bus
-    private let closed = Atomic<Bool>(false)
+    /// The connection; nil once closed. sd-bus reference counts are not atomic, so the last
+    /// reference is dropped on the loop thread (see `close()`).
+    private let connection: Mutex<Bus?>
 
     private init(target: BusTarget, loop: EventLoop, bus: Bus) {
         self.target = target
         self.loop = loop
-        self.bus = bus
+        connection = Mutex(bus)
+    }
+
+    private var bus: Bus {
+        get throws(KioskClientError) {
+            guard let bus = connection.withLock({ $0 }) else {
+                throw KioskClientError(.busUnavailable, "The connection to \(target) was closed.")
+            }
+            return bus
+        }
     }
 
     /// Connects to the bus kioskd is on (kioskd itself need not run yet).
@@ -41,10 +51,17 @@ public final class KioskManager: Sendable {
     /// Closes the connection and stops its thread; later calls throw. Close it when no call is
     /// in flight (one may never complete). Releasing the manager closes it too.
     public func close() {
-        guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let bus = bus
-        loop.execute { bus.close() }  // the closure keeps the bus until the loop thread drops it
-        loop.exit()
+        // Move the reference out (one retain, no strong local), so that the loop thread drops it.
+        let taken = connection.withLock { bus -> Unmanaged<Bus>? in
+            defer { bus = nil }
+            return bus.map { Unmanaged.passRetained($0) }
+        }
+        guard let taken else { return }
+        let loop = loop  // not self: close() runs in deinit too
+        loop.execute {
+            taken.takeRetainedValue().close()
+            loop.exit()
+        }
     }
 
     deinit { close() }
@@ -118,13 +135,12 @@ public final class KioskManager: Sendable {
     /// again if it differs. It ends after `.disconnected`, or when the consumer stops.
     public func events() async -> AsyncStream<ManagerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ManagerEvent.self)
-        guard !closed.load(ordering: .sequentiallyConsistent) else {
+        guard let bus = try? bus else {
             continuation.yield(.disconnected)
             continuation.finish()
             return stream
         }
         let holder = MirrorHolder()
-        let bus = bus
         let loop = loop
         await withCheckedContinuation { (subscribed: CheckedContinuation<Void, Never>) in
             loop.execute {
@@ -157,9 +173,7 @@ public final class KioskManager: Sendable {
     @discardableResult
     private func call(_ member: String, _ arguments: [DBusValue] = [],
                       interface: String = KioskAPI.managerInterface) async throws -> [DBusValue] {
-        guard !closed.load(ordering: .sequentiallyConsistent) else {
-            throw KioskClientError(.busUnavailable, "The connection to \(target) was closed.")
-        }
+        let bus = try bus
         do {
             return try await bus.call(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface,
                                       member: member, arguments: arguments)
@@ -167,16 +181,15 @@ public final class KioskManager: Sendable {
             let mapped = ErrorMapping.map(error)
             // sd-bus fails the calls of a connection that closed with NoReply, like a daemon
             // that died: tell them apart (an SSH transport that could not connect, for one).
-            if (mapped as? KioskClientError)?.code == .noReply, await isOpen() == false {
+            if (mapped as? KioskClientError)?.code == .noReply, await isOpen(bus) == false {
                 throw KioskClientError(.busUnavailable, "The connection to \(target) closed.")
             }
             throw mapped
         }
     }
 
-    private func isOpen() async -> Bool? {
-        let bus = bus
-        return try? await loop.perform { bus.isOpen }
+    private func isOpen(_ bus: Bus) async -> Bool? {
+        try? await loop.perform { bus.isOpen }
     }
 }
 

@@ -132,6 +132,11 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         await #expect(throws: KioskError.self) {
             try await f.client.register(appID: "museum", restrictions: [])
         }
+        await f.client.close()
+        await #expect(throws: KioskClientError(.busUnavailable, "The client was closed.")) {
+            try await f.client.register(appID: Self.app, restrictions: [])
+        }
+        #expect(f.client.state(for: Self.controls) == .deny)  // still the last known
         await f.stop()
     }
 

@@ -140,6 +140,18 @@ import Testing
         }
     }
 
+    @Test func callsAfterCloseThrowInsteadOfWaiting() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        f.manager.close()
+        await #expect(throws: KioskClientError(.busUnavailable, "The connection to the bus at \(f.bus.address) was closed.")) {
+            try await f.manager.listApplications()
+        }
+        var events = await f.manager.events().makeAsyncIterator()
+        #expect(await events.next() == .disconnected)
+        #expect(await events.next() == nil)
+    }
+
     @Test func eventsCarryEverySignalOfKioskd() async throws {
         let f = try Fixture()
         defer { f.stop() }
