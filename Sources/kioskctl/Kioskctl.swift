@@ -14,8 +14,18 @@ struct Kioskctl: AsyncParsableCommand {
             """,
         version: KioskAPI.version,
         subcommands: [
-            StatusCommand.self, AppsCommand.self, RestrictionsCommand.self, AllowCommand.self, DenyCommand.self,
-            StartCommand.self, EndCommand.self, ForceEndCommand.self, PasscodeCommand.self, MonitorCommand.self,
+            // Over D-Bus, through KioskClient:
+            StatusCommand.self,
+            AppsCommand.self,
+            RestrictionsCommand.self,
+            AllowCommand.self,
+            DenyCommand.self,
+            StartCommand.self,
+            EndCommand.self,
+            ForceEndCommand.self,
+            PasscodeCommand.self,
+            MonitorCommand.self,
+            // Offline, no daemon:
             ProfileCommand.self,
         ]
     )

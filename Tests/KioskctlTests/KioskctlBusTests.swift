@@ -319,6 +319,31 @@ import Testing
         #expect(result.stderr.hasPrefix("Error: "), "\(result)")
     }
 
+    @Test func endHelpStatesThePasscodeRules() throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), ["end", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            OVERVIEW: End the session with its passcode.
+
+            The passcode is read from the terminal without echo, or with --passcode-stdin
+            from the first line of stdin; never from the command line. Wrong passcodes are
+            throttled by kioskd. An admin who does not know the passcode uses force-end.
+
+            USAGE: kioskctl end [--json] [--host <user@host>] [--passcode-stdin]
+
+            OPTIONS:
+              --json                  Print JSON with stable keys instead of text.
+              -H, --host <user@host>  Operate on the system bus of a remote host over SSH,
+                                      as systemctl -H does.
+              --passcode-stdin        Read the passcode from the first line of stdin
+                                      instead of the terminal.
+              --version               Show the version.
+              -h, --help              Show help information.
+
+
+            """)
+    }
+
     @Test func monitorPrintsChangesMadeByAnotherClient() async throws {
         let f = try await Fixture()
         defer { f.stop() }
