@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd", targets: ["kioskd"]),
+        .library(name: "KioskClient", targets: ["KioskClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -122,12 +123,12 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", "KioskClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskctlTests",
-            dependencies: ["kioskctl", "KioskTestSupport"],
+            dependencies: ["kioskctl", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
             swiftSettings: swiftSettings
         ),
 
@@ -198,6 +199,33 @@ let package = Package(
             name: "KioskdInputTests",
             dependencies: ["KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
                            "KioskTestSupport", "InputTestSupport", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskClient — the library apps and kioskctl use: a typed proxy, the app API, reconnects
+        .target(
+            name: "KioskClient",
+            dependencies: ["KioskCore", "SystemdKit"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskClientTests",
+            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd", "museum-map-app"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskdTestSupport — the built kioskd on a private bus, for every test target that needs one
+        .target(
+            name: "KioskdTestSupport",
+            dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Examples — apps that show how to use KioskClient (`make demo` runs museum-map-app)
+        .executableTarget(
+            name: "museum-map-app",
+            dependencies: ["KioskClient"],
+            path: "Examples/museum-map-app",
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,15 +1,39 @@
 #!/usr/bin/env bash
 # make demo — what kioskd does today, on an embedded default: the bundled profiles in
 # policies/, checked and resolved by kioskctl without a daemon, a profile with a typo
-# refused at file:line:col, and the state store surviving a kill -9 mid-write.
-# It cleans up everything it creates.
+# refused at file:line:col, and the state store surviving a kill -9 mid-write; then the
+# product itself on a private D-Bus: kioskd, the example app registering its restrictions,
+# an admin denying one (the app is told), a guided-access session started with a bundled
+# profile and ended with the passcode.
+# It runs as root (kioskd lets root make admin changes; without polkit nobody else may),
+# never touches the machine's bus, and stops and removes everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/debug}
 work=$(mktemp -d /tmp/kioskd-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+pids=()
+cleanup() {
+  # Only what this script started, newest first.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill "${pids[i]}" 2>/dev/null || true
+    wait "${pids[i]}" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Shows a command, then runs it.
+run() { printf '\033[36m$ %s\033[0m\n' "$1"; eval "$1"; }
+# Shows a command that must fail with exit status 1 (kioskd refuses), then runs it.
+refused() {
+  printf '\033[36m$ %s\033[0m\n' "$1"
+  local status=0
+  eval "$1" || status=$?
+  if [ "$status" != 1 ]; then echo "demo: expected exit status 1, got $status" >&2; exit 1; fi
+  echo "(exit status 1, as it should be)"
+}
 
 step "An admin checks the bundled profiles (no daemon needed)"
 "$BIN/kioskctl" profile check policies/*.toml
@@ -41,4 +65,70 @@ kill -9 "$writer"; wait "$writer" 2>/dev/null || true
 echo "the writer committed $(wc -l < "$work/committed") states before it was killed;"
 echo "the file on disk is whole: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("version", d["version"], "with", len(d["state"]["registry"]["applications"]), "apps")' "$work/state.json")"
 
-printf '\n\033[1mDemo finished.\033[0m The D-Bus daemon and the session demo arrive with issues 3 and 5.\n'
+if [ "$(id -u)" != 0 ]; then
+  printf '\n\033[1mDemo stopped here.\033[0m The rest makes admin changes, which kioskd allows root: run it as root.\n'
+  exit 0
+fi
+export PATH="$PWD/$BIN:$PATH"
+
+step "A private D-Bus for the demo (never the machine's bus)"
+cat > "$work/bus.conf" <<XML
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+XML
+run "dbus-daemon --config-file=$work/bus.conf --nofork --nopidfile --print-address=3 3>$work/address 2>$work/dbus.log &"
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
+[ -s "$work/address" ] || { echo "demo: dbus-daemon did not start:" >&2; cat "$work/dbus.log" >&2; exit 1; }
+run "export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/bus   # kioskd, the app and kioskctl all use it"
+
+step "kioskd on it, with a temp state dir and the bundled museum-map profile"
+mkdir -p "$work/state" "$work/profiles"
+run "cp policies/museum-map.toml $work/profiles/"
+run "kioskd --no-input --state-dir $work/state --profile-dir $work/profiles 2>$work/kioskd.log &"
+pids+=($!)
+for _ in $(seq 100); do kioskctl status >/dev/null 2>&1 && break; sleep 0.05; done
+run "kioskctl status"
+
+# The app prints into a log; app_says waits for a line, then shows what it printed meanwhile.
+shown=0
+app_says() {
+  for _ in $(seq 100); do grep -qF -- "$1" "$work/app.log" && break; sleep 0.05; done
+  sleep 0.1
+  tail -n +$((shown + 1)) "$work/app.log"
+  shown=$(wc -l < "$work/app.log")
+}
+
+step "The example app (Examples/museum-map-app) registers its restrictions"
+run "museum-map-app > $work/app.log &"
+pids+=($!)
+app_says "museum-map: the session is inactive"
+run "kioskctl restrictions org.example.MuseumMap"
+
+step "An admin denies one; the app is told at once"
+run "kioskctl deny org.example.MuseumMap org.example.MuseumMap.zoom"
+app_says "zoom is now deny"
+run "kioskctl status"
+
+step "A guided-access session with the museum-map profile (its presets reach the app)"
+run "kioskctl start museum-map"
+app_says "the session is active"
+run "kioskctl status"
+
+step "Ending it takes the passcode: a wrong one is refused, the demo passcode 1234 works"
+refused "echo 0000 | kioskctl end --passcode-stdin"
+run "echo 1234 | kioskctl end --passcode-stdin"
+app_says "the session is inactive"
+run "kioskctl status"
+
+printf '\n\033[1mDemo finished.\033[0m Stopping the app, kioskd and the bus.\n'

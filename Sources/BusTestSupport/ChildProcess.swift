@@ -8,9 +8,9 @@ import Glibc
 public struct ChildProcess: Sendable {
     public let pid: pid_t
 
-    /// Starts `path` with `arguments`; stdout/stderr go to the given fds (or /dev/null).
+    /// Starts `path` with `arguments`; stdin/stdout/stderr come from the given fds (or /dev/null).
     public static func spawn(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                             stdout: Int32? = nil, stderr: Int32? = nil) throws -> ChildProcess {
+                             stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil) throws -> ChildProcess {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
@@ -26,7 +26,9 @@ public struct ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let fd = stdin { posix_spawn_file_actions_adddup2(&actions, fd, 0) } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         if let fd = stdout { posix_spawn_file_actions_adddup2(&actions, fd, 1) } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
@@ -80,15 +82,22 @@ public struct ToolOutput: Sendable, CustomStringConvertible {
 }
 
 /// Runs `path` with `arguments` to completion and collects its output (via temp files, so a
-/// chatty tool never blocks on a full pipe).
+/// chatty tool never blocks on a full pipe). `input`, when given, is its stdin (else /dev/null).
 public func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                    timeout: Duration = .seconds(20)) throws -> ToolOutput {
+                    input: String? = nil, timeout: Duration = .seconds(20)) throws -> ToolOutput {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
+    var inputFD: Int32?
+    if let input {
+        let inputPath = dir.appendingPathComponent("in").path
+        try input.write(toFile: inputPath, atomically: false, encoding: .utf8)
+        inputFD = open(inputPath, O_RDONLY | O_CLOEXEC)
+    }
     let out = open(dir.appendingPathComponent("out").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
     let err = open(dir.appendingPathComponent("err").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-    let child = try ChildProcess.spawn(path, arguments, environment: environment, stdout: out, stderr: err)
+    let child = try ChildProcess.spawn(path, arguments, environment: environment, stdin: inputFD, stdout: out, stderr: err)
+    if let inputFD { close(inputFD) }
     close(out)
     close(err)
     let status = child.wait(timeout: timeout)

@@ -8,11 +8,11 @@ import SystemdKit
 /// Point code under test at it with `Bus.open(address:)`, or with `DBUS_SYSTEM_BUS_ADDRESS`
 /// (`environment`) for `Bus.openSystem()` and for tools such as `busctl --address`.
 public final class PrivateBus: @unchecked Sendable {
-    /// The bus address, e.g. `unix:path=/tmp/private-bus-1a2b3c4d/bus`.
-    public let address: String
+    /// The bus address, e.g. `unix:path=/tmp/private-bus-1a2b3c4d/bus,guid=…` (a new guid after `restart()`).
+    public private(set) var address: String
     /// The temp dir holding the config and the socket (0755: polkitd and `nobody` must reach it).
     public let directory: URL
-    private let daemon: ChildProcess
+    private var daemon: ChildProcess
     private var stopped = false
 
     public static let dbusDaemon = "/usr/bin/dbus-daemon"
@@ -47,13 +47,30 @@ public final class PrivateBus: @unchecked Sendable {
                                                 attributes: [.posixPermissions: 0o755])
         let config = directory.appendingPathComponent("bus.conf")
         try Self.configuration.write(to: config, atomically: true, encoding: .utf8)
+        (daemon, address) = try Self.launch(config: config.path, socket: "\(directory.path)/bus")
+    }
+
+    /// The address without the server's guid, which stays valid across `restart()`.
+    public var socketAddress: String { "unix:path=\(directory.path)/bus" }
+
+    /// Stops dbus-daemon and starts a new one on the same socket: every connection drops, and
+    /// clients that reconnect to `socketAddress` find an empty bus.
+    public func restart() throws {
+        daemon.signal(SIGTERM)
+        daemon.wait(timeout: .seconds(5))
+        unlink("\(directory.path)/bus")
+        (daemon, address) = try Self.launch(config: directory.appendingPathComponent("bus.conf").path, socket: "\(directory.path)/bus")
+    }
+
+    private static func launch(config: String, socket: String) throws -> (ChildProcess, String) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: \(Errno.current)") }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        let daemon: ChildProcess
         do {
             daemon = try ChildProcess.spawn(Self.dbusDaemon, [
-                "--config-file=\(config.path)", "--address=unix:path=\(directory.path)/bus",
+                "--config-file=\(config)", "--address=unix:path=\(socket)",
                 "--nofork", "--nopidfile", "--print-address=1",
             ], stdout: fds[1], stderr: 2)
         } catch {
@@ -68,9 +85,9 @@ public final class PrivateBus: @unchecked Sendable {
         while read(fds[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
         guard !line.isEmpty else {
             daemon.wait(timeout: .seconds(1))
-            throw HarnessError("dbus-daemon exited before printing its address (config \(config.path)).")
+            throw HarnessError("dbus-daemon exited before printing its address (config \(config)).")
         }
-        address = String(decoding: line, as: UTF8.self)
+        return (daemon, String(decoding: line, as: UTF8.self))
     }
 
     deinit { stop() }

@@ -2,14 +2,34 @@ import ArgumentParser
 import KioskCore
 
 @main
-struct Kioskctl: ParsableCommand {
+struct Kioskctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl",
         abstract: "Control kioskd, guided access for Linux kiosks.",
         discussion: """
+            Every verb but `profile` talks to kioskd over D-Bus (the system bus, or the one \
+            $DBUS_SYSTEM_BUS_ADDRESS names; -H user@host reaches another machine over SSH). \
+            --json prints JSON with stable keys.
             Exit status: 0 ok, 1 the operation failed (stderr names the cause), 64 usage error.
             """,
         version: KioskAPI.version,
-        subcommands: [ProfileCommand.self, ReplayCommand.self]
+        subcommands: [
+            // Over D-Bus, through KioskClient:
+            StatusCommand.self,
+            AppsCommand.self,
+            RestrictionsCommand.self,
+            AllowCommand.self,
+            DenyCommand.self,
+            StartCommand.self,
+            EndCommand.self,
+            ForceEndCommand.self,
+            PasscodeCommand.self,
+            MonitorCommand.self,
+            // Offline, no daemon:
+            ProfileCommand.self,
+            ReplayCommand.self,
+        ]
     )
+
+    @OptionGroup var options: GlobalOptions
 }

@@ -42,8 +42,7 @@ struct ProfileCommand: ParsableCommand {
             abstract: "Show a profile as kioskd resolves it, defaults included."
         )
 
-        @Flag(help: "Print JSON instead of text.")
-        var json = false
+        @OptionGroup var options: JSONOption
 
         @Argument(help: "The profile file.")
         var file: String
@@ -56,7 +55,7 @@ struct ProfileCommand: ParsableCommand {
                 printError("\(error)")
                 throw ExitCode.failure
             }
-            if json {
+            if options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(profile), as: UTF8.self))
@@ -82,8 +81,4 @@ enum ProfileFile {
 struct CLIError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -1,0 +1,199 @@
+import KioskCore
+import Synchronization
+import SystemdKit
+
+/// A typed proxy of kioskd's `org.kioskd.GuidedAccess1.Manager`: one async method per D-Bus
+/// method of the v1 API, the properties, and a stream of everything the manager announces.
+/// `kioskctl` is built on it; apps use `GuidedAccessClient`.
+///
+/// Errors: kioskd's refusals are `KioskError`s with the daemon's own message (the code comes
+/// from the D-Bus error name); not reaching kioskd is a `KioskClientError` (`.notRunning` when
+/// nothing owns the name).
+///
+/// The connection runs on its own loop thread; every method may be called from any task.
+public final class KioskManager: Sendable {
+    public let target: BusTarget
+    private let loop: EventLoop
+    /// The connection; nil once closed. sd-bus reference counts are not atomic, so the last
+    /// reference is dropped on the loop thread (see `close()`).
+    private let connection: Mutex<Bus?>
+
+    private init(target: BusTarget, loop: EventLoop, bus: Bus) {
+        self.target = target
+        self.loop = loop
+        connection = Mutex(bus)
+    }
+
+    private var bus: Bus {
+        get throws(KioskClientError) {
+            guard let bus = connection.withLock({ $0 }) else {
+                throw KioskClientError(.busUnavailable, "The connection to \(target) was closed.")
+            }
+            return bus
+        }
+    }
+
+    /// Connects to the bus kioskd is on (kioskd itself need not run yet).
+    public static func connect(to target: BusTarget = .system) throws(KioskClientError) -> KioskManager {
+        do {
+            let loop = try EventLoop()
+            let bus = try target.open()
+            try bus.attach(to: loop)
+            try loop.startThread()  // the bus is used only on the loop thread from here on
+            return KioskManager(target: target, loop: loop, bus: bus)
+        } catch let error as KioskClientError {
+            throw error
+        } catch {
+            throw KioskClientError(.busUnavailable, "Could not connect to \(target): \(error).")
+        }
+    }
+
+    /// Closes the connection and stops its thread; later calls throw. Close it when no call is
+    /// in flight (one may never complete). Releasing the manager closes it too.
+    public func close() {
+        // Move the reference out (one retain, no strong local), so that the loop thread drops it.
+        let taken = connection.withLock { bus -> Unmanaged<Bus>? in
+            defer { bus = nil }
+            return bus.map { Unmanaged.passRetained($0) }
+        }
+        guard let taken else { return }
+        let loop = loop  // not self: close() runs in deinit too
+        loop.execute {
+            taken.takeRetainedValue().close()
+            loop.exit()
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: methods
+
+    /// `RegisterApplication`: declares `appID`'s restrictions in presentation order.
+    public func registerApplication(_ appID: String, restrictions: [RestrictionDeclaration]) async throws {
+        try await call(KioskAPI.Member.registerApplication, [.string(appID), ManagerWire.declarations(restrictions)])
+    }
+
+    /// `ListApplications`: every registered app id.
+    public func listApplications() async throws -> [String] {
+        guard let ids = try await call(KioskAPI.Member.listApplications).first?.strings else {
+            throw KioskClientError.unexpected("ListApplications did not return as")
+        }
+        return ids
+    }
+
+    /// `ListRestrictions`: an app's restrictions in presentation order.
+    public func listRestrictions(of appID: String) async throws -> [RestrictionInfo] {
+        try ManagerWire.restrictions(fromList: try await call(KioskAPI.Member.listRestrictions, [.string(appID)]))
+    }
+
+    /// `GetRestrictionState`.
+    public func restrictionState(of restrictionID: String, in appID: String) async throws -> RestrictionState {
+        guard let text = try await call(KioskAPI.Member.getRestrictionState, [.string(appID), .string(restrictionID)]).first?.string else {
+            throw KioskClientError.unexpected("GetRestrictionState did not return s")
+        }
+        return try ManagerWire.restrictionState(text)
+    }
+
+    /// `SetRestrictionState` (admin).
+    public func setRestrictionState(_ state: RestrictionState, of restrictionID: String, in appID: String) async throws {
+        try await call(KioskAPI.Member.setRestrictionState, [.string(appID), .string(restrictionID), .string(state.rawValue)])
+    }
+
+    /// `StartSession` (admin): `profile` is a name in kioskd's profile directory.
+    public func startSession(profile: String) async throws {
+        try await call(KioskAPI.Member.startSession, [.string(profile)])
+    }
+
+    /// `EndSession`: anyone who knows the passcode (wrong attempts are throttled).
+    public func endSession(passcode: String) async throws {
+        try await call(KioskAPI.Member.endSession, [.string(passcode)])
+    }
+
+    /// `ForceEndSession` (admin): ends the session without the passcode; kioskd journals it.
+    public func forceEndSession() async throws {
+        try await call(KioskAPI.Member.forceEndSession)
+    }
+
+    /// `SetPasscode` (admin). `current` is ignored while no passcode is set.
+    public func setPasscode(current: String, new: String) async throws {
+        try await call(KioskAPI.Member.setPasscode, [.string(current), .string(new)])
+    }
+
+    // MARK: properties and events
+
+    /// The properties, read with one `GetAll` (properties this client does not know are ignored).
+    public func status() async throws -> KioskStatus {
+        try ManagerWire.status(fromGetAll: try await call("GetAll", [.string(KioskAPI.managerInterface)],
+                                                           interface: ManagerWire.properties))
+    }
+
+    /// Everything the manager announces from now on: every app's restriction changes, status
+    /// changes, `ExitRequested`, `TimeLimitWarning`, kioskd stopping and starting.
+    ///
+    /// Returns once subscribed. The stream starts with the current status (`.statusChanged`),
+    /// or `.daemonStopped` when kioskd is not running; after a restart it reports the status
+    /// again if it differs. It ends after `.disconnected`, or when the consumer stops.
+    public func events() async -> AsyncStream<ManagerEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ManagerEvent.self)
+        guard let bus = try? bus else {
+            continuation.yield(.disconnected)
+            continuation.finish()
+            return stream
+        }
+        let holder = MirrorHolder()
+        let loop = loop
+        await withCheckedContinuation { (subscribed: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                let mirror = ManagerMirror(bus: bus, restrictions: .allApps)
+                mirror.onEvent = { event in
+                    continuation.yield(event)
+                    if event == .disconnected { continuation.finish() }
+                }
+                holder.mirror = mirror
+                do {
+                    try mirror.start()
+                    mirror.sync { _ in subscribed.resume() }
+                } catch {
+                    continuation.yield(.disconnected)
+                    continuation.finish()
+                    subscribed.resume()
+                }
+            }
+        }
+        continuation.onTermination = { [self] _ in
+            // The stream keeps its manager (and so the loop) alive; the matches are released
+            // on the loop thread.
+            withExtendedLifetime(self) { loop.execute { holder.mirror = nil } }
+        }
+        return stream
+    }
+
+    // MARK: calls
+
+    @discardableResult
+    private func call(_ member: String, _ arguments: [DBusValue] = [],
+                      interface: String = KioskAPI.managerInterface) async throws -> [DBusValue] {
+        let bus = try bus
+        do {
+            return try await bus.call(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface,
+                                      member: member, arguments: arguments)
+        } catch {
+            let mapped = ErrorMapping.map(error)
+            // sd-bus fails the calls of a connection that closed with NoReply, like a daemon
+            // that died: tell them apart (an SSH transport that could not connect, for one).
+            if (mapped as? KioskClientError)?.code == .noReply, await isOpen(bus) == false {
+                throw KioskClientError(.busUnavailable, "The connection to \(target) closed.")
+            }
+            throw mapped
+        }
+    }
+
+    private func isOpen(_ bus: Bus) async -> Bool? {
+        try? await loop.perform { bus.isOpen }
+    }
+}
+
+/// Keeps a mirror alive for a stream; touched only on the loop thread.
+private final class MirrorHolder: @unchecked Sendable {
+    var mirror: ManagerMirror?
+}

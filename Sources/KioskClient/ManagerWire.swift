@@ -1,0 +1,142 @@
+import KioskCore
+import SystemdKit
+
+/// How the manager's replies, properties and signals look on the wire, decoded into the
+/// client's types. Anything malformed is `KioskClientError.unexpectedReply`; properties the
+/// client does not know are ignored, so a newer daemon can add some.
+enum ManagerWire {
+    static let properties = "org.freedesktop.DBus.Properties"
+    static let driver = "org.freedesktop.DBus"
+    static let driverPath = "/org/freedesktop/DBus"
+    static let sessionProblem = "SessionProblem"
+
+    // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
+
+    static func rule(sender: String = KioskAPI.busName, path: String = KioskAPI.objectPath,
+                     interface: String = KioskAPI.managerInterface, member: String, arg0: String? = nil) -> String {
+        var rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
+        if let arg0 { rule += ",arg0='\(arg0)'" }
+        return rule
+    }
+
+    /// `RestrictionStateChanged` of one app (`arg0` = its id), or of every app.
+    static func restrictionRule(app: String?) -> String {
+        rule(member: KioskAPI.Member.restrictionStateChanged, arg0: app)
+    }
+
+    static let propertiesRule = rule(interface: properties, member: "PropertiesChanged", arg0: KioskAPI.managerInterface)
+    static let exitRequestedRule = rule(member: KioskAPI.Member.exitRequested)
+    static let timeLimitWarningRule = rule(member: KioskAPI.Member.timeLimitWarning)
+    /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
+    static let ownerRule = rule(sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
+                                arg0: KioskAPI.busName)
+    /// sd-bus's local signal when the connection drops (matched locally, never sent to the bus).
+    static let disconnectedRule = "type='signal',path='/org/freedesktop/DBus/Local',interface='org.freedesktop.DBus.Local',member='Disconnected'"
+
+    // MARK: replies
+
+    static func status(fromGetAll values: [DBusValue]) throws(KioskClientError) -> KioskStatus {
+        guard let first = values.first, let properties = first.dictionary else {
+            throw .unexpected("GetAll did not return a{sv}")
+        }
+        guard let state = properties[KioskAPI.Member.sessionState]?.string else {
+            throw .unexpected("the SessionState property is missing")
+        }
+        var status = KioskStatus(sessionState: try sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
+        try merge(properties, into: &status)
+        return status
+    }
+
+    /// Applies the known properties of `changed` to `status`.
+    static func merge(_ changed: [String: DBusValue], into status: inout KioskStatus) throws(KioskClientError) {
+        for (name, value) in changed {
+            switch name {
+            case KioskAPI.Member.sessionState:
+                guard let text = value.string else { throw .unexpected("SessionState is not a string") }
+                status.sessionState = try sessionState(text)
+            case KioskAPI.Member.activeProfile:
+                guard let text = value.string else { throw .unexpected("ActiveProfile is not a string") }
+                status.activeProfile = text
+            case KioskAPI.Member.sessionDeadline:
+                guard let usec = value.uint64 else { throw .unexpected("SessionDeadline is not a uint64") }
+                status.sessionDeadline = usec == 0 ? nil : WallClockTime(microseconds: Int64(clamping: usec))
+            case KioskAPI.Member.version:
+                guard let text = value.string else { throw .unexpected("Version is not a string") }
+                status.version = text
+            case sessionProblem:
+                status.sessionProblem = value.string.flatMap { $0.isEmpty ? nil : $0 }
+            default:
+                continue  // a property this client does not know
+            }
+        }
+    }
+
+    static func sessionState(_ text: String) throws(KioskClientError) -> SessionState {
+        guard let state = SessionState(rawValue: text) else { throw .unexpected("the session state \"\(text)\" is unknown") }
+        return state
+    }
+
+    static func restrictionState(_ text: String) throws(KioskClientError) -> RestrictionState {
+        guard let state = RestrictionState(rawValue: text) else { throw .unexpected("the restriction state \"\(text)\" is unknown") }
+        return state
+    }
+
+    static func restrictions(fromList values: [DBusValue]) throws(KioskClientError) -> [RestrictionInfo] {
+        guard let items = values.first?.array else { throw .unexpected("ListRestrictions did not return a(ssss)") }
+        var out: [RestrictionInfo] = []
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard let f = item.fields, f.count == 4, let id = f[0].string, let title = f[1].string,
+                  let detail = f[2].string, let state = f[3].string else {
+                throw .unexpected("a restriction is not (ssss)")
+            }
+            out.append(RestrictionInfo(id: id, title: title, detail: detail, state: try restrictionState(state)))
+        }
+        return out
+    }
+
+    static func declarations(_ restrictions: [RestrictionDeclaration]) -> DBusValue {
+        .array(elementSignature: "(sss)", restrictions.map {
+            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail)])
+        })
+    }
+
+    // MARK: signals
+
+    /// A decoded signal of one of the rules above.
+    enum Signal {
+        case restriction(app: String, id: String, state: RestrictionState)
+        case properties(changed: [String: DBusValue], invalidated: [String])
+        case exitRequested
+        case timeLimitWarning(secondsLeft: UInt64)
+        /// kioskd's name got a new owner (non-empty) or lost it (empty).
+        case owner(String)
+        case disconnected
+    }
+
+    static func signal(_ message: Message) -> Signal? {
+        guard let member = message.member, let values = try? message.readAll() else { return nil }
+        switch (message.interface, member) {
+        case (KioskAPI.managerInterface, KioskAPI.Member.restrictionStateChanged):
+            guard values.count == 3, let app = values[0].string, let id = values[1].string,
+                  let text = values[2].string, let state = RestrictionState(rawValue: text) else { return nil }
+            return .restriction(app: app, id: id, state: state)
+        case (KioskAPI.managerInterface, KioskAPI.Member.exitRequested):
+            return .exitRequested
+        case (KioskAPI.managerInterface, KioskAPI.Member.timeLimitWarning):
+            guard let seconds = values.first?.uint64 else { return nil }
+            return .timeLimitWarning(secondsLeft: seconds)
+        case (properties, "PropertiesChanged"):
+            guard values.count == 3, values[0].string == KioskAPI.managerInterface,
+                  let changed = values[1].dictionary, let invalidated = values[2].strings else { return nil }
+            return .properties(changed: changed, invalidated: invalidated)
+        case (driver, "NameOwnerChanged"):
+            guard values.count == 3, values[0].string == KioskAPI.busName, let owner = values[2].string else { return nil }
+            return .owner(owner)
+        case ("org.freedesktop.DBus.Local", "Disconnected"):
+            return .disconnected
+        default:
+            return nil
+        }
+    }
+}

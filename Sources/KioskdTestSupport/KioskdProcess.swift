@@ -1,0 +1,85 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskCore
+import KioskTestSupport
+
+/// The built `kioskd` binary running against a `PrivateBus`, `--no-input`, with a state
+/// directory and a profile directory under the bus's temp dir (removed with it).
+///
+/// A second instance may share the first one's state directory (`sharingStateWith:`), on the
+/// same bus or another: that is how tests change the state "while kioskd was down".
+/// The test target must depend on the `kioskd` product so that it is built.
+public final class KioskdProcess: @unchecked Sendable {
+    public let bus: PrivateBus
+    public let stateDirectory: URL
+    public let profileDirectory: URL
+    public let logPath: String
+    public private(set) var process: ChildProcess?
+
+    public static var binary: String { BuildProducts.path(of: "kioskd") }
+
+    /// The passcode of `writeTestProfile` (and of the `policies/` examples): "1234".
+    public static let passcode = "1234"
+    /// `mkpasswd -m yescrypt 1234`, as in `policies/museum-map.toml`.
+    public static let passcodeHash = "$y$j9T$wu5EV0ZTWsGnMUW7dRD.v/$rUAZoDJKaSqm6adNI/J85tr9e.L1CawC/ZXm0damhMC"
+
+    public init(bus: PrivateBus, sharingStateWith other: KioskdProcess? = nil) throws {
+        self.bus = bus
+        let suffix = other == nil ? "" : "-\(UUID().uuidString.prefix(4))"
+        stateDirectory = other?.stateDirectory ?? bus.directory.appendingPathComponent("state")
+        profileDirectory = other?.profileDirectory ?? bus.directory.appendingPathComponent("profiles")
+        logPath = bus.directory.appendingPathComponent("kioskd\(suffix).log").path
+        for dir in [stateDirectory, profileDirectory] {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
+    }
+
+    public var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
+    public var stateBytes: Data? { FileManager.default.contents(atPath: statePath) }
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Starts kioskd; with `waitForName`, returns once it owns its name.
+    public func start(waitForName: Bool = true) throws {
+        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        process = try ChildProcess.spawn(Self.binary, [
+            "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--no-input",
+        ], environment: bus.environment, stdout: fd, stderr: fd)
+        if waitForName { try bus.waitForOwner(KioskAPI.busName) }
+    }
+
+    /// Sends `signal`, waits for the exit and for the name to be free; returns the exit status.
+    @discardableResult
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        self.process = nil
+        process.signal(signal)
+        let status = process.wait(timeout: .seconds(10))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while (try? bus.hasOwner(KioskAPI.busName)) == true, ContinuousClock.now < deadline { usleep(10_000) }
+        return status
+    }
+
+    deinit { stop(SIGKILL) }
+
+    public func writeProfile(_ name: String, _ text: String) throws {
+        try text.write(to: profileDirectory.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8)
+    }
+
+    /// A profile `name` for `app` that presets `deny` on each of `denied`, with the passcode
+    /// "1234" and optionally a time limit (`"2s"`) with warnings.
+    public func writeTestProfile(_ name: String, app: String, denied: [String] = [],
+                                 timeLimit: String? = nil, warnings: [String] = []) throws {
+        var text = "app = \"\(app)\"\ndescription = \"A test session\"\n"
+        if !denied.isEmpty {
+            text += "[restrictions.\"\(app)\"]\n" + denied.map { "\"\($0)\" = \"deny\"\n" }.joined()
+        }
+        if let timeLimit {
+            text += "[session]\ntime-limit = \"\(timeLimit)\"\n"
+            if !warnings.isEmpty { text += "warnings = [" + warnings.map { "\"\($0)\"" }.joined(separator: ", ") + "]\n" }
+        }
+        text += "[passcode]\nhash = \"\(Self.passcodeHash)\"\n"
+        try writeProfile(name, text)
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import KioskClient
+import KioskCore
+
+struct MonitorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Print changes as they happen, until interrupted.",
+        discussion: """
+            The first line is the session as it is now (or that kioskd is not running). Then one \
+            line per change: a restriction's new state, the session's new state, an exit request \
+            (the exit gesture), a time-limit warning, kioskd stopping or starting. With --json, \
+            one JSON object per line, with an "event" key: session, restriction, exit-requested, \
+            time-limit-warning, kioskd-started, kioskd-stopped.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let events = try await options.run("monitor kioskd", keepingConnection: true) { await $0.events() }
+        for await event in events {
+            if event == .disconnected {
+                printError("Failed to monitor kioskd: the bus connection was lost.")
+                throw ExitCode.failure
+            }
+            if options.json {
+                Output.json(EventJSON(event), compact: true)
+            } else {
+                Output.write(Self.line(event) + "\n")
+            }
+        }
+    }
+
+    static func line(_ event: ManagerEvent) -> String {
+        switch event {
+        case .restrictionStateChanged(let app, let id, let state):
+            return "restriction \(id) (\(app)): \(state.rawValue)"
+        case .statusChanged(let status):
+            var line = "session \(status.sessionState.rawValue)"
+            if !status.activeProfile.isEmpty { line += ", profile \(status.activeProfile)" }
+            if let deadline = status.sessionDeadline { line += ", deadline \(StatusSummary.deadline(deadline, now: Date()))" }
+            if let problem = status.sessionProblem { line += "; problem: \(problem)" }
+            return line
+        case .exitRequested:
+            return "exit requested: show the passcode prompt"
+        case .timeLimitWarning(let seconds):
+            return "time limit warning: \(Duration.seconds(Int64(clamping: seconds)).kioskText) left"
+        case .daemonStarted:
+            return "kioskd is running"
+        case .daemonStopped:
+            return "kioskd is not running"
+        case .disconnected:
+            return "disconnected"
+        }
+    }
+}
+
+/// One line of `monitor --json`: only the keys of its event are present.
+struct EventJSON: Encodable {
+    var event: String
+    var app: String?
+    var id: String?
+    var state: String?
+    var sessionState: String?
+    var activeProfile: String?
+    var sessionDeadline: UInt64?
+    var sessionProblem: String?
+    var secondsLeft: UInt64?
+
+    enum CodingKeys: String, CodingKey {
+        case event, app, id, state
+        case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
+        case sessionProblem = "session_problem", secondsLeft = "seconds_left"
+    }
+
+    init(_ event: ManagerEvent) {
+        switch event {
+        case .restrictionStateChanged(let app, let id, let state):
+            self.event = "restriction"
+            (self.app, self.id, self.state) = (app, id, state.rawValue)
+        case .statusChanged(let status):
+            self.event = "session"
+            sessionState = status.sessionState.rawValue
+            activeProfile = status.activeProfile
+            sessionDeadline = UInt64(max(0, status.sessionDeadline?.microseconds ?? 0))
+            sessionProblem = status.sessionProblem
+        case .exitRequested:
+            self.event = "exit-requested"
+        case .timeLimitWarning(let seconds):
+            self.event = "time-limit-warning"
+            secondsLeft = seconds
+        case .daemonStarted:
+            self.event = "kioskd-started"
+        case .daemonStopped:
+            self.event = "kioskd-stopped"
+        case .disconnected:
+            self.event = "disconnected"
+        }
+    }
+}

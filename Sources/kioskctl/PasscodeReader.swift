@@ -1,0 +1,87 @@
+import Glibc
+
+/// Reads passcodes from the terminal without echo, or from stdin (`--passcode-stdin`); never
+/// from the command line, where every user could see them in `ps`.
+enum PasscodeReader {
+    /// `count` lines of stdin, without their line breaks.
+    static func stdinLines(_ count: Int, naming what: [String]) throws(CommandError) -> [String] {
+        var lines: [String] = []
+        for index in 0..<count {
+            guard let line = readLine(strippingNewline: true) else {
+                throw CommandError("stdin ended before \(what[index]) (expected \(count) line\(count == 1 ? "" : "s")).")
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    /// Prompts on /dev/tty and reads one line with echo off, as readpassphrase(3) does; the
+    /// terminal is restored even when a signal interrupts the read.
+    static func prompt(_ prompt: String) throws(CommandError) -> String {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CommandError("there is no terminal to read the passcode from; pass it on stdin with --passcode-stdin.")
+        }
+        defer { close(fd) }
+        write(fd, prompt)
+        var saved = termios()
+        let isTerminal = tcgetattr(fd, &saved) == 0
+        if isTerminal {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO | ECHONL)
+            TerminalRestore.arm(fd: fd, saved: saved)
+            _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        var ended = false
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { ended = bytes.isEmpty; break }
+            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
+            bytes.append(byte)
+        }
+        if isTerminal {
+            _ = tcsetattr(fd, TCSAFLUSH, &saved)
+            TerminalRestore.disarm()
+        }
+        write(fd, "\n")
+        if ended { throw CommandError("the terminal closed before a passcode was entered.") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        var text = text
+        _ = text.withUTF8 { Glibc.write(fd, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Restores the terminal's echo if SIGINT, SIGTERM or SIGHUP arrives while a passcode is read,
+/// then lets the signal do what it would have done.
+private enum TerminalRestore {
+    // Read by the signal handler, so plain globals (set before the handler is installed).
+    nonisolated(unsafe) static var fd: Int32 = -1
+    nonisolated(unsafe) static var saved = termios()
+    static let signals = [SIGINT, SIGTERM, SIGHUP]
+
+    static func arm(fd: Int32, saved: termios) {
+        Self.fd = fd
+        Self.saved = saved
+        for signal in signals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signal in
+                _ = tcsetattr(TerminalRestore.fd, TCSAFLUSH, &TerminalRestore.saved)
+                Glibc.signal(signal, SIG_DFL)
+                raise(signal)
+            }
+            sigemptyset(&action.sa_mask)
+            sigaction(signal, &action, nil)
+        }
+    }
+
+    static func disarm() {
+        for signal in signals { Glibc.signal(signal, SIG_DFL) }
+        fd = -1
+    }
+}

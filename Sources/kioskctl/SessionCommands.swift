@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import KioskClient
+import KioskCore
+
+struct StartCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        abstract: "Start a guided-access session (admin).",
+        discussion: "PROFILE is a name in kioskd's profile directory (/etc/kioskd/profiles/PROFILE.toml)."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The profile's name.", valueName: "profile"))
+    var profile: String
+
+    func run() async throws {
+        let summary = try await options.run("start the session") { manager in
+            try await manager.startSession(profile: profile)
+            return options.json ? try await StatusSummary.read(manager) : nil
+        }
+        if let summary { return Output.json(summary.json) }
+        Output.write("Started a guided-access session with the profile \(profile).\n")
+    }
+}
+
+struct EndCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "end",
+        abstract: "End the session with its passcode.",
+        discussion: """
+            The passcode is read from the terminal without echo, or with --passcode-stdin from \
+            the first line of stdin; never from the command line. Wrong passcodes are throttled \
+            by kioskd. An admin who does not know the passcode uses force-end.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(help: "Read the passcode from the first line of stdin instead of the terminal.")
+    var passcodeStdin = false
+
+    func run() async throws {
+        let summary = try await options.run("end the session") { manager in
+            let passcode = passcodeStdin ? try PasscodeReader.stdinLines(1, naming: ["the passcode"])[0]
+                                         : try PasscodeReader.prompt("Passcode: ")
+            try await manager.endSession(passcode: passcode)
+            return options.json ? try await StatusSummary.read(manager) : nil
+        }
+        if let summary { return Output.json(summary.json) }
+        Output.write("Ended the guided-access session.\n")
+    }
+}
+
+struct ForceEndCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "force-end",
+        abstract: "End the session without the passcode (admin).",
+        discussion: """
+            For an admin who lost the passcode or is locked out by the throttle. It calls \
+            ForceEndSession, which needs root or the polkit action \
+            org.kioskd.GuidedAccess1.manage-session; kioskd journals who did it.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let summary = try await options.run("force-end the session") { manager in
+            try await manager.forceEndSession()
+            return options.json ? try await StatusSummary.read(manager) : nil
+        }
+        if let summary { return Output.json(summary.json) }
+        Output.write("Ended the guided-access session without the passcode.\n")
+    }
+}
+
+struct PasscodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passcode",
+        abstract: "Set the passcode that ends sessions.",
+        subcommands: [Set.self]
+    )
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set the passcode (admin).",
+            discussion: """
+                Asks on the terminal, without echo, for the current passcode (leave it empty \
+                while none is set) and twice for the new one; with --passcode-stdin, reads the \
+                current passcode from the first line of stdin and the new one from the second. \
+                A profile's own [passcode] hash takes precedence over this passcode.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Flag(help: "Read the current and the new passcode from the first two lines of stdin.")
+        var passcodeStdin = false
+
+        func run() async throws {
+            try await options.run("set the passcode") { manager in
+                let current: String, new: String
+                if passcodeStdin {
+                    let lines = try PasscodeReader.stdinLines(2, naming: ["the current passcode", "the new passcode"])
+                    (current, new) = (lines[0], lines[1])
+                } else {
+                    current = try PasscodeReader.prompt("Current passcode (empty if none is set): ")
+                    new = try PasscodeReader.prompt("New passcode: ")
+                    guard try PasscodeReader.prompt("New passcode again: ") == new else {
+                        throw CommandError("the two new passcodes differ; nothing was changed.")
+                    }
+                }
+                try await manager.setPasscode(current: current, new: new)
+            }
+            if options.json { return Output.json([String: String]()) }
+            Output.write("Set the passcode.\n")
+        }
+    }
+}

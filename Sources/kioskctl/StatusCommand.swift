@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import KioskClient
+import KioskCore
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the session and how many restrictions are denied.",
+        discussion: "The session state, its profile and deadline, the number of apps and of their restrictions, how many are denied, and kioskd's version."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let summary = try await options.run("read the status") { try await StatusSummary.read($0) }
+        if options.json {
+            Output.json(summary.json)
+        } else {
+            Output.write(summary.text(now: Date()))
+        }
+    }
+}
+
+/// What `kioskctl status` shows: the manager's properties and counts over every app.
+struct StatusSummary {
+    var status: KioskStatus
+    var apps: Int
+    var restrictions: Int
+    var denied: Int
+
+    static func read(_ manager: KioskManager) async throws -> StatusSummary {
+        let status = try await manager.status()
+        let apps = try await manager.listApplications()
+        let lists = try await withThrowingTaskGroup(of: [RestrictionInfo].self) { group in
+            for app in apps { group.addTask { try await manager.listRestrictions(of: app) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        return StatusSummary(status: status, apps: apps.count, restrictions: lists.reduce(0) { $0 + $1.count },
+                             denied: lists.reduce(0) { $0 + $1.filter { $0.state == .deny }.count })
+    }
+
+    func text(now: Date) -> String {
+        var lines = [
+            "session      \(status.sessionState.rawValue)",
+            "profile      \(status.activeProfile.isEmpty ? "none" : status.activeProfile)",
+            "deadline     \(status.sessionDeadline.map { Self.deadline($0, now: now) } ?? "none")",
+        ]
+        if let problem = status.sessionProblem {
+            let wrapped = TextLayout.wrap(problem, width: 80 - 13, maxLines: 3)
+            lines.append("problem      " + wrapped.joined(separator: "\n             "))
+        }
+        lines += [
+            "apps         \(apps)",
+            "restrictions \(restrictions), \(denied) denied",
+            "version      \(status.version)",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `2026-11-21 05:50:00 UTC, 44m59s left` in the local time zone.
+    static func deadline(_ time: WallClockTime, now: Date) -> String {
+        let date = Date(timeIntervalSince1970: Double(time.microseconds) / 1_000_000)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
+        let left = Int64(date.timeIntervalSince(now).rounded(.up))
+        return formatter.string(from: date) + (left > 0 ? ", \(Duration.seconds(left).kioskText) left" : ", passed")
+    }
+
+    var json: StatusJSON {
+        StatusJSON(sessionState: status.sessionState.rawValue, activeProfile: status.activeProfile,
+                   sessionDeadline: UInt64(max(0, status.sessionDeadline?.microseconds ?? 0)),
+                   sessionProblem: status.sessionProblem, apps: apps, restrictions: restrictions, denied: denied,
+                   version: status.version)
+    }
+}
+
+/// `kioskctl status --json`; also what `start`, `end` and `force-end` print with `--json`.
+struct StatusJSON: Encodable {
+    var sessionState: String
+    var activeProfile: String
+    /// µs since the epoch (CLOCK_REALTIME), 0 when the session has no time limit.
+    var sessionDeadline: UInt64
+    /// Only present when kioskd reports a problem with the session.
+    var sessionProblem: String?
+    var apps: Int
+    var restrictions: Int
+    var denied: Int
+    var version: String
+
+    enum CodingKeys: String, CodingKey {
+        case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
+        case sessionProblem = "session_problem", apps, restrictions, denied, version
+    }
+}

@@ -1,0 +1,209 @@
+import BusTestSupport
+import Foundation
+import KioskClient
+import KioskCore
+import KioskdTestSupport
+import SystemdKit
+import Testing
+
+/// `KioskManager`, the typed proxy, against the real kioskd on a private bus: every method,
+/// the properties, the errors with the daemon's messages, and every signal as an event.
+@Suite(.serialized) struct KioskManagerTests {
+    static let app = "org.example.MuseumMap"
+    static let controls = "org.example.MuseumMap.controls"
+    static let zoom = "org.example.MuseumMap.zoom"
+    static let declarations = [
+        try! RestrictionDeclaration(id: controls, title: "Map controls", detail: "The settings gear and the layer picker."),
+        try! RestrictionDeclaration(id: zoom, title: "Zoom", detail: "Pinch to zoom the floor map."),
+    ]
+
+    /// A private bus with kioskd running and a connected proxy.
+    struct Fixture {
+        let bus: PrivateBus
+        let kioskd: KioskdProcess
+        let manager: KioskManager
+
+        init(start: Bool = true) throws {
+            bus = try PrivateBus()
+            kioskd = try KioskdProcess(bus: bus)
+            if start { try kioskd.start() }
+            manager = try KioskManager.connect(to: .address(bus.address))
+        }
+
+        func stop() {
+            manager.close()
+            kioskd.stop()
+            bus.stop()
+        }
+    }
+
+    @Test func everyMethodRoundTrips() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeTestProfile("museum", app: Self.app, denied: [Self.controls])
+        let m = f.manager
+
+        try await m.registerApplication(Self.app, restrictions: Self.declarations)
+        #expect(try await m.listApplications() == [Self.app])
+        #expect(try await m.listRestrictions(of: Self.app) == [
+            RestrictionInfo(id: Self.controls, title: "Map controls", detail: "The settings gear and the layer picker.", state: .allow),
+            RestrictionInfo(id: Self.zoom, title: "Zoom", detail: "Pinch to zoom the floor map.", state: .allow),
+        ])
+        try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
+        #expect(try await m.restrictionState(of: Self.zoom, in: Self.app) == .deny)
+        #expect(try await m.restrictionState(of: Self.controls, in: Self.app) == .allow)
+
+        #expect(try await m.status() == KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil,
+                                                    version: KioskAPI.version))
+        try await m.startSession(profile: "museum")
+        let active = try await m.status()
+        #expect(active.sessionState == .active)
+        #expect(active.activeProfile == "museum")
+        #expect(active.sessionDeadline == nil)
+        #expect(try await m.restrictionState(of: Self.controls, in: Self.app) == .deny)
+
+        await #expect(throws: KioskError(.wrongPasscode, "The passcode is wrong.")) {
+            try await m.endSession(passcode: "0000")
+        }
+        try await m.endSession(passcode: KioskdProcess.passcode)
+        #expect(try await m.status().sessionState == .inactive)
+        #expect(try await m.restrictionState(of: Self.controls, in: Self.app) == .allow)
+
+        try await m.startSession(profile: "museum")
+        try await m.forceEndSession()
+        #expect(try await m.status().sessionState == .inactive)
+
+        // The profile's hash wins over the set passcode; a profile without one uses it.
+        try await m.setPasscode(current: "", new: "5678")
+        try f.kioskd.writeProfile("plain", "app = \"\(Self.app)\"\n")
+        try await m.startSession(profile: "plain")
+        await #expect(throws: KioskError(.wrongPasscode, "The passcode is wrong.")) {
+            try await m.endSession(passcode: KioskdProcess.passcode)
+        }
+        try await m.endSession(passcode: "5678")
+        #expect(try await m.status().sessionState == .inactive)
+    }
+
+    @Test func sessionDeadlineIsReadAsWallClockTime() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeTestProfile("timed", app: Self.app, timeLimit: "45m")
+        let before = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        try await f.manager.startSession(profile: "timed")
+        let deadline = try #require(try await f.manager.status().sessionDeadline)
+        let after = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        #expect(deadline.microseconds >= before + 45 * 60_000_000 && deadline.microseconds <= after + 45 * 60_000_000)
+    }
+
+    @Test func refusalsAreKioskErrorsWithTheDaemonsMessage() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        let m = f.manager
+        try await m.registerApplication(Self.app, restrictions: Self.declarations)
+
+        await #expect(throws: KioskError(.unknownApplication, "No application org.example.Nope is registered.")) {
+            try await m.listRestrictions(of: "org.example.Nope")
+        }
+        do {
+            try await m.setRestrictionState(.deny, of: "org.example.MuseumMap.nope", in: Self.app)
+            Issue.record("an unknown restriction was set")
+        } catch let error as KioskError {
+            #expect(error.code == .unknownRestriction)
+            #expect(error.message.contains("org.example.MuseumMap.nope"), "\(error)")
+        }
+        do {
+            _ = try await m.restrictionState(of: Self.controls, in: "museum")
+            Issue.record("a one-label app id was accepted")
+        } catch let error as KioskError {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("\"museum\""), "\(error)")
+        }
+        await #expect(throws: KioskError.self) { try await m.startSession(profile: "missing") }
+        await #expect(throws: KioskError(.noSession, "No guided-access session is active.")) { try await m.forceEndSession() }
+    }
+
+    @Test func noDaemonIsNotRunning() async throws {
+        let f = try Fixture(start: false)
+        defer { f.stop() }
+        await #expect(throws: KioskClientError(.notRunning, "kioskd is not running.")) {
+            try await f.manager.listApplications()
+        }
+        await #expect(throws: KioskClientError(.notRunning, "kioskd is not running.")) { try await f.manager.status() }
+    }
+
+    @Test func noBusIsBusUnavailable() throws {
+        #expect {
+            try KioskManager.connect(to: .address("unix:path=/nonexistent/kioskd-test-bus"))
+        } throws: { error in
+            guard let error = error as? KioskClientError else { return false }
+            return error.code == .busUnavailable && error.message.hasPrefix("Could not connect to the bus at unix:path=/nonexistent/kioskd-test-bus: ")
+        }
+    }
+
+    @Test func callsAfterCloseThrowInsteadOfWaiting() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        f.manager.close()
+        await #expect(throws: KioskClientError(.busUnavailable, "The connection to the bus at \(f.bus.address) was closed.")) {
+            try await f.manager.listApplications()
+        }
+        var events = await f.manager.events().makeAsyncIterator()
+        #expect(await events.next() == .disconnected)
+        #expect(await events.next() == nil)
+    }
+
+    @Test func eventsCarryEverySignalOfKioskd() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeTestProfile("timed", app: Self.app, denied: [Self.controls], timeLimit: "2s", warnings: ["1s"])
+        let m = f.manager
+        try await m.registerApplication(Self.app, restrictions: Self.declarations)
+        let events = Recorder(await m.events())
+        let inactive = KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskAPI.version)
+        #expect(await events.wait(count: 1) == [.statusChanged(inactive)])
+
+        try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
+        try await m.startSession(profile: "timed")
+        let seen = await events.wait(timeout: .seconds(10)) { $0.contains { if case .statusChanged(let s) = $0 { s.sessionState == .expired } else { false } } }
+        let deadline = try #require(try await m.status().sessionDeadline)
+        #expect(seen == [
+            .statusChanged(inactive),
+            .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny),
+            .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .deny),
+            .statusChanged(KioskStatus(sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskAPI.version)),
+            .timeLimitWarning(secondsLeft: 1),
+            .statusChanged(KioskStatus(sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline, version: KioskAPI.version)),
+        ])
+
+        f.kioskd.stop()
+        try f.kioskd.start()
+        // The restarted daemon has the same (persisted) state: only its comings and goings show.
+        let restarted = await events.wait { $0.count >= 8 }
+        #expect(Array(restarted.dropFirst(6)) == [.daemonStopped, .daemonStarted])
+        try await m.endSession(passcode: KioskdProcess.passcode)
+        let ended = await events.wait(count: 10)
+        #expect(Array(ended.dropFirst(8)) == [
+            .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .allow),
+            .statusChanged(inactive),
+        ])
+    }
+
+    /// kioskd raises `ExitRequested` only from the input broker, which `--no-input` leaves out:
+    /// here a stand-in owns the name on the same bus and sends the signal as kioskd would.
+    @Test func eventsCarryExitRequested() async throws {
+        let f = try Fixture(start: false)
+        defer { f.stop() }
+        let events = Recorder(await f.manager.events())
+        #expect(await events.wait(count: 1) == [.daemonStopped])
+        let standIn = try Bus.open(address: f.bus.address)
+        try standIn.requestName(KioskAPI.busName)
+        try standIn.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
+                               member: KioskAPI.Member.exitRequested, arguments: [])
+        try standIn.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
+                               member: KioskAPI.Member.timeLimitWarning, arguments: [.uint64(300)])
+        try standIn.flush()
+        let seen = await events.wait { $0.count >= 4 }
+        #expect(seen == [.daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300)])
+        standIn.close()
+    }
+}

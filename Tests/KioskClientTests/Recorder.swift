@@ -1,0 +1,43 @@
+import Foundation
+import Synchronization
+
+/// Collects what an `AsyncSequence` yields, on a task of its own, so a test can wait for
+/// elements with a deadline instead of blocking on `next()`.
+final class Recorder<Element: Sendable>: Sendable {
+    private final class Items: Sendable {
+        let list = Mutex<[Element]>([])
+    }
+    private let items = Items()
+    private let task: Task<Void, Never>
+
+    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+        let items = items
+        task = Task {
+            do {
+                for try await item in sequence { items.list.withLock { $0.append(item) } }
+            } catch {}
+        }
+    }
+
+    deinit { task.cancel() }
+
+    var all: [Element] { items.list.withLock { $0 } }
+
+    /// Waits until `condition` holds for what was recorded (or the timeout passes) and returns it.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(5), until condition: ([Element]) -> Bool) async -> [Element] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let now = all
+            if condition(now) { return now }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return all
+    }
+
+    /// Waits until at least `count` elements came.
+    @discardableResult
+    func wait(count: Int, timeout: Duration = .seconds(5)) async -> [Element] {
+        await wait(timeout: timeout) { $0.count >= count }
+    }
+}

@@ -1,0 +1,389 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskClient
+import KioskCore
+import KioskTestSupport
+import KioskdTestSupport
+import Testing
+
+/// kioskctl's D-Bus verbs against the real kioskd on a private bus (found through
+/// `DBUS_SYSTEM_BUS_ADDRESS`, as on a kiosk), output checked byte for byte.
+@Suite(.serialized) struct KioskctlBusTests {
+    static let app = "org.example.MuseumMap"
+    static let controls = "org.example.MuseumMap.controls"
+    static let zoom = "org.example.MuseumMap.zoom"
+    static let longDetail = "Show the admin controls (the settings gear and the layer picker) to visitors. "
+        + "This detail text is long on purpose: kioskctl wraps it to fit an 80-column terminal and cuts it after "
+        + "three lines, unless it is asked for the full text."
+
+    /// A private bus, kioskd with the sample app registered, and a way to run kioskctl there.
+    struct Fixture {
+        let bus: PrivateBus
+        let kioskd: KioskdProcess
+        let manager: KioskManager
+
+        init(register: Bool = true, start: Bool = true) async throws {
+            bus = try PrivateBus()
+            kioskd = try KioskdProcess(bus: bus)
+            try kioskd.writeTestProfile("museum", app: KioskctlBusTests.app, denied: [KioskctlBusTests.controls])
+            if start { try kioskd.start() }
+            manager = try KioskManager.connect(to: .address(bus.address))
+            if register {
+                try await manager.registerApplication(KioskctlBusTests.app, restrictions: [
+                    RestrictionDeclaration(id: KioskctlBusTests.controls, title: "Map controls", detail: KioskctlBusTests.longDetail),
+                    RestrictionDeclaration(id: KioskctlBusTests.zoom, title: "Zoom", detail: "Pinch to zoom."),
+                ])
+            }
+        }
+
+        /// Runs kioskctl with `arguments` (as `nobody` with `asNobody`), `input` on stdin.
+        func ctl(_ arguments: String..., input: String? = nil, asNobody: Bool = false) throws -> ToolOutput {
+            let binary = BuildProducts.path(of: "kioskctl")
+            if asNobody {
+                return try runTool("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+                                   environment: bus.environment, input: input)
+            }
+            // setsid: no controlling terminal, so a prompt can never wait for a person.
+            return try runTool("/usr/bin/setsid", ["-w", binary] + arguments, environment: bus.environment, input: input)
+        }
+
+        func stop() {
+            manager.close()
+            kioskd.stop()
+            bus.stop()
+        }
+    }
+
+    static func statusJSON(state: String = "inactive", profile: String = "", denied: Int) -> String {
+        """
+        {
+          "active_profile" : "\(profile)",
+          "apps" : 1,
+          "denied" : \(denied),
+          "restrictions" : 2,
+          "session_deadline_usec" : 0,
+          "session_state" : "\(state)",
+          "version" : "\(KioskAPI.version)"
+        }
+
+        """
+    }
+
+    @Test func status() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let text = try f.ctl("status")
+        #expect(text.status == 0)
+        #expect(text.stdout == """
+            session      inactive
+            profile      none
+            deadline     none
+            apps         1
+            restrictions 2, 0 denied
+            version      \(KioskAPI.version)
+
+            """, "\(text)")
+        #expect(text.stderr == "")
+        let json = try f.ctl("status", "--json")
+        #expect(json.stdout == Self.statusJSON(denied: 0), "\(json)")
+        #expect(try f.ctl("--json", "status").stdout == Self.statusJSON(denied: 0))
+    }
+
+    @Test func appsAndRestrictions() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        try await f.manager.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
+        #expect(try f.ctl("apps").stdout == """
+            APP                    RESTRICTIONS  DENIED
+            org.example.MuseumMap             2       1
+
+            """)
+        #expect(try f.ctl("apps", "--json").stdout == """
+            {
+              "apps" : [
+                {
+                  "denied" : 1,
+                  "id" : "org.example.MuseumMap",
+                  "restrictions" : 2
+                }
+              ]
+            }
+
+            """)
+        let list = try f.ctl("restrictions", Self.app)
+        #expect(list.status == 0)
+        #expect(list.stdout == """
+            allow  org.example.MuseumMap.controls
+                   Map controls
+                   Show the admin controls (the settings gear and the layer picker) to
+                   visitors. This detail text is long on purpose: kioskctl wraps it to fit
+                   an 80-column terminal and cuts it after three lines, unless it is asked…
+            deny   org.example.MuseumMap.zoom
+                   Zoom
+                   Pinch to zoom.
+
+            """, "\(list)")
+        #expect(list.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(try f.ctl("restrictions", "--full", Self.app).stdout.contains("""
+                   an 80-column terminal and cuts it after three lines, unless it is asked
+                   for the full text.
+            deny   org.example.MuseumMap.zoom
+            """))
+        #expect(try f.ctl("restrictions", "--json", Self.app).stdout == """
+            {
+              "app" : "org.example.MuseumMap",
+              "restrictions" : [
+                {
+                  "detail" : "\(Self.longDetail)",
+                  "id" : "org.example.MuseumMap.controls",
+                  "state" : "allow",
+                  "title" : "Map controls"
+                },
+                {
+                  "detail" : "Pinch to zoom.",
+                  "id" : "org.example.MuseumMap.zoom",
+                  "state" : "deny",
+                  "title" : "Zoom"
+                }
+              ]
+            }
+
+            """)
+        let unknown = try f.ctl("restrictions", "org.example.Nope")
+        #expect(unknown.status == 1)
+        #expect(unknown.stdout == "")
+        #expect(unknown.stderr == "Failed to list the restrictions of org.example.Nope: No application org.example.Nope is registered.\n")
+    }
+
+    @Test func noAppsRegistered() async throws {
+        let f = try await Fixture(register: false)
+        defer { f.stop() }
+        #expect(try f.ctl("apps").stdout == "No apps are registered.\n")
+        #expect(try f.ctl("apps", "--json").stdout == "{\n  \"apps\" : [\n\n  ]\n}\n")
+    }
+
+    @Test func allowAndDeny() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let deny = try f.ctl("deny", Self.app, Self.controls)
+        #expect(deny.status == 0)
+        #expect(deny.stdout == "Denied org.example.MuseumMap.controls.\n")
+        #expect(try await f.manager.restrictionState(of: Self.controls, in: Self.app) == .deny)
+        let allow = try f.ctl("allow", "--json", Self.app, Self.controls)
+        #expect(allow.stdout == """
+            {
+              "app" : "org.example.MuseumMap",
+              "id" : "org.example.MuseumMap.controls",
+              "state" : "allow"
+            }
+
+            """)
+        #expect(try await f.manager.restrictionState(of: Self.controls, in: Self.app) == .allow)
+
+        let unknown = try f.ctl("deny", Self.app, "org.example.MuseumMap.nope")
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr == "Failed to deny org.example.MuseumMap.nope: The application org.example.MuseumMap has no restriction org.example.MuseumMap.nope.\n")
+        let badID = try f.ctl("deny", "museum", Self.controls)
+        #expect(badID.status == 1)
+        #expect(badID.stderr == "Failed to deny org.example.MuseumMap.controls: The application id \"museum\" has one label; reverse-DNS needs at least two, separated by dots.\n")
+    }
+
+    @Test func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
+        try #require(getuid() == 0, "needs root to run kioskctl as nobody through setpriv")
+        let f = try await Fixture()
+        defer { f.stop() }
+        let before = f.kioskd.stateBytes
+        let deny = try f.ctl("deny", Self.app, Self.controls, asNobody: true)
+        #expect(deny.status == 1)
+        #expect(deny.stderr == "Failed to deny org.example.MuseumMap.controls: uid 65534 may not set restriction states: polkit is not running, so only root may.\n")
+        let start = try f.ctl("start", "museum", asNobody: true)
+        #expect(start.status == 1)
+        #expect(start.stderr == "Failed to start the session: uid 65534 may not start a guided-access session: polkit is not running, so only root may.\n")
+        #expect(f.kioskd.stateBytes == before)
+        // Reading is open to everyone.
+        #expect(try f.ctl("restrictions", Self.app, asNobody: true).status == 0)
+    }
+
+    @Test func startAndEndWithThePasscodeOnStdin() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let start = try f.ctl("start", "museum")
+        #expect(start.status == 0)
+        #expect(start.stdout == "Started a guided-access session with the profile museum.\n")
+        #expect(try f.ctl("status").stdout == """
+            session      active
+            profile      museum
+            deadline     none
+            apps         1
+            restrictions 2, 1 denied
+            version      \(KioskAPI.version)
+
+            """)
+        let again = try f.ctl("start", "museum")
+        #expect(again.status == 1)
+        #expect(again.stderr == "Failed to start the session: A guided-access session with the profile \"museum\" is already active.\n")
+
+        let wrong = try f.ctl("end", "--passcode-stdin", input: "0000\n")
+        #expect(wrong.status == 1)
+        #expect(wrong.stdout == "")
+        #expect(wrong.stderr == "Failed to end the session: The passcode is wrong.\n")
+        #expect(try await f.manager.status().sessionState == .active)
+
+        let end = try f.ctl("end", "--passcode-stdin", input: "1234\n")
+        #expect(end.status == 0, "\(end)")
+        #expect(end.stdout == "Ended the guided-access session.\n")
+        #expect(try await f.manager.status().sessionState == .inactive)
+
+        #expect(try f.ctl("start", "--json", "museum").stdout == Self.statusJSON(state: "active", profile: "museum", denied: 1))
+        #expect(try f.ctl("end", "--json", "--passcode-stdin", input: "1234").stdout == Self.statusJSON(denied: 0))
+
+        let noSession = try f.ctl("end", "--passcode-stdin", input: "1234\n")
+        #expect(noSession.status == 1)
+        #expect(noSession.stderr == "Failed to end the session: No guided-access session is active.\n")
+        let unknown = try f.ctl("start", "nope")
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr == "Failed to start the session: There is no profile \"nope\" (no readable file \(f.kioskd.profileDirectory.path)/nope.toml).\n")
+    }
+
+    @Test func endNeedsATerminalOrStdin() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        _ = try f.ctl("start", "museum")
+        let end = try f.ctl("end")
+        #expect(end.status == 1)
+        #expect(end.stderr == "Failed to end the session: there is no terminal to read the passcode from; pass it on stdin with --passcode-stdin.\n")
+        let empty = try f.ctl("end", "--passcode-stdin", input: "")
+        #expect(empty.status == 1)
+        #expect(empty.stderr == "Failed to end the session: stdin ended before the passcode (expected 1 line).\n")
+        #expect(try await f.manager.status().sessionState == .active)
+    }
+
+    @Test func forceEnd() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        _ = try f.ctl("start", "museum")
+        let end = try f.ctl("force-end")
+        #expect(end.status == 0)
+        #expect(end.stdout == "Ended the guided-access session without the passcode.\n")
+        #expect(try await f.manager.status().sessionState == .inactive)
+        let none = try f.ctl("force-end")
+        #expect(none.status == 1)
+        #expect(none.stderr == "Failed to force-end the session: No guided-access session is active.\n")
+    }
+
+    @Test func passcodeSetReadsTwoLines() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let set = try f.ctl("passcode", "set", "--passcode-stdin", input: "\n5678\n")
+        #expect(set.status == 0, "\(set)")
+        #expect(set.stdout == "Set the passcode.\n")
+        let wrongCurrent = try f.ctl("passcode", "set", "--passcode-stdin", input: "0000\n9999\n")
+        #expect(wrongCurrent.status == 1)
+        #expect(wrongCurrent.stderr == "Failed to set the passcode: The passcode is wrong.\n")
+        let short = try f.ctl("passcode", "set", "--passcode-stdin", input: "5678\n")
+        #expect(short.status == 1)
+        #expect(short.stderr == "Failed to set the passcode: stdin ended before the new passcode (expected 2 lines).\n")
+        // A profile without a hash ends with the passcode set here.
+        try f.kioskd.writeProfile("plain", "app = \"\(Self.app)\"\n")
+        _ = try f.ctl("start", "plain")
+        #expect(try f.ctl("end", "--passcode-stdin", input: "5678\n").status == 0)
+        #expect(try f.ctl("passcode", "set", "--json", "--passcode-stdin", input: "5678\n4321\n").stdout == "{\n\n}\n")
+    }
+
+    @Test func kioskdNotRunning() async throws {
+        let f = try await Fixture(register: false, start: false)
+        defer { f.stop() }
+        for (verb, what) in [(["status"], "read the status"), (["apps"], "list the apps"),
+                             (["deny", Self.app, Self.controls], "deny \(Self.controls)"), (["start", "museum"], "start the session")] {
+            let result = try runTool("/usr/bin/setsid", ["-w", BuildProducts.path(of: "kioskctl")] + verb, environment: f.bus.environment)
+            #expect(result.status == 1)
+            #expect(result.stdout == "")
+            #expect(result.stderr == "Failed to \(what): kioskd is not running.\n")
+        }
+    }
+
+    @Test func remoteHostThatCannotBeReachedFails() throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), ["-H", "root@nonexistent.invalid", "status"])
+        #expect(result.status == 1)
+        #expect(result.stdout == "")
+        #expect(result.stderr.hasSuffix("Failed to read the status: The connection to the system bus of root@nonexistent.invalid closed.\n"), "\(result)")
+    }
+
+    @Test(arguments: [["allow", "org.example.MuseumMap"], ["deny"], ["start"], ["end", "extra"], ["frobnicate"],
+                      ["status", "--passcode-stdin"], ["restrictions"], ["passcode", "set", "now"], ["-H"]])
+    func usageErrorsExit64(_ arguments: [String]) throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), arguments)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stdout == "")
+        #expect(result.stderr.hasPrefix("Error: "), "\(result)")
+    }
+
+    @Test func endHelpStatesThePasscodeRules() throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), ["end", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            OVERVIEW: End the session with its passcode.
+
+            The passcode is read from the terminal without echo, or with --passcode-stdin
+            from the first line of stdin; never from the command line. Wrong passcodes are
+            throttled by kioskd. An admin who does not know the passcode uses force-end.
+
+            USAGE: kioskctl end [--json] [--host <user@host>] [--passcode-stdin]
+
+            OPTIONS:
+              --json                  Print JSON with stable keys instead of text.
+              -H, --host <user@host>  Operate on the system bus of a remote host over SSH,
+                                      as systemctl -H does.
+              --passcode-stdin        Read the passcode from the first line of stdin
+                                      instead of the terminal.
+              --version               Show the version.
+              -h, --help              Show help information.
+
+
+            """)
+    }
+
+    @Test func monitorPrintsChangesMadeByAnotherClient() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        for json in [false, true] {
+            let output = f.bus.directory.appendingPathComponent("monitor-\(json).out").path
+            let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let monitor = try ChildProcess.spawn(BuildProducts.path(of: "kioskctl"), ["monitor"] + (json ? ["--json"] : []),
+                                                 environment: f.bus.environment, stdout: fd, stderr: fd)
+            close(fd)
+            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            func wait(lines: Int) async {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while text().split(separator: "\n").count < lines, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            await wait(lines: 1)  // subscribed: the current session is printed after the matches are in
+            try await f.manager.setRestrictionState(json ? .allow : .deny, of: Self.zoom, in: Self.app)
+            try await f.manager.startSession(profile: "museum")
+            await wait(lines: 4)
+            monitor.signal(SIGINT)
+            #expect(monitor.wait() == 128 + SIGINT)
+            if json {
+                #expect(text() == """
+                    {"active_profile":"","event":"session","session_deadline_usec":0,"session_state":"inactive"}
+                    {"app":"org.example.MuseumMap","event":"restriction","id":"org.example.MuseumMap.zoom","state":"allow"}
+                    {"app":"org.example.MuseumMap","event":"restriction","id":"org.example.MuseumMap.controls","state":"deny"}
+                    {"active_profile":"museum","event":"session","session_deadline_usec":0,"session_state":"active"}
+
+                    """)
+            } else {
+                #expect(text() == """
+                    session inactive
+                    restriction org.example.MuseumMap.zoom (org.example.MuseumMap): deny
+                    restriction org.example.MuseumMap.controls (org.example.MuseumMap): deny
+                    session active, profile museum
+
+                    """)
+            }
+            try await f.manager.forceEndSession()
+        }
+    }
+}
