@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The input half of `make demo`, run as root inside the throw-away VM (Tests/VM/run-in-vm):
-fake kiosk hardware through /dev/uinput (an ACPI-style "Power Button" node with the volume
+fake kiosk hardware through /dev/uinput (a button node with power and the volume
 keys, a USB keyboard, a touchscreen), kioskd brokering it on a private bus, and python-evdev
 reading kioskd's clones: what the kiosk's compositor would see, before, during and after a
 guided-access session of policies/museum-map.toml.
@@ -56,7 +56,7 @@ while not os.path.exists(f"{work}/bus"):
 
 # The kiosk's hardware, as its drivers would create it.
 power = UInput({e.EV_KEY: [e.KEY_POWER, e.KEY_VOLUMEUP, e.KEY_VOLUMEDOWN, e.KEY_MUTE]},
-               name="Power Button", phys="LNXPWRBN/button/input0", bustype=0x19)
+               name="Demo Power Button", phys="demo-buttons/input0", bustype=0x19)
 keyboard = UInput({e.EV_KEY: [e.KEY_A, e.KEY_B, e.KEY_F11, e.KEY_LEFTCTRL, e.KEY_LEFTALT, e.KEY_F2]},
                   name="USB Keyboard", phys="usb-0000:00:14.0-1/input0", bustype=0x03)
 touch = UInput({e.EV_KEY: [e.BTN_TOUCH],
@@ -66,7 +66,7 @@ touch = UInput({e.EV_KEY: [e.BTN_TOUCH],
                            (e.ABS_MT_POSITION_X, AbsInfo(0, 0, 1023, 0, 0, 0)),
                            (e.ABS_MT_POSITION_Y, AbsInfo(0, 0, 1023, 0, 0, 0))]},
                name="Demo Touchscreen", phys="i2c-DEMO0001:00", bustype=0x18, input_props=[e.INPUT_PROP_DIRECT])
-physical = {"Power Button": power, "USB Keyboard": keyboard, "Demo Touchscreen": touch}
+physical = {"Demo Power Button": power, "USB Keyboard": keyboard, "Demo Touchscreen": touch}
 
 log = open(os.path.join(work, "kioskd.log"), "w")
 os.makedirs(f"{work}/state")
@@ -137,7 +137,7 @@ def round_of_input(title):
     seen_by_kiosk(found)  # drop anything earlier
     show(f"-- {title}")
     for label, action in [
-        ("Power Button node: KEY_VOLUMEUP", lambda: press("volume", power, e.KEY_VOLUMEUP)),
+        ("power-button node: KEY_VOLUMEUP", lambda: press("volume", power, e.KEY_VOLUMEUP)),
         ("USB keyboard: KEY_A", lambda: press("a", keyboard, e.KEY_A)),
         ("USB keyboard: KEY_F11", lambda: press("f11", keyboard, e.KEY_F11)),
         ("touch on the settings gear (top right)", lambda: tap(1000, 40, 1)),

@@ -4,7 +4,7 @@
 # refused at file:line:col, and the state store surviving a kill -9 mid-write; then the
 # product itself on a private D-Bus: kioskd, the example app registering its restrictions,
 # an admin denying one (the app is told), a guided-access session started with a bundled
-# profile and ended with the passcode.
+# profile and ended with the passcode; and the input locks on fake kiosk hardware in a VM.
 # It runs as root (kioskd lets root make admin changes; without polkit nobody else may),
 # never touches the machine's bus, and stops and removes everything it started.
 set -euo pipefail
@@ -130,5 +130,20 @@ refused "echo 0000 | kioskctl end --passcode-stdin"
 run "echo 1234 | kioskctl end --passcode-stdin"
 app_says "the session is inactive"
 run "kioskctl status"
+
+step "The locks on input devices: kioskd brokering fake kiosk hardware in a throw-away VM"
+# The session above ran kioskd with --no-input: this machine's own keyboard is not the kiosk's.
+# Here Debian's kernel boots under QEMU (Tests/VM/run-in-vm), fake devices are made through
+# /dev/uinput, and python-evdev reads kioskd's clones, which is all a compositor would see.
+printf '\033[36m$ %s\033[0m\n' "Tests/VM/run-in-vm scripts/demo-input.py"
+{ if VM_UDEV=1 Tests/VM/run-in-vm /usr/bin/python3 scripts/demo-input.py "$PWD/$BIN" "$PWD/policies" 2>&1
+  then echo 0 > "$work/vm.status"; else echo $? > "$work/vm.status"; fi; } | grep -v -e '^Starting systemd-udevd' -e '^run-in-vm: ' || true
+status=$(cat "$work/vm.status")
+if [ "$status" = 125 ] || [ "$status" = 124 ]; then
+  echo "No VM could be started here (see Tests/VM/README.md): the input part is skipped; the session above ran with --no-input."
+elif [ "$status" != 0 ]; then
+  echo "The input demo failed (exit $status)." >&2
+  exit 1
+fi
 
 printf '\n\033[1mDemo finished.\033[0m Stopping the app, kioskd and the bus.\n'
