@@ -149,7 +149,7 @@ deb: deps-packaging
 	DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -us -uc \
 	  --buildinfo-file=$(DEB_DIR)/kioskd.buildinfo --buildinfo-option=-u$(DEB_DIR) \
 	  --changes-file=$(DEB_DIR)/kioskd.changes --changes-option=-u$(DEB_DIR)
-	lintian --fail-on error --info $(DEB_DIR)/*.deb
+	lintian --fail-on error $(DEB_DIR)/*.deb
 	@ls -l $(DEB_DIR)/*.deb
 
 # systemd-analyze verify + security, the D-Bus policy on a private system bus, make install
