@@ -73,5 +73,105 @@ bench-bus: deps
 	$(SWIFT) build -c release --product BusBench $(SWIFTFLAGS)
 	"$$($(SWIFT) build -c release --show-bin-path $(SWIFTFLAGS))/BusBench"
 
+# ------------------------------------------------------------------------ packaging ----
+# `make install` (DESTDIR, PREFIX), `make deb`, and their tests (README § Packaging).
+.PHONY: release-build install install-files deb test-packaging test-boot deps-packaging deps-boot
+
+# Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
+# its udev.pc (where this release wants udev rules).
+PACKAGING_PACKAGES := dpkg-dev debhelper fakeroot lintian udev
+# The boot test: debootstrap builds a Debian root (systemd as PID 1) that boots under QEMU from
+# a qcow2 overlay (qemu-img); mkfs.ext4 -d (e2fsprogs) fills the disk image without mounting it.
+BOOT_PACKAGES := debootstrap qemu-utils qemu-system-x86 e2fsprogs busybox-static kmod xz-utils
+
+deps-packaging:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(PACKAGING_PACKAGES)"
+deps-boot:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(PACKAGING_PACKAGES) $(BOOT_PACKAGES)"
+
+PREFIX         ?= /usr
+DESTDIR        ?=
+SYSCONFDIR     ?= /etc
+BINDIR         ?= $(PREFIX)/bin
+SBINDIR        ?= $(PREFIX)/sbin
+LIBEXECDIR     ?= $(PREFIX)/libexec
+DATADIR        ?= $(PREFIX)/share
+UNITDIR        ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR   ?= $(PREFIX)/lib/udev/rules.d
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+DBUSDIR        ?= $(DATADIR)/dbus-1
+POLKITDIR      ?= $(DATADIR)/polkit-1/actions
+
+# Release binaries with the Swift runtime and Foundation linked in, so the installed binaries
+# need only system libraries (libc, libstdc++, libsystemd, libcrypt, libevdev); no $ORIGIN
+# rpath (nothing is loaded from next to them); full RELRO and immediate binding.
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+RELEASE_BIN    = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+
+# The packaged files name /usr and /etc paths; other prefixes are substituted at install.
+INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
+                 -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
+                 -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g'
+
+release-build:
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl $(SWIFTFLAGS)
+
+install: deps release-build install-files
+
+# Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
+# calls it as dh_auto_install). The interface XML is installed if present (another part of the
+# project writes it): the wildcard keeps this rule working before and after it lands.
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
+	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
+	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
+	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles
+	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
+	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
+	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
+	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
+	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	install -m 0644 packaging/dbus/org.kioskd.GuidedAccess1.conf $(DESTDIR)$(DBUSDIR)/system.d/
+	install -m 0644 packaging/dbus/org.kioskd.GuidedAccess1.service $(DESTDIR)$(DBUSDIR)/system-services/
+	$(if $(wildcard packaging/dbus/*.xml),install -m 0644 $(wildcard packaging/dbus/*.xml) $(DESTDIR)$(DBUSDIR)/interfaces/)
+	install -m 0644 packaging/polkit/org.kioskd.GuidedAccess1.policy $(DESTDIR)$(POLKITDIR)/
+	install -m 0644 packaging/udev/70-kioskd.rules $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
+	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
+	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
+	for profile in policies/*.toml; do \
+	  awk -f packaging/scripts/strip-demo-passcode.awk $$profile >$(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} && \
+	  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
+	done
+
+# The .deb, built by dpkg-buildpackage from debian/ (its rules call release-build and
+# install-files), lands in build/deb/ with its .buildinfo and .changes; lintian checks it.
+# DEB_BUILD_OPTIONS defaults to noautodbgsym: the -dbgsym package would be ~150 MB of DWARF
+# that nothing here collects; set DEB_BUILD_OPTIONS= to get it.
+DEB_DIR            := build/deb
+DEB_BUILD_OPTIONS  ?= noautodbgsym
+deb: deps-packaging
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" dpkg-buildpackage -b -us -uc \
+	  --buildinfo-file=$(DEB_DIR)/kioskd.buildinfo --buildinfo-option=-u$(DEB_DIR) \
+	  --changes-file=$(DEB_DIR)/kioskd.changes --changes-option=-u$(DEB_DIR)
+	lintian --fail-on error $(DEB_DIR)/*.deb
+	@ls -l $(DEB_DIR)/*.deb
+
+# systemd-analyze verify + security, the D-Bus policy on a private system bus, make install
+# into a DESTDIR and ldd on what it installed (Tests/Packaging/run).
+test-packaging: deps-packaging release-build
+	Tests/Packaging/run
+
+# A Debian 12 root with systemd as PID 1 boots under QEMU with the .deb installed
+# (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
+test-boot: deps-boot deb
+	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb
+
 clean:
 	rm -rf .build
