@@ -60,17 +60,21 @@ enum EscapePaths {
         ]
     }
 
-    /// The report `kioskctl start` prints: a summary line, then one line per check.
+    /// The report `kioskctl start` prints: a summary line, then one entry per check, its
+    /// detail wrapped so that every line fits 80 columns.
     static func report(_ paths: [EscapePath]) -> String {
         let open = paths.filter { $0.state == .open }.count
         let width = paths.map(\.check.rawValue.count).max() ?? 0
         var lines = [open == 0
             ? "No escape path is open (\(paths.count) checked)."
-            : "\(open) of \(paths.count) escape paths are open:"]
+            : "\(open) of \(paths.count) escape paths are open (README: \"Locking down the kiosk image\"):"]
+        let indent = 2 + 8 + width + 2
         for path in paths {
             let state = path.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
             let name = path.check.rawValue.padding(toLength: width + 2, withPad: " ", startingAt: 0)
-            lines.append("  \(state)\(name)\(path.detail)")
+            let detail = TextLayout.wrap(path.detail, width: 80 - indent)
+            lines.append("  \(state)\(name)\(detail.first ?? "")")
+            lines += detail.dropFirst().map { String(repeating: " ", count: indent) + $0 }
         }
         return lines.joined(separator: "\n") + "\n"
     }

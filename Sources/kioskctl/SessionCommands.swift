@@ -7,7 +7,12 @@ struct StartCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "start",
         abstract: "Start a guided-access session (admin).",
-        discussion: "PROFILE is a name in kioskd's profile directory (/etc/kioskd/profiles/PROFILE.toml)."
+        discussion: """
+            PROFILE is a name in kioskd's profile directory (/etc/kioskd/profiles/PROFILE.toml). \
+            On the kiosk itself (no -H), it then reports which OS-level escape paths kioskd cannot \
+            close are still open (sysrq, Ctrl+Alt+Del, logind's keys and VTs, gettys, usbguard); \
+            README § "Locking down the kiosk image" says how to close each.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
@@ -15,14 +20,31 @@ struct StartCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The profile's name.", valueName: "profile"))
     var profile: String
 
+    /// Where the escape-path audit reads the system's files (tests point it at a fake root).
+    @Option(name: .customLong("escape-paths-root"), help: .hidden)
+    var escapePathsRoot = "/"
+
     func run() async throws {
         let summary = try await options.run("start the session") { manager in
             try await manager.startSession(profile: profile)
             return options.json ? try await StatusSummary.read(manager) : nil
         }
-        if let summary { return Output.json(summary.json) }
+        // Another host's escape paths cannot be read from here; its admin runs start there.
+        let escapePaths = options.host == nil ? EscapePaths.audit(root: escapePathsRoot) : nil
+        if var json = summary?.json {
+            json.escapePaths = escapePaths?.map { EscapePathJSON(check: $0.check.rawValue, state: $0.state.rawValue, detail: $0.detail) }
+            return Output.json(json)
+        }
         Output.write("Started a guided-access session with the profile \(profile).\n")
+        if let escapePaths { Output.write(EscapePaths.report(escapePaths)) }
     }
+}
+
+/// One escape path in `kioskctl start --json`.
+struct EscapePathJSON: Encodable {
+    var check: String
+    var state: String
+    var detail: String
 }
 
 struct EndCommand: AsyncParsableCommand {

@@ -88,9 +88,12 @@ struct StatusJSON: Encodable {
     var restrictions: Int
     var denied: Int
     var version: String
+    /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
+    var escapePaths: [EscapePathJSON]? = nil
 
     enum CodingKeys: String, CodingKey {
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", apps, restrictions, denied, version
+        case escapePaths = "escape_paths"
     }
 }

@@ -89,15 +89,19 @@ final class FakeRoot {
         try root.write("/proc/sys/kernel/sysrq", "1\n")
         try root.link("/etc/systemd/system/getty.target.wants/getty@tty2.service", to: "/lib/systemd/system/getty@.service")
         #expect(EscapePaths.report(EscapePaths.audit(root: root.path)) == """
-            2 of 9 escape paths are open:
-              open    sysrq                    kernel.sysrq is 1 (every function); set kernel.sysrq = 0 in /etc/sysctl.d/.
+            2 of 9 escape paths are open (README: "Locking down the kiosk image"):
+              open    sysrq                    kernel.sysrq is 1 (every function); set
+                                               kernel.sysrq = 0 in /etc/sysctl.d/.
               closed  ctrl-alt-del             ctrl-alt-del.target is masked.
               closed  ctrl-alt-del-burst       CtrlAltDelBurstAction=none.
-              closed  logind-keys              logind ignores the power, reboot, suspend and hibernate keys.
-              closed  logind-ignore-inhibited  logind honours key inhibitors (kioskd's power-key lock).
+              closed  logind-keys              logind ignores the power, reboot, suspend and
+                                               hibernate keys.
+              closed  logind-ignore-inhibited  logind honours key inhibitors (kioskd's
+                                               power-key lock).
               closed  autovt                   NAutoVTs=0.
               closed  reserve-vt               ReserveVT=0.
-              open    getty                    A login prompt is enabled on tty2; systemctl disable (or mask) getty@ttyN.service.
+              open    getty                    A login prompt is enabled on tty2; systemctl
+                                               disable (or mask) getty@ttyN.service.
               closed  usbguard                 usbguard.service is enabled.
 
             """)

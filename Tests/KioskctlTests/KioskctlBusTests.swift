@@ -208,9 +208,41 @@ import Testing
     @Test func startAndEndWithThePasscodeOnStdin() async throws {
         let f = try await Fixture()
         defer { f.stop() }
-        let start = try f.ctl("start", "museum")
+        // The escape-path audit reads a fake root: sysrq off, nothing else configured.
+        let root = f.bus.directory.appendingPathComponent("root").path
+        try FileManager.default.createDirectory(atPath: root + "/proc/sys/kernel", withIntermediateDirectories: true)
+        try "0\n".write(toFile: root + "/proc/sys/kernel/sysrq", atomically: true, encoding: .utf8)
+        let start = try f.ctl("start", "--escape-paths-root", root, "museum")
         #expect(start.status == 0)
-        #expect(start.stdout == "Started a guided-access session with the profile museum.\n")
+        #expect(start.stdout == """
+            Started a guided-access session with the profile museum.
+            6 of 9 escape paths are open (README: "Locking down the kiosk image"):
+              closed  sysrq                    kernel.sysrq is 0.
+              open    ctrl-alt-del             ctrl-alt-del.target is not masked:
+                                               Ctrl+Alt+Del reboots; systemctl mask
+                                               ctrl-alt-del.target.
+              open    ctrl-alt-del-burst       CtrlAltDelBurstAction=reboot-force: 7×
+                                               Ctrl+Alt+Del in 2 s still acts; set it to
+                                               none in /etc/systemd/system.conf.d/.
+              open    logind-keys              HandlePowerKey=poweroff,
+                                               HandleRebootKey=reboot,
+                                               HandleRebootKeyLongPress=poweroff,
+                                               HandleSuspendKey=suspend,
+                                               HandleSuspendKeyLongPress=hibernate,
+                                               HandleHibernateKey=hibernate; set them to
+                                               ignore in /etc/systemd/logind.conf.d/.
+              closed  logind-ignore-inhibited  logind honours key inhibitors (kioskd's
+                                               power-key lock).
+              open    autovt                   NAutoVTs=6: switching to a VT starts a login
+                                               prompt there; set NAutoVTs=0.
+              open    reserve-vt               ReserveVT=6: a login prompt always waits on
+                                               tty6; set ReserveVT=0.
+              closed  getty                    No login prompt is enabled on tty2 or above.
+              open    usbguard                 usbguard is not installed: any USB device is
+                                               accepted; apt-get install usbguard.
+
+            """)
+        #expect(start.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 })
         #expect(try f.ctl("status").stdout == """
             session      active
             profile      museum
@@ -235,7 +267,14 @@ import Testing
         #expect(end.stdout == "Ended the guided-access session.\n")
         #expect(try await f.manager.status().sessionState == .inactive)
 
-        #expect(try f.ctl("start", "--json", "museum").stdout == Self.statusJSON(state: "active", profile: "museum", denied: 1))
+        // With --json, the status object, plus the escape paths as objects.
+        let json = try f.ctl("start", "--json", "--escape-paths-root", root, "museum").stdout
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let paths = try #require(object.removeValue(forKey: "escape_paths") as? [[String: String]])
+        #expect(paths.count == 9)
+        #expect(paths.first == ["check": "sysrq", "state": "closed", "detail": "kernel.sysrq is 0."])
+        let expected = try JSONSerialization.jsonObject(with: Data(Self.statusJSON(state: "active", profile: "museum", denied: 1).utf8))
+        #expect(NSDictionary(dictionary: object).isEqual(to: expected as! [String: Any]))
         #expect(try f.ctl("end", "--json", "--passcode-stdin", input: "1234").stdout == Self.statusJSON(denied: 0))
 
         let noSession = try f.ctl("end", "--passcode-stdin", input: "1234\n")
