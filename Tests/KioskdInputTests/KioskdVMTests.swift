@@ -69,7 +69,7 @@ struct KioskdVMTests {
         var events: [SeenEvent] { watcher.snapshot.events }
 
         /// Waits until the keyboard's, the power node's and the touchscreen's latest events
-        /// (KEY_B, KEY_PROG1, a lifted contact) reached their clones after `mark`: everything
+        /// (KEY_B, KEY_PROG1, a lifted contact's BTN_TOUCH 0, the last event of its frame) reached their clones after `mark`: everything
         /// written before them has been through kioskd.
         @discardableResult
         func settle(after mark: Int, keyboard: Bool = true, power: Bool = true, touch: Bool = false) throws -> [SeenEvent] {
@@ -77,7 +77,7 @@ struct KioskdVMTests {
                 let new = snapshot.events.dropFirst(mark)
                 return (!keyboard || new.keys(phys: kbd).contains("KEY_B 0"))
                     && (!power || new.keys(phys: pwr).contains("KEY_PROG1 0"))
-                    && (!touch || new.nonSync(phys: ts).contains("ABS_MT_TRACKING_ID -1"))
+                    && (!touch || new.nonSync(phys: ts).contains("BTN_TOUCH 0"))
             }.events
             return Array(all[mark...])
         }

@@ -80,7 +80,7 @@ struct BrokerTests {
         try touch.write(frames: FakeDevice.tap(trackingID: 5, x: 3900, y: 100))
         var seen = try watcher.wait("everything through") {
             $0.events.keys(phys: kbd).contains("KEY_B 0") && $0.events.keys(phys: pwr).contains("KEY_PROG1 0")
-                && $0.events.nonSync(phys: ts).contains("ABS_MT_TRACKING_ID -1")
+                && $0.events.nonSync(phys: ts).contains("BTN_TOUCH 0")
         }.events
         #expect(seen.keys(phys: kbd) == ["KEY_A 1", "KEY_A 0", "KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_B 1", "KEY_B 0"])
         #expect(seen.keys(phys: pwr) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_POWER 1", "KEY_POWER 0", "KEY_PROG1 1", "KEY_PROG1 0"])
@@ -101,7 +101,7 @@ struct BrokerTests {
         seen = try watcher.wait("the session's events through") {
             $0.events.dropFirst(mark).filter { $0.phys == pwr }.map(\.description).contains("KEY_PROG1 0")
                 && $0.events.dropFirst(mark).keys(phys: kbd).contains("KEY_A 0")
-                && $0.events.dropFirst(mark).nonSync(phys: ts).contains("ABS_MT_TRACKING_ID -1")
+                && $0.events.dropFirst(mark).nonSync(phys: ts).contains("BTN_TOUCH 0")
         }.events
         let during = Array(seen[mark...])
         #expect(during.keys(phys: kbd) == ["KEY_A 1", "KEY_A 0"])
