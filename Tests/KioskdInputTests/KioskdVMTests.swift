@@ -93,8 +93,13 @@ struct KioskdVMTests {
     func sessionEndToEnd() throws {
         let kiosk = try Kiosk()
         defer { kiosk.stop() }
-        let log = kiosk.kioskd.log
-        // The devices were taken before the name (and READY).
+        // The devices were taken before the name (and READY). The name is owned a moment
+        // before the "Ready" line is written: wait for the line.
+        var log = kiosk.kioskd.log
+        for _ in 0..<200 where !log.contains("Ready") {
+            usleep(50_000)
+            log = kiosk.kioskd.log
+        }
         let ready = try #require(log.range(of: "Ready"))
         #expect(log.ranges(of: "Brokering an input device").count >= 3)
         #expect(log.ranges(of: "Brokering an input device").allSatisfy { $0.upperBound < ready.lowerBound }, "\(log)")
