@@ -39,7 +39,6 @@ struct RestrictionTable: Hashable, Sendable {
 
     init() {}
 
-    var count: Int { entries.count }
     var indices: Range<Int> { entries.indices }
 
     /// The restriction at `index`, as a value of its own.
@@ -57,13 +56,6 @@ struct RestrictionTable: Hashable, Sendable {
     func index(of id: RestrictionID) -> Int? {
         var raw = id.rawValue  // shares the storage; withUTF8 copies only a non-contiguous string
         return raw.withUTF8 { index(ofUTF8: $0) }
-    }
-
-    /// The index of the restriction whose id is `other`'s id at `otherIndex`.
-    func index(ofIDAt otherIndex: Int, in other: RestrictionTable) -> Int? {
-        other.text.withUnsafeBufferPointer { text in
-            index(ofUTF8: UnsafeBufferPointer(rebasing: text[other.entries[otherIndex].idRange]))
-        }
     }
 
     private func index(ofUTF8 id: UnsafeBufferPointer<UInt8>) -> Int? {
