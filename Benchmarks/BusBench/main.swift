@@ -5,7 +5,8 @@
 //     same connection, same client code path, alternating batches.
 //  2. SetRestrictionState → RestrictionStateChanged at a subscriber.
 //  3. The same signal fanned out to 50 subscriber connections: time until the last has it.
-//  4. READY=1 time and RSS of kioskd with 1,000 apps × 50 restrictions in the store.
+//  4. READY=1 time and RSS of kioskd with 1,000 apps × 50 restrictions in the store
+//     (alone with `--startup-only`).
 import BusTestSupport
 import Dispatch
 import Foundation
@@ -120,11 +121,78 @@ final class Subscribers: @unchecked Sendable {
     }
 }
 
+// MARK: 4. READY=1 and RSS with 1,000 apps × 50 restrictions
+
+func statusKB(_ pid: pid_t, _ field: String) -> Int {
+    let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
+
+/// How the running kioskd was linked: what ships (`make install`) has the Swift runtime and
+/// Foundation linked in, a plain `swift build` loads them as shared libraries, and the RSS
+/// differs by about 7 MiB between the two.
+func linkage(_ pid: pid_t) -> String {
+    let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
+    return maps.contains("libswiftCore.so")
+        ? "release, Swift runtime as shared libraries (not what `make install` ships)"
+        : "release, --static-swift-stdlib (as `make install` ships it)"
+}
+
+struct Startup {
+    var ready: UInt64, rss: Int, hwm: Int, anon: Int, file: Int, linkage: String
+}
+
+/// Spawn → READY=1 in ns, VmRSS, VmHWM, RssAnon and RssFile in KiB, of kioskd starting on `state`.
+func startup(bus: PrivateBus, _ state: KioskState, name: String) throws -> Startup {
+    let notify = try NotifySocket(directory: bus.directory)
+    let stateDir = bus.directory.appendingPathComponent("state-\(name)").path
+    try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+    try StateStore(directory: stateDir).save(state)
+    let t = now()
+    let process = try startKioskd(bus: bus, name: name, notify: notify)
+    try notify.waitFor("READY=1", timeout: .seconds(30))
+    let ready = now() - t
+    usleep(100_000)
+    defer {
+        process.signal(SIGTERM)
+        process.wait()
+    }
+    return Startup(ready: ready, rss: statusKB(process.pid, "VmRSS"), hwm: statusKB(process.pid, "VmHWM"),
+                   anon: statusKB(process.pid, "RssAnon"), file: statusKB(process.pid, "RssFile"), linkage: linkage(process.pid))
+}
+
+func measureStartup(bus: PrivateBus) throws {
+    var big = KioskState()
+    big.registry = StateFixtures.registry(apps: 1000, restrictions: 50)
+    var runs: [Startup] = []
+    for run in 0..<7 { runs.append(try startup(bus: bus, big, name: "big-\(run)")) }
+    let empty = try startup(bus: bus, KioskState(), name: "empty")
+    let readyP = Percentiles(runs.map(\.ready))
+    let rss = runs.map(\.rss), maxRSS = Double(rss.max()!) / 1024, maxHWM = Double(runs.map(\.hwm).max()!) / 1024
+    print("\n4. kioskd with 1,000 apps × 50 restrictions in the store (\(runs.count) starts)")
+    print("  kioskd measured: \(Set(runs.map(\.linkage)).sorted().joined(separator: "; ")) — \(kioskdPath)")
+    line("  spawn → READY=1", readyP.text, target: "< 300 ms", met: readyP.max < 300)
+    line("  VmRSS after READY", String(format: "max %.1f MiB (median %.1f)", maxRSS, Double(rss.sorted()[rss.count / 2]) / 1024),
+         target: "< 30 MB", met: maxRSS * 1.048576 < 30)
+    line("  VmHWM (peak) after READY", String(format: "max %.1f MiB", maxHWM), target: "< 30 MB", met: maxHWM * 1.048576 < 30)
+    print(String(format: "  context: of that VmRSS, RssAnon (the heap: the registry) %.1f MiB, RssFile (the binary and libraries) %.1f MiB",
+                 Double(runs.map(\.anon).max()!) / 1024, Double(runs.map(\.file).max()!) / 1024))
+    print(String(format: "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f), VmHWM %.1f MiB",
+                 Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.anon) / 1024, Double(empty.file) / 1024,
+                 Double(empty.hwm) / 1024))
+}
+
 // MARK: The run
 
 print("bus benchmark: kioskd (release) on a private dbus-daemon, this machine (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
 let bus = try PrivateBus()
 defer { bus.stop() }
+if CommandLine.arguments.dropFirst().contains("--startup-only") {
+    try measureStartup(bus: bus)
+    bus.stop()
+    exit(0)
+}
 
 var small = KioskState()
 small.registry = StateFixtures.registry(apps: 1, restrictions: 50)
@@ -201,50 +269,4 @@ try FileManager.default.createDirectory(at: shm, withIntermediateDirectories: tr
 defer { try? FileManager.default.removeItem(at: shm) }
 try measureSignals(root: shm, name: "tmpfs", label: "tmpfs (/dev/shm: the daemon without the disk)")
 
-// 4. READY=1 and RSS with 1,000 apps × 50 restrictions.
-var big = KioskState()
-big.registry = StateFixtures.registry(apps: 1000, restrictions: 50)
-var readyTimes: [UInt64] = [], rss: [Int] = [], hwm: [Int] = [], anon: [Int] = [], file: [Int] = []
-func statusKB(_ pid: pid_t, _ field: String) -> Int {
-    let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
-    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
-}
-/// Spawn → READY=1 in ns, VmRSS and VmHWM in KiB, of kioskd starting on `state`.
-func startup(_ state: KioskState, name: String) throws -> (ready: UInt64, rss: Int, hwm: Int, anon: Int, file: Int) {
-    let notify = try NotifySocket(directory: bus.directory)
-    let stateDir = bus.directory.appendingPathComponent("state-\(name)").path
-    try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
-    try StateStore(directory: stateDir).save(state)
-    let t = now()
-    let process = try startKioskd(bus: bus, name: name, notify: notify)
-    try notify.waitFor("READY=1", timeout: .seconds(30))
-    let ready = now() - t
-    usleep(100_000)
-    defer {
-        process.signal(SIGTERM)
-        process.wait()
-    }
-    return (ready, statusKB(process.pid, "VmRSS"), statusKB(process.pid, "VmHWM"),
-            statusKB(process.pid, "RssAnon"), statusKB(process.pid, "RssFile"))
-}
-for run in 0..<7 {
-    let figures = try startup(big, name: "big-\(run)")
-    readyTimes.append(figures.ready)
-    rss.append(figures.rss)
-    hwm.append(figures.hwm)
-    anon.append(figures.anon)
-    file.append(figures.file)
-}
-let empty = try startup(KioskState(), name: "empty")
-let readyP = Percentiles(readyTimes)
-let maxRSS = Double(rss.max()!) / 1024, maxHWM = Double(hwm.max()!) / 1024
-print("\n4. kioskd with 1,000 apps × 50 restrictions in the store (\(readyTimes.count) starts)")
-line("  spawn → READY=1", readyP.text, target: "< 300 ms", met: readyP.max < 300)
-line("  VmRSS after READY", String(format: "max %.1f MiB (median %.1f)", maxRSS, Double(rss.sorted()[rss.count / 2]) / 1024),
-     target: "< 30 MB", met: maxRSS * 1.048576 < 30)
-line("  VmHWM (peak) after READY", String(format: "max %.1f MiB", maxHWM), target: "< 30 MB", met: maxHWM * 1.048576 < 30)
-print(String(format: "  context: of that VmRSS, RssAnon (the heap: the registry as Swift values) %.1f MiB, RssFile (libraries) %.1f MiB",
-             Double(anon.max()!) / 1024, Double(file.max()!) / 1024))
-print(String(format: "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB, VmHWM %.1f MiB (the Swift runtime and Foundation)",
-             Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.hwm) / 1024))
+try measureStartup(bus: bus)

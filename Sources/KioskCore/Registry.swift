@@ -4,16 +4,28 @@
 public struct Registry: Hashable, Sendable, Codable {
     /// One app: who owns its id and its restrictions, declared ones first in presentation
     /// order, then retired ones (most recently retired first).
+    ///
+    /// The restrictions are held packed (``RestrictionTable``: their text in one buffer and a
+    /// 12-byte entry each); `restrictions` and `declared` make `Restriction` values of them.
     public struct Application: Hashable, Sendable, Codable {
         public let id: AppID
         /// The uid that first registered the app id; other non-admin uids may not re-register it.
         public var ownerUID: UInt32
-        public var restrictions: [Restriction]
+        var table: RestrictionTable
+
+        init(id: AppID, ownerUID: UInt32, table: RestrictionTable) {
+            self.id = id
+            self.ownerUID = ownerUID
+            self.table = table
+        }
+
+        /// Every restriction, declared ones first in presentation order, then retired ones.
+        public var restrictions: [Restriction] { table.indices.map { table[$0] } }
 
         /// The restrictions the app declares now, in presentation order.
-        public var declared: [Restriction] { restrictions.filter { !$0.retired } }
-
-        func index(of id: RestrictionID) -> Int? { restrictions.firstIndex { $0.id == id } }
+        public var declared: [Restriction] {
+            table.indices.filter { !table.entries[$0].retired }.map { table[$0] }
+        }
     }
 
     /// Apps in the order they first registered.
@@ -59,24 +71,27 @@ public struct Registry: Hashable, Sendable, Codable {
             }
         }
 
-        let old = existingIndex.map { applications[$0].restrictions } ?? []
-        let oldByID = Dictionary(old.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var next: [Restriction] = declarations.map { declaration in
-            let state = oldByID[declaration.id]?.state ?? initialState(declaration.id)
-            return Restriction(id: declaration.id, title: declaration.title, detail: declaration.detail, state: state)
+        let old = existingIndex.map { applications[$0].table } ?? RestrictionTable()
+        // Newly retired first (in their old order), then those retired before, up to the cap.
+        let retiring = old.indices.filter { !old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
+            + old.indices.filter { old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
+        let kept = retiring.prefix(KioskAPI.Limits.retiredPerApp)
+
+        var next = RestrictionTable()
+        next.reserveCapacity(entries: declarations.count + kept.count, textBytes:
+            declarations.reduce(0) { $0 + $1.id.rawValue.utf8.count + $1.title.utf8.count + $1.detail.utf8.count }
+            + kept.reduce(0) { $0 + old.entries[$1].textCount })
+        for declaration in declarations {
+            let state = old.index(of: declaration.id).map { old.entries[$0].state } ?? initialState(declaration.id)
+            next.append(id: declaration.id, title: declaration.title, detail: declaration.detail, state: state, retired: false)
         }
-        // Newly retired first (in their old order), then those retired before.
-        let newlyRetired = old.filter { !$0.retired && !seen.contains($0.id) }.map { r in
-            var r = r; r.retired = true; return r
-        }
-        let stillRetired = old.filter { $0.retired && !seen.contains($0.id) }
-        next += (newlyRetired + stillRetired).prefix(KioskAPI.Limits.retiredPerApp)
+        for index in kept { next.append(index, of: old, retired: true) }
 
         if let existingIndex {
-            guard applications[existingIndex].restrictions != next else { return false }
-            applications[existingIndex].restrictions = next
+            guard applications[existingIndex].table != next else { return false }
+            applications[existingIndex].table = next
         } else {
-            applications.append(Application(id: appID, ownerUID: uid, restrictions: next))
+            applications.append(Application(id: appID, ownerUID: uid, table: next))
         }
         return true
     }
@@ -89,30 +104,35 @@ public struct Registry: Hashable, Sendable, Codable {
 
     /// The state of one restriction (retired ones too: their state is kept).
     public func state(of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> RestrictionState {
-        let app = try application(appID)
-        guard let index = app.index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
-        return app.restrictions[index].state
+        let (appIndex, index) = try position(of: restrictionID, in: appID)
+        return applications[appIndex].table.entries[index].state
     }
 
     /// Sets one restriction's state.
     /// - Returns: whether the state changed (setting the current state is a no-op).
     @discardableResult
     public mutating func setState(_ state: RestrictionState, of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> Bool {
-        guard let appIndex = applications.firstIndex(where: { $0.id == appID }) else { throw Registry.unknown(appID) }
-        guard let index = applications[appIndex].index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
-        guard applications[appIndex].restrictions[index].state != state else { return false }
-        applications[appIndex].restrictions[index].state = state
+        let (appIndex, index) = try position(of: restrictionID, in: appID)
+        guard applications[appIndex].table.entries[index].state != state else { return false }
+        applications[appIndex].table.setState(state, at: index)
         return true
     }
 
     /// Whether `appID` has a restriction `restrictionID` (declared or retired).
     public func contains(_ restrictionID: RestrictionID, in appID: AppID) -> Bool {
-        applications.first { $0.id == appID }?.index(of: restrictionID) != nil
+        applications.first { $0.id == appID }?.table.index(of: restrictionID) != nil
     }
 
     /// The number of declared restrictions currently denied, over all apps.
     public var deniedCount: Int {
-        applications.reduce(0) { $0 + $1.declared.count { $0.state == .deny } }
+        applications.reduce(0) { $0 + $1.table.entries.count { !$0.retired && $0.state == .deny } }
+    }
+
+    /// Where a restriction is: its app's index and its own in that app's table.
+    private func position(of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> (app: Int, restriction: Int) {
+        guard let appIndex = applications.firstIndex(where: { $0.id == appID }) else { throw Registry.unknown(appID) }
+        guard let index = applications[appIndex].table.index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
+        return (appIndex, index)
     }
 
     static func unknown(_ id: AppID) -> KioskError {

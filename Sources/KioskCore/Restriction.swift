@@ -35,8 +35,9 @@ public struct RestrictionDeclaration: Hashable, Sendable, Codable {
     }
 }
 
-/// A restriction as the registry holds it: the declaration, its state, and whether the
-/// app still declares it.
+/// A restriction as the registry lists it: the declaration, its state, and whether the
+/// app still declares it. (The registry keeps them packed, see `RestrictionTable`, and makes
+/// these values when asked for a list.)
 public struct Restriction: Hashable, Sendable, Codable {
     public var id: RestrictionID
     public var title: String
@@ -54,7 +55,8 @@ public struct Restriction: Hashable, Sendable, Codable {
     }
 
     // Stored as a compact array `[id, title, detail, state, retired]`: the state file holds
-    // up to 256 × 1024 of these, and an array decodes much faster than a keyed object.
+    // up to 512 × 1024 of these, and an array decodes much faster than a keyed object. Each
+    // app's list is read and written through this, one restriction at a time.
     public init(from decoder: any Decoder) throws {
         var c = try decoder.unkeyedContainer()
         id = try c.decode(RestrictionID.self)

@@ -52,11 +52,7 @@ public struct StateStore: Sendable {
 
     /// Reads the state; an absent file is the empty state.
     public func load() throws(StoreError) -> KioskState {
-        let data: [UInt8]
-        do {
-            guard let contents = try readFile(path) else { return KioskState() }
-            data = contents
-        }
+        guard let data = try readFile(path) else { return KioskState() }
         return try decode(data)
     }
 
@@ -98,9 +94,9 @@ public struct StateStore: Sendable {
         var version: Int
     }
 
-    func decode(_ data: [UInt8]) throws(StoreError) -> KioskState {
+    func decode(_ data: Data) throws(StoreError) -> KioskState {
         do {
-            return try JSONDecoder().decode(Envelope.self, from: Data(data)).state
+            return try JSONDecoder().decode(Envelope.self, from: data).state
         } catch let error as UnsupportedVersion {
             throw StoreError(code: .unsupportedVersion, path: path, message: "The state file \(path) has format version \(error.version); this kioskd reads version \(Self.formatVersion). It was left untouched.", errno: nil)
         } catch {
@@ -126,8 +122,9 @@ public struct StateStore: Sendable {
         return StoreError(code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).", errno: code)
     }
 
-    /// The file's bytes, or `nil` if it does not exist.
-    private func readFile(_ file: String) throws(StoreError) -> [UInt8]? {
+    /// The file's bytes, or `nil` if it does not exist. Read straight into the `Data` the
+    /// decoder takes, so a large file is in memory once while it is decoded, not twice.
+    private func readFile(_ file: String) throws(StoreError) -> Data? {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if Glibc.errno == ENOENT { return nil }
@@ -136,11 +133,13 @@ public struct StateStore: Sendable {
         defer { close(fd) }
         var stats = stat()
         guard fstat(fd, &stats) == 0 else { throw failure("stat", file) }
-        var bytes = [UInt8](repeating: 0, count: max(Int(stats.st_size), 0) + 1)
+        // One byte more than the size, so the end is seen without growing; a file that grew
+        // since the fstat doubles the buffer.
+        var data = Data(count: max(Int(stats.st_size), 0) + 1)
         var count = 0
         while true {
-            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if count == data.count { data.count *= 2 }
+            let n = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if Glibc.errno == EINTR { continue }
                 throw failure("read", file)
@@ -148,8 +147,8 @@ public struct StateStore: Sendable {
             if n == 0 { break }
             count += n
         }
-        bytes.removeSubrange(count...)
-        return bytes
+        data.count = count
+        return data
     }
 
     private func writeAtomically(_ data: Data) throws(StoreError) {

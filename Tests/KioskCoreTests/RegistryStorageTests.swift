@@ -1,0 +1,122 @@
+import Foundation
+import KioskCore
+import Testing
+
+/// The registry keeps each app's restrictions packed (text in one buffer, a small entry each):
+/// what that must not change is what a caller and the state file see.
+@Suite struct RegistryStorageTests {
+    let app = try! AppID("org.example.MuseumMap")
+
+    func id(_ name: String) -> RestrictionID { try! RestrictionID("org.example.MuseumMap.\(name)") }
+
+    /// The JSON the state file held before the registry was packed, byte for byte.
+    @Test func encodingKeepsTheStateFileFormat() throws {
+        var registry = Registry()
+        try registry.declare(app, restrictions: declarations(app.rawValue, ["zoom", "controls"]), uid: 1000)
+        try registry.setState(.deny, of: id("controls"), in: app)
+        try registry.declare(app, restrictions: declarations(app.rawValue, ["zoom"]), uid: 1000)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(registry), as: UTF8.self)
+        #expect(json == #"{"applications":[{"id":"org.example.MuseumMap","ownerUID":1000,"restrictions":"#
+            + #"[["org.example.MuseumMap.zoom","Title zoom","Detail zoom","allow",false],"#
+            + #"["org.example.MuseumMap.controls","Title controls","Detail controls","deny",true]]}]}"#)
+        #expect(try JSONDecoder().decode(Registry.self, from: Data(json.utf8)) == registry)
+    }
+
+    /// Equality is about the restrictions, not about how a registry got them.
+    @Test func sameRestrictionsByDifferentPathsAreEqual() throws {
+        var direct = Registry()
+        try direct.declare(app, restrictions: declarations(app.rawValue, ["a", "b"]), uid: 1000)
+        try direct.setState(.deny, of: id("b"), in: app)
+        var roundabout = Registry()
+        try roundabout.declare(app, restrictions: declarations(app.rawValue, ["b", "c"]), uid: 1000)
+        try roundabout.setState(.deny, of: id("b"), in: app)
+        try roundabout.declare(app, restrictions: declarations(app.rawValue, ["a", "b", "c"]), uid: 1000)
+        try roundabout.declare(app, restrictions: declarations(app.rawValue, ["a", "b"]), uid: 1000)
+        #expect(roundabout != direct)  // c is kept as retired
+        var withoutC = Registry()
+        try withoutC.declare(app, restrictions: declarations(app.rawValue, ["b"]), uid: 1000)
+        try withoutC.setState(.deny, of: id("b"), in: app)
+        try withoutC.declare(app, restrictions: declarations(app.rawValue, ["a", "b"]), uid: 1000)
+        #expect(withoutC == direct)
+        #expect(withoutC.hashValue == direct.hashValue)
+        let decoded = try JSONDecoder().decode(Registry.self, from: JSONEncoder().encode(direct))
+        #expect(decoded == direct && decoded.hashValue == direct.hashValue)
+    }
+
+    /// Ids compared in place: prefixes, suffixes and equal lengths do not match each other.
+    @Test func lookupsMatchWholeIDsOnly() throws {
+        var registry = Registry()
+        let names = ["ab", "b", "abc", "ba", "xb", "a-b", "a_b"]
+        try registry.declare(app, restrictions: declarations(app.rawValue, names), uid: 1000)
+        for (index, name) in names.enumerated() where index % 2 == 0 {
+            try registry.setState(.deny, of: id(name), in: app)
+        }
+        for (index, name) in names.enumerated() {
+            #expect(registry.contains(id(name), in: app))
+            #expect(try registry.state(of: id(name), in: app) == (index % 2 == 0 ? .deny : .allow), "\(name)")
+        }
+        for missing in ["a", "abcd", "bb", "cb", "aab", "a.b"] {
+            #expect(!registry.contains(id(missing), in: app), "\(missing)")
+            #expect(throws: KioskError.self) { try registry.state(of: id(missing), in: app) }
+        }
+        #expect(registry.deniedCount == 4)
+        let listed = try registry.restrictions(of: app)
+        #expect(listed.map(\.id.rawValue) == names.map { "\(app.rawValue).\($0)" })
+        #expect(listed.map(\.title) == names.map { "Title \($0)" } && listed.map(\.detail) == names.map { "Detail \($0)" })
+    }
+
+    /// Non-ASCII text and the longest strings the limits allow survive packing unchanged.
+    @Test func longestAndNonASCIITextRoundTrips() throws {
+        let longID = app.rawValue + "." + String(repeating: "x", count: KioskAPI.Limits.idBytes - app.rawValue.utf8.count - 1)
+        let title = String(repeating: "é", count: KioskAPI.Limits.titleBytes / 2)
+        let detail = String(repeating: "🗺️\n", count: KioskAPI.Limits.detailBytes / "🗺️\n".utf8.count)
+        var registry = Registry()
+        try registry.declare(app, restrictions: [
+            try RestrictionDeclaration(id: longID, title: title, detail: detail),
+            try RestrictionDeclaration(id: "\(app.rawValue).short", title: "Kurz", detail: "Grüße"),
+        ], uid: 1000)
+        let listed = try registry.restrictions(of: app)
+        #expect(listed.map(\.id.rawValue) == [longID, "\(app.rawValue).short"])
+        #expect(listed[0].title == title && listed[0].detail == detail && listed[1].detail == "Grüße")
+        #expect(try JSONDecoder().decode(Registry.self, from: JSONEncoder().encode(registry)) == registry)
+    }
+
+    static let restrictionFile = [
+        (#"[["org.example.A.x","t","d","allow",false],["org.example.A.x","t","d","deny",true]]"#, "appears twice"),
+        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskAPI.Limits.titleBytes + 1))","d","allow",false]]"#, "longer than the limits"),
+        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskAPI.Limits.detailBytes + 1))","allow",false]]"#, "longer than the limits"),
+        ("[" + (0...KioskAPI.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }.joined(separator: ",") + "]",
+         "more restrictions than the limits allow"),
+        ("[" + (0...KioskAPI.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }.joined(separator: ",") + "]",
+         "more restrictions than the limits allow"),
+        (#"[["org.example.A.x","t","d","allow",false,1]]"#, "more than 5 fields"),
+        (#"[["org.example.A.x","t","d","maybe",false]]"#, "maybe"),
+        (#"[["not an id","t","d","allow",false]]"#, "not an id"),
+    ]
+
+    /// A hand-edited file is held to the limits every call is held to.
+    @Test(arguments: restrictionFile)
+    func badRestrictionsInAFileAreRejected(restrictions: String, expected: String) {
+        let json = #"{"applications":[{"id":"org.example.A","ownerUID":0,"restrictions":\#(restrictions)}]}"#
+        #expect {
+            try JSONDecoder().decode(Registry.self, from: Data(json.utf8))
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    /// The limits themselves are allowed in a file.
+    @Test func aFileAtTheLimitsIsRead() throws {
+        let declared = (0..<KioskAPI.Limits.restrictionsPerApp).map { #"["org.example.A.d\#($0)","t","d","deny",false]"# }
+        let retired = (0..<KioskAPI.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }
+        let json = #"{"applications":[{"id":"org.example.A","ownerUID":7,"restrictions":[\#((declared + retired).joined(separator: ","))]}]}"#
+        let registry = try JSONDecoder().decode(Registry.self, from: Data(json.utf8))
+        let a = try AppID("org.example.A")
+        #expect(try registry.restrictions(of: a).count == KioskAPI.Limits.restrictionsPerApp)
+        #expect(try registry.restrictions(of: a, includeRetired: true).count == KioskAPI.Limits.restrictionsPerApp + KioskAPI.Limits.retiredPerApp)
+        #expect(registry.deniedCount == KioskAPI.Limits.restrictionsPerApp)
+        #expect(try registry.application(a).ownerUID == 7)
+    }
+}
