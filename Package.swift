@@ -190,7 +190,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskDaemonTests",
-            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "kioskd"],
+            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
 
@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "KioskdInputTests",
             dependencies: ["KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
-                           "KioskTestSupport", "InputTestSupport", "kioskd"],
+                           "KioskTestSupport", "KioskdTestSupport", "InputTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
 

@@ -4,7 +4,7 @@ import Glibc
 import KioskCore
 import KioskTestSupport
 
-/// The built `kioskd` binary running against a `PrivateBus`, `--no-input`, with a state
+/// The built `kioskd` binary running against a `PrivateBus` (`--no-input` unless told), with a state
 /// directory and a profile directory under the bus's temp dir (removed with it).
 ///
 /// A second instance may share the first one's state directory (`sharingStateWith:`), on the
@@ -39,14 +39,30 @@ public final class KioskdProcess: @unchecked Sendable {
     public var stateBytes: Data? { FileManager.default.contents(atPath: statePath) }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Starts kioskd; with `waitForName`, returns once it owns its name.
-    public func start(waitForName: Bool = true) throws {
+    /// Starts kioskd (`--no-input` unless `input`), with `NOTIFY_SOCKET` and `WATCHDOG_USEC`
+    /// only when given; with `waitForName`, returns once it owns its name (which it takes after
+    /// the state is loaded and, with `input`, the devices are taken).
+    public func start(input: Bool = false, notify: NotifySocket? = nil, watchdog: Duration? = nil,
+                      waitForName: Bool = true, timeout: Duration = .seconds(60)) throws {
+        var environment = bus.environment
+        environment["NOTIFY_SOCKET"] = notify?.path
+        environment.removeValue(forKey: "WATCHDOG_PID")
+        environment["WATCHDOG_USEC"] = watchdog.map {
+            "\($0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)"
+        }
         let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         defer { close(fd) }
-        process = try ChildProcess.spawn(Self.binary, [
-            "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--no-input",
-        ], environment: bus.environment, stdout: fd, stderr: fd)
-        if waitForName { try bus.waitForOwner(KioskAPI.busName) }
+        var arguments = ["--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path]
+        if !input { arguments.append("--no-input") }
+        process = try ChildProcess.spawn(Self.binary, arguments, environment: environment, stdout: fd, stderr: fd)
+        if waitForName { try bus.waitForOwner(KioskAPI.busName, timeout: timeout) }
+    }
+
+    /// Waits for kioskd to exit by itself; returns the exit status.
+    public func waitForExit() -> Int32 {
+        guard let process else { return -1 }
+        self.process = nil
+        return process.wait(timeout: .seconds(10))
     }
 
     /// Sends `signal`, waits for the exit and for the name to be free; returns the exit status.
@@ -55,7 +71,7 @@ public final class KioskdProcess: @unchecked Sendable {
         guard let process else { return -1 }
         self.process = nil
         process.signal(signal)
-        let status = process.wait(timeout: .seconds(10))
+        let status = process.wait(timeout: .seconds(20))
         let deadline = ContinuousClock.now + .seconds(5)
         while (try? bus.hasOwner(KioskAPI.busName)) == true, ContinuousClock.now < deadline { usleep(10_000) }
         return status

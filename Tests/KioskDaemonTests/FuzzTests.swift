@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskStore
+import KioskdTestSupport
 import SystemdKit
 import Testing
 

@@ -4,6 +4,7 @@ import Foundation
 import FoundationXML
 #endif
 import KioskCore
+import KioskdTestSupport
 import Testing
 
 /// `packaging/dbus/org.kioskd.GuidedAccess1.xml` is the interface kioskd introspects: the same

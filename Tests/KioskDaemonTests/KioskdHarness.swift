@@ -3,70 +3,12 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskTestSupport
+import KioskdTestSupport
 import SystemdKit
 
-/// The built `kioskd` binary running against a `PrivateBus`, with its own temp state and
-/// profile directories, `--no-input`, and optionally a notify socket.
-final class Kioskd: @unchecked Sendable {
-    let bus: PrivateBus
-    let stateDirectory: URL
-    let profileDirectory: URL
-    let logPath: String
-    private(set) var process: ChildProcess?
-
-    static var binary: String { BuildProducts.path(of: "kioskd") }
-
-    /// Temp dirs under the bus's directory (removed with it).
-    init(bus: PrivateBus) throws {
-        self.bus = bus
-        stateDirectory = bus.directory.appendingPathComponent("state")
-        profileDirectory = bus.directory.appendingPathComponent("profiles")
-        logPath = bus.directory.appendingPathComponent("kioskd.log").path
-        for dir in [stateDirectory, profileDirectory] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        }
-    }
-
-    var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
-    var stateBytes: Data? { FileManager.default.contents(atPath: statePath) }
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    /// Starts kioskd; with `waitForName`, returns once it owns its name.
-    func start(notify: NotifySocket? = nil, watchdog: Duration? = nil, waitForName: Bool = true) throws {
-        var env = bus.environment
-        env["NOTIFY_SOCKET"] = notify?.path
-        env.removeValue(forKey: "WATCHDOG_PID")
-        env["WATCHDOG_USEC"] = watchdog.map { "\($0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)" }
-        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        defer { close(fd) }
-        process = try ChildProcess.spawn(Self.binary, [
-            "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--no-input",
-        ], environment: env, stdout: fd, stderr: fd)
-        if waitForName { try bus.waitForOwner(KioskAPI.busName) }
-    }
-
-    /// Sends `signal` and returns the exit status (128+signal when killed).
-    @discardableResult
-    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
-        guard let process else { return -1 }
-        self.process = nil
-        process.signal(signal)
-        return process.wait(timeout: .seconds(10))
-    }
-
-    /// Waits for the process to exit by itself.
-    func waitForExit() -> Int32 {
-        guard let process else { return -1 }
-        self.process = nil
-        return process.wait(timeout: .seconds(10))
-    }
-
-    deinit { stop(SIGKILL) }
-
-    func writeProfile(_ name: String, _ text: String) throws {
-        try text.write(to: profileDirectory.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8)
-    }
-}
+/// The built `kioskd` on a private bus: `KioskdTestSupport.KioskdProcess`, shared with the
+/// client and input tests.
+typealias Kioskd = KioskdProcess
 
 /// A blocking SystemdKit client of the manager on a private bus (no loop: one thread).
 final class ManagerClient {

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
+import KioskdTestSupport
 import SystemdKit
 import Testing
 

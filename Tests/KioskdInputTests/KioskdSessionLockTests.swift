@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
+import KioskdTestSupport
 import Testing
 
 /// kioskd on a private bus, `--no-input` (no devices needed): logind's power-key inhibitor,

@@ -3,60 +3,16 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskTestSupport
+import KioskdTestSupport
 import SystemdKit
 
-/// The built `kioskd` on a `PrivateBus`, with its own temp state and profile directories, and
-/// (unless told `--no-input`) brokering the machine's input devices.
-final class KioskdUnderTest: @unchecked Sendable {
-    let bus: PrivateBus
-    let stateDirectory: URL
-    let profileDirectory: URL
-    let logPath: String
-    private(set) var process: ChildProcess?
+/// The built `kioskd` on a `PrivateBus` (`KioskdTestSupport.KioskdProcess`); these tests start
+/// it with `input: true`, brokering the machine's input devices.
+typealias KioskdUnderTest = KioskdProcess
 
-    static var binary: String { BuildProducts.path(of: "kioskd") }
+extension KioskdProcess {
     static let busctl = "/usr/bin/busctl"
     static let python = "/usr/bin/python3"  // Debian's: python3-dbus, python3-evdev, python3-gi
-
-    init(bus: PrivateBus) throws {
-        self.bus = bus
-        stateDirectory = bus.directory.appendingPathComponent("state")
-        profileDirectory = bus.directory.appendingPathComponent("profiles")
-        logPath = bus.directory.appendingPathComponent("kioskd.log").path
-        for dir in [stateDirectory, profileDirectory] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        }
-    }
-
-    deinit { stop(SIGKILL) }
-
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    /// Starts kioskd; returns once it owns its name (which it takes after it has taken the devices).
-    func start(input: Bool = true) throws {
-        var env = bus.environment
-        env.removeValue(forKey: "NOTIFY_SOCKET")
-        env.removeValue(forKey: "WATCHDOG_USEC")
-        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        defer { close(fd) }
-        var arguments = ["--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path]
-        if !input { arguments.append("--no-input") }
-        process = try ChildProcess.spawn(Self.binary, arguments, environment: env, stdout: fd, stderr: fd)
-        try bus.waitForOwner(KioskAPI.busName, timeout: .seconds(60))
-    }
-
-    /// Sends `signal` and returns the exit status (128+signal when killed).
-    @discardableResult
-    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
-        guard let process else { return -1 }
-        self.process = nil
-        process.signal(signal)
-        return process.wait(timeout: .seconds(20))
-    }
-
-    func writeProfile(_ name: String, _ text: String) throws {
-        try text.write(to: profileDirectory.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8)
-    }
 
     // MARK: Talking to it
 

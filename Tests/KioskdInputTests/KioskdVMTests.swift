@@ -4,6 +4,7 @@ import Glibc
 import InputTestSupport
 import KioskCore
 import KioskInput
+import KioskdTestSupport
 import LinuxInput
 import Testing
 
@@ -58,7 +59,7 @@ struct KioskdVMTests {
             touch = try UInputClone(info: FakeDevice.touchscreen())
             physical = try [keyboard, power, touch].map { try #require($0.devnode) }
             watcher = try Probe.Watcher(spying: physical)
-            try kioskd.start()
+            try kioskd.start(input: true)
             try waitForClones()
         }
 
@@ -168,7 +169,7 @@ struct KioskdVMTests {
         }
         usleep(300_000)  // the physical nodes are ungrabbed now
         let logBefore = kiosk.kioskd.log.count
-        try kiosk.kioskd.start()
+        try kiosk.kioskd.start(input: true)
         #expect(try kiosk.kioskd.property("SessionState") == #"s "active""#)
         // The restored session's locks were in the filter before kioskd took any device.
         let restartLog = String(kiosk.kioskd.log.dropFirst(logBefore))
@@ -228,7 +229,7 @@ struct KioskdVMTests {
         try kiosk.kioskd.call("StartSession", "s", ["vm-test"])
         #expect(kiosk.kioskd.stop(SIGKILL) == 128 + SIGKILL)
         try kiosk.kioskd.writeProfile("vm-test", "[buttons]\npower = \"sometimes\"\n")
-        try kiosk.kioskd.start()
+        try kiosk.kioskd.start(input: true)
         #expect(try kiosk.kioskd.property("SessionState") == #"s "active""#)
         let problem = try kiosk.kioskd.property("SessionProblem")
         #expect(problem.contains("could not be loaded") && problem.contains("vm-test"), "\(problem)")
@@ -260,7 +261,7 @@ struct KioskdVMTests {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try KioskdUnderTest(bus: bus)
-        try kioskd.start()
+        try kioskd.start(input: true)
         defer { kioskd.stop() }
         let nodes = try NodeWatch()
         var samples: [Duration] = []
