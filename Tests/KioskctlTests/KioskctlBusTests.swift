@@ -205,6 +205,25 @@ import Testing
         #expect(try f.ctl("restrictions", Self.app, asNobody: true).status == 0)
     }
 
+    /// kioskd restarted with the session's profile gone: status says why everything is locked.
+    @Test func statusShowsWhyARestoredSessionHoldsTheStrictestLocks() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        #expect(try f.ctl("start", "museum").status == 0)
+        f.kioskd.stop()
+        try FileManager.default.removeItem(at: f.kioskd.profileDirectory.appendingPathComponent("museum.toml"))
+        try f.kioskd.start()
+        let status = try f.ctl("status")
+        #expect(status.status == 0)
+        let lines = status.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.prefix(2) == ["session      active", "profile      museum"])
+        let problem = lines.drop { !$0.hasPrefix("problem") }.prefix { $0.hasPrefix("problem") || $0.hasPrefix("     ") }
+        #expect(problem.first?.hasPrefix("problem      The session's profile \"museum\" could not be loaded, so every") == true, "\(status.stdout)")
+        #expect(problem.allSatisfy { $0.count <= 80 })
+        let json = try f.ctl("status", "--json").stdout
+        #expect(json.contains(#""session_problem" : "The session's profile \"museum\" could not be loaded"#), "\(json)")
+    }
+
     @Test func startAndEndWithThePasscodeOnStdin() async throws {
         let f = try await Fixture()
         defer { f.stop() }
