@@ -18,31 +18,12 @@ import Testing
     static let nobody: UInt32 = 65534
     static let owned = "org.example.Owned"
 
-    /// The shipped actions when the packaging has them, else the same three with the same
-    /// defaults (auth_admin_keep: with no agent on a kiosk, a challenge, which kioskd denies).
-    static var actions: String {
+    /// The actions as shipped (`packaging/polkit/`): the defaults polkitd applies here are the
+    /// ones a kiosk gets (auth_admin_keep: with no agent on a kiosk, a challenge, which kioskd denies).
+    static func actions() throws -> String {
         let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../packaging/polkit/org.kioskd.GuidedAccess1.policy").standardized
-        if let text = try? String(contentsOf: shipped, encoding: .utf8) { return text }
-        let ids = [KioskAPI.Action.manageRestrictions, KioskAPI.Action.manageSession, KioskAPI.Action.setPasscode]
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE policyconfig PUBLIC "-//freedesktop//DTD PolicyKit Policy Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/PolicyKit/1/policyconfig.dtd">
-            <policyconfig>
-            \(ids.map { """
-                <action id="\($0)">
-                  <description>\($0)</description>
-                  <message>Authentication is required for \($0).</message>
-                  <defaults>
-                    <allow_any>auth_admin_keep</allow_any>
-                    <allow_inactive>auth_admin_keep</allow_inactive>
-                    <allow_active>auth_admin_keep</allow_active>
-                  </defaults>
-                </action>
-                """ }.joined(separator: "\n"))
-            </policyconfig>
-            """
+        return try String(contentsOf: shipped, encoding: .utf8)
     }
 
     /// `daemon` may do all three actions.
@@ -65,7 +46,7 @@ import Testing
         """
 
     func start(_ bus: PrivateBus, polkit: Bool) throws -> (Kioskd, PrivatePolkit?) {
-        let agent = polkit ? try PrivatePolkit(bus: bus, actions: ["org.kioskd.GuidedAccess1.policy": Self.actions],
+        let agent = polkit ? try PrivatePolkit(bus: bus, actions: ["org.kioskd.GuidedAccess1.policy": Self.actions()],
                                                rules: ["49-kioskd-test.rules": Self.rules]) : nil
         let kioskd = try Kioskd(bus: bus)
         try kioskd.writeProfile("museum", """
