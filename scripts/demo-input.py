@@ -99,7 +99,7 @@ show("the compositor reads only the clones, so what they deliver is what the kio
 start([f"{BIN}/kioskctl", "monitor"], monitor_log)
 
 
-def press(name, device, key, times=1):
+def press(device, key, times=1):
     for _ in range(times):
         device.write(e.EV_KEY, key, 1); device.syn()
         device.write(e.EV_KEY, key, 0); device.syn()
@@ -137,9 +137,9 @@ def round_of_input(title):
     seen_by_kiosk(found)  # drop anything earlier
     show(f"-- {title}")
     for label, action in [
-        ("power-button node: KEY_VOLUMEUP", lambda: press("volume", power, e.KEY_VOLUMEUP)),
-        ("USB keyboard: KEY_A", lambda: press("a", keyboard, e.KEY_A)),
-        ("USB keyboard: KEY_F11", lambda: press("f11", keyboard, e.KEY_F11)),
+        ("power-button node: KEY_VOLUMEUP", lambda: press(power, e.KEY_VOLUMEUP)),
+        ("USB keyboard: KEY_A", lambda: press(keyboard, e.KEY_A)),
+        ("USB keyboard: KEY_F11", lambda: press(keyboard, e.KEY_F11)),
         ("touch on the settings gear (top right)", lambda: tap(1000, 40, 1)),
         ("touch in the middle of the map", lambda: tap(512, 512, 2)),
     ]:
@@ -152,7 +152,7 @@ round_of_input("no session: everything passes")
 run("start", "museum-map")
 round_of_input("a museum-map session: volume, F11 and the gear corner are locked")
 show("-- staff press the (locked) power button 3 times quickly: the exit gesture")
-press("power", power, e.KEY_POWER, times=3)
+press(power, e.KEY_POWER, times=3)
 show(f"   the kiosk sees: {seen_by_kiosk(clones())}; kioskctl monitor printed:")
 time.sleep(0.5)
 for line in open(monitor_log.name).read().splitlines():

@@ -19,7 +19,7 @@ extension Profile.Buttons {
         var codes = keyboard == .locked ? EventCodes.keyboardKeys : []
         for name in names {
             // The parser accepted only key names the kernel defines, so every name resolves.
-            if let (type, code) = EventCodes.code(named: name), type == 1 { codes.insert(code) }
+            if let (type, code) = EventCodes.code(named: name), type == EventCodes.keyType { codes.insert(code) }
         }
         return codes
     }
@@ -32,7 +32,7 @@ extension Profile.ExitGesture {
 
     /// The gesture in the filter's terms (a key code, microseconds).
     public var filterGesture: KioskInput.ExitGesture? {
-        guard let (type, code) = EventCodes.code(named: key), type == 1 else { return nil }
+        guard let (type, code) = EventCodes.code(named: key), type == EventCodes.keyType else { return nil }
         return KioskInput.ExitGesture(key: code, presses: presses, within: within.microseconds)
     }
 }
@@ -66,7 +66,7 @@ extension FilterPolicy {
     /// Fail closed: every key and button locked, no touch, nothing else forwarded either;
     /// only the exit gesture is still seen. For a session whose profile is missing or broken.
     public static func strictest(exitGesture: KioskInput.ExitGesture?) -> FilterPolicy {
-        FilterPolicy(lockedKeys: Set(0..<0x300), blockEscapeChords: true, touch: .none,
+        FilterPolicy(lockedKeys: EventCodes.allKeyCodes, blockEscapeChords: true, touch: .none,
                      exitGesture: exitGesture, holdAllInput: true)
     }
 }

@@ -44,7 +44,10 @@ public enum EventCodes {
     /// controls and consumer-control pages, but no `BTN_*` (mouse, touch, joystick buttons).
     public static let keyboardKeys: Set<UInt16> = Set(codeTable.lazy.filter { $0.1 == keyType && $0.0.hasPrefix("KEY_") }.map(\.2))
 
-    static let keyType: UInt16 = 1
+    /// `EV_KEY`, the event type of every key and button.
+    public static let keyType: UInt16 = 1
+    /// Every key and button code (`KEY_MAX` + 1 of them): what "lock everything" locks.
+    public static let allKeyCodes: Set<UInt16> = Set(0..<UInt16(KEY.count))
 
     private static let typesByName: [String: UInt16] = Dictionary(
         typeTable.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
