@@ -77,13 +77,25 @@ public actor GuidedAccessClient {
             throw KioskError(.invalidArgument, "This client registered \(current); use another client for \(app).")
         }
         shared.withLock { $0.app = app }
+        let previous = registration
         registration = restrictions
         guard let mirror else {
             throw KioskClientError(.busUnavailable, "The bus connection is being re-established; the registration is sent then.")
         }
-        try mirror.track(app: app, registration: restrictions)
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            mirror.sync { done.resume(with: $0) }
+        do {
+            try mirror.track(app: app, registration: restrictions)
+        } catch {
+            throw KioskClientError(.busUnavailable, "Could not subscribe to \(app)'s changes: \(error).")
+        }
+        do {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                mirror.sync { done.resume(with: $0) }
+            }
+        } catch let refusal as KioskError {
+            // kioskd refused these declarations: reconnects send the last accepted ones, not these.
+            registration = previous
+            try? mirror.track(app: app, registration: previous)
+            throw refusal
         }
     }
 
@@ -97,8 +109,14 @@ public actor GuidedAccessClient {
                 title: delegate.textForGuidedAccessRestriction(withIdentifier: id) ?? id,
                 detail: delegate.detailTextForGuidedAccessRestriction(withIdentifier: id) ?? ""))
         }
-        self.delegate = delegate
-        try await register(appID: appID, restrictions: declarations)
+        let previous = self.delegate
+        self.delegate = delegate  // before the snapshot, so that no change after it is missed
+        do {
+            try await register(appID: appID, restrictions: declarations)
+        } catch let refusal as KioskError {
+            self.delegate = previous  // kioskd refused: the client stays as it was
+            throw refusal
+        }
     }
 
     // MARK: reading

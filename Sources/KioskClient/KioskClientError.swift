@@ -61,7 +61,7 @@ enum ErrorMapping {
                 return KioskClientError.notRunning
             case BusError.noReply:
                 return KioskClientError(.noReply, "kioskd did not reply (\(error.message)).")
-            case "org.freedesktop.DBus.Error.Disconnected":
+            case BusError.disconnected:
                 return KioskClientError(.busUnavailable, "The bus connection was lost (\(error.message)).")
             default:
                 return KioskClientError(.busError, "\(error.name): \(error.message)")

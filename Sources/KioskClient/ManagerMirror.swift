@@ -83,7 +83,7 @@ final class ManagerMirror {
 
     /// Follows `app`'s restrictions from now on (a match on `arg0`), and registers them on
     /// every snapshot. Call `sync` next.
-    func track(app newApp: String, registration declarations: [RestrictionDeclaration]) throws(Errno) {
+    func track(app newApp: String, registration declarations: [RestrictionDeclaration]?) throws(Errno) {
         registration = declarations
         guard app != newApp else { return }
         app = newApp

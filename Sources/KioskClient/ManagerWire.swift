@@ -8,7 +8,6 @@ enum ManagerWire {
     static let properties = "org.freedesktop.DBus.Properties"
     static let driver = "org.freedesktop.DBus"
     static let driverPath = "/org/freedesktop/DBus"
-    static let sessionProblem = "SessionProblem"
 
     // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
 
@@ -63,8 +62,9 @@ enum ManagerWire {
             case KioskAPI.Member.version:
                 guard let text = value.string else { throw .unexpected("Version is not a string") }
                 status.version = text
-            case sessionProblem:
-                status.sessionProblem = value.string.flatMap { $0.isEmpty ? nil : $0 }
+            case KioskAPI.Member.sessionProblem:
+                guard let text = value.string else { throw .unexpected("SessionProblem is not a string") }
+                status.sessionProblem = text.isEmpty ? nil : text
             default:
                 continue  // a property this client does not know
             }

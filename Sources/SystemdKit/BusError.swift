@@ -23,6 +23,7 @@ public struct BusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
     public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
 
     /// `org.freedesktop.DBus.Error.InvalidArgs` with `message`.
     public static func invalidArgs(_ message: String) -> BusError {

@@ -47,7 +47,8 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
-/// A failure of kioskctl's own (no terminal to prompt on, passcodes that differ), as a sentence.
+/// A failure of kioskctl's own (no terminal to prompt on, passcodes that differ, a file that
+/// cannot be read), as a sentence.
 struct CommandError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

@@ -72,13 +72,9 @@ enum ProfileFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            throw CLIError("\(path): " + (isDirectory.boolValue ? "is a directory" : exists ? "cannot be read" : "no such file"))
+            throw CommandError("\(path): " + (isDirectory.boolValue ? "is a directory" : exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
     }
 }
 
-struct CLIError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

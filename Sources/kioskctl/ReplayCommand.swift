@@ -47,15 +47,15 @@ struct ReplayCommand: ParsableCommand {
         } else if let contents = FileManager.default.contents(atPath: path) {
             data = contents
         } else {
-            throw CLIError("\(path): " + (FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"))
+            throw CommandError("\(path): " + (FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"))
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw CLIError("\(path): not UTF-8 text; expected an evemu or libinput record file")
+            throw CommandError("\(path): not UTF-8 text; expected an evemu or libinput record file")
         }
         do {
             return try Trace.parse(text)
         } catch {
-            throw CLIError("\(path):\(error.line): \(error.message)")
+            throw CommandError("\(path):\(error.line): \(error.message)")
         }
     }
 }
