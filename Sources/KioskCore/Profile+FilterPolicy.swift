@@ -71,6 +71,17 @@ extension FilterPolicy {
     }
 }
 
+extension FilterPolicy {
+    /// Whether any of the power group's keys (``Profile/Buttons/powerKeys``) never reaches the
+    /// kiosk under this policy, so logind must not act on them either: kioskd then holds its
+    /// power-, suspend-, hibernate- and reboot-key inhibitor.
+    public var locksPowerKeys: Bool {
+        holdAllInput || Profile.Buttons.powerKeys.contains { name in
+            EventCodes.code(named: name).map { lockedKeys.contains($0.code) } ?? false
+        }
+    }
+}
+
 extension KioskState {
     /// What the input filter enforces in this state: everything passes without a session;
     /// an active session locks what its profile says (the strictest locks when `profile` is

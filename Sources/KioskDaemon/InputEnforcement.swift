@@ -30,18 +30,10 @@ final class InputEnforcement: SessionEnforcer {
         guard next != policy else { return }
         policy = next
         broker?.setPolicy(next)
-        inhibitor?.setHeld(next.swallowsPowerKey)
+        inhibitor?.setHeld(next.locksPowerKeys)
         logger.info("Input locks changed", metadata: [
             "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
             "input.hold-all": "\(next.holdAllInput)",
         ])
-    }
-}
-
-extension FilterPolicy {
-    /// Whether the power key never reaches the kiosk under this policy, so logind must not act
-    /// on it either.
-    var swallowsPowerKey: Bool {
-        holdAllInput || EventCodes.code(named: "KEY_POWER").map { lockedKeys.contains($0.code) } ?? false
     }
 }

@@ -30,9 +30,6 @@ final class LogindInhibitor {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    /// Whether the inhibitor is held now (logind answered and it is still wanted).
-    var isHeld: Bool { fd >= 0 }
-
     /// Takes the inhibitor (if it is not held or being asked for) or releases it.
     func setHeld(_ held: Bool) {
         wanted = held

@@ -450,18 +450,25 @@ public final class ManagerObject {
     }
 
     private func scheduleSessionTimer() {
-        guard let wake = state.session.nextWakeup else {
-            try? sessionTimer?.setEnabled(.off)
-            return
-        }
-        let delay = max(.zero, wake - clock.now())
-        if let sessionTimer {
-            try? sessionTimer.setTime(after: delay)
-            try? sessionTimer.setEnabled(.oneshot)
-        } else {
-            sessionTimer = try? loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) { [unowned self] in
-                sessionTick()
+        do {
+            guard let wake = state.session.nextWakeup else {
+                try sessionTimer?.setEnabled(.off)
+                return
             }
+            let delay = max(.zero, wake - clock.now())
+            if let sessionTimer {
+                try sessionTimer.setTime(after: delay)
+                try sessionTimer.setEnabled(.oneshot)
+            } else {
+                sessionTimer = try loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) { [unowned self] in
+                    sessionTick()
+                }
+            }
+        } catch {
+            // The time limit is a lock: a timer that cannot be armed must be seen.
+            logger.error("Could not arm the session's timer", metadata: [
+                "session.profile": "\(state.session.profileName)", "error": "\(error)",
+            ])
         }
     }
 

@@ -110,34 +110,6 @@ public final class EvdevDevice {
         return caps
     }
 
-    /// The current value of a code as libevdev tracks it (a key's 0/1, an axis
-    /// value), or nil if the device lacks the code.
-    ///
-    /// The corresponding C call is `libevdev_fetch_event_value`.
-    public func value(type: UInt16, code: UInt16) -> Int32? {
-        guard let dev else { return nil }
-        var value: Int32 = 0
-        return libevdev_fetch_event_value(dev, UInt32(type), UInt32(code), &value) != 0 ? value : nil
-    }
-
-    /// The number of multitouch slots, or nil for a device without `ABS_MT_SLOT`.
-    ///
-    /// The corresponding C call is `libevdev_get_num_slots`.
-    public var slotCount: Int? {
-        guard let dev else { return nil }
-        let n = libevdev_get_num_slots(dev)
-        return n < 0 ? nil : Int(n)
-    }
-
-    /// The value of an `ABS_MT_*` code in a slot (e.g. its tracking id, -1 if empty).
-    ///
-    /// The corresponding C call is `libevdev_fetch_slot_value`.
-    public func slotValue(slot: Int, code: UInt16) -> Int32? {
-        guard let dev else { return nil }
-        var value: Int32 = 0
-        return libevdev_fetch_slot_value(dev, UInt32(slot), UInt32(code), &value) != 0 ? value : nil
-    }
-
     // MARK: Grab
 
     /// Takes the device for this fd alone: while grabbed, no other reader (the

@@ -72,6 +72,17 @@ import Testing
         #expect(policy.exitGesture == ExitGesture(key: key("KEY_VOLUMEDOWN"), presses: 4, within: 2_500_000))
     }
 
+    /// logind's power-key inhibitor follows the policy: held when any power-group key is
+    /// swallowed, or everything is held.
+    @Test func thePowerKeysAreLockedWhenThePolicySaysSo() throws {
+        #expect(!FilterPolicy.passThrough.locksPowerKeys)
+        #expect(try profile("").filterPolicy.locksPowerKeys)
+        #expect(try !profile("[buttons]\npower = \"allowed\"").filterPolicy.locksPowerKeys)
+        #expect(FilterPolicy(lockedKeys: [key("KEY_SUSPEND")]).locksPowerKeys)
+        #expect(FilterPolicy(holdAllInput: true).locksPowerKeys)
+        #expect(FilterPolicy.strictest(exitGesture: nil).locksPowerKeys)
+    }
+
     @Test func theSessionStateDecidesWhatIsEnforced() throws {
         let clock = ManualClock()
         let museum = try profile("""
