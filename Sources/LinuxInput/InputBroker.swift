@@ -13,7 +13,9 @@ import SystemdKit
 /// `write`. LEDs the kiosk sets on a clone go back to the node. A node that vanishes (monitor
 /// `remove`, or `ENODEV` on read) leaves the filter and its clone is destroyed, which releases
 /// whatever was held on it. Every failure is one log line naming `device.path`; a node that
-/// cannot be brokered (another process holds its grab, no uinput) is skipped, never fatal.
+/// cannot be brokered (another process holds its grab, no uinput) is skipped, never fatal;
+/// but while a session's locks are on, a node that fails after its grab (no clone, a read
+/// error) stays grabbed and silent until the locks are lifted: a failure never unlocks it.
 ///
 /// The broker decides nothing: what passes is the filter's policy (``setPolicy(_:)``). A
 /// device plugged in during a session is under the current policy before its first event.
@@ -49,6 +51,10 @@ public final class InputBroker {
     /// Nodes seen and not brokered (clones, nothing to lock, grabbed elsewhere): not looked at
     /// again until they are removed.
     private var skipped: Set<String> = []
+    /// Nodes that failed (no clone, no watch, a read error) while a session's locks were on:
+    /// kept open and grabbed, so that their events reach no one, until the locks are lifted or
+    /// the node is removed. Fail closed: a failure never unlocks a device mid-session.
+    private var held: [String: EvdevDevice] = [:]  // by syspath
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     public init(loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput") {
@@ -99,6 +105,7 @@ public final class InputBroker {
         monitor = nil
         let count = nodes.count
         for node in Array(nodes.values) { release(node) }
+        releaseHeld()
         if count > 0 { logger.info("Released the input devices", metadata: ["device.count": "\(count)"]) }
     }
 
@@ -109,6 +116,24 @@ public final class InputBroker {
         guard policy != filter.policy else { return }
         filter.setPolicy(policy, into: &output)
         flush()
+        if policy == .passThrough { releaseHeld() }
+    }
+
+    /// Whether a node that failed must stay grabbed: while any lock is on.
+    private var holdsFailedNodes: Bool { filter.policy != .passThrough }
+
+    /// Keeps a failed node grabbed and silent (see ``held``).
+    private func hold(_ evdev: EvdevDevice, syspath: String) {
+        held[syspath] = evdev
+    }
+
+    private func releaseHeld() {
+        guard !held.isEmpty else { return }
+        let count = held.count
+        for evdev in held.values { evdev.close() }
+        held.removeAll()
+        logger.warning("Released the input devices held silent during the session; they are not brokered",
+                       metadata: ["device.count": "\(count)"])
     }
 
     // MARK: Nodes
@@ -148,6 +173,7 @@ public final class InputBroker {
             adopt(device)
         case .remove?:
             skipped.remove(device.syspath)
+            held.removeValue(forKey: device.syspath)?.close()
             if let node = nodes[device.syspath] {
                 release(node)
                 logger.info("Input device removed", metadata: node.metadata)
@@ -159,8 +185,8 @@ public final class InputBroker {
 
     /// Opens, grabs, clones and filters one node, unless it is not one to broker.
     private func adopt(_ device: Device) {
-        guard device.sysname.hasPrefix("event"), let devnode = device.devnode,
-              nodes[device.syspath] == nil, !skipped.contains(device.syspath) else { return }
+        guard device.sysname.hasPrefix("event"), let devnode = device.devnode, nodes[device.syspath] == nil,
+              held[device.syspath] == nil, !skipped.contains(device.syspath) else { return }
         if isOwnClone(device) {
             skipped.insert(device.syspath)
             return
@@ -216,8 +242,14 @@ public final class InputBroker {
         do {
             clone = try UInputClone(cloning: evdev, uinputPath: uinputPath)
         } catch {
-            evdev.close()
-            logger.error("Could not create the clone of an input device; it is left unbrokered", metadata: metadata.adding(error))
+            if holdsFailedNodes {
+                hold(evdev, syspath: device.syspath)
+                logger.error("Could not create the clone of an input device; it is held silent until the session ends",
+                             metadata: metadata.adding(error))
+            } else {
+                evdev.close()
+                logger.error("Could not create the clone of an input device; it is left unbrokered", metadata: metadata.adding(error))
+            }
             return
         }
         let id = filter.addDevice(DeviceDescription(info, calibration: calibration(of: device, metadata)), state: state)
@@ -233,8 +265,9 @@ public final class InputBroker {
                 readFeedback(node)
             }
         } catch {
-            release(node)
-            logger.error("Could not watch an input device; it is left unbrokered", metadata: metadata.adding(error))
+            logger.error(releaseFailed(node) ? "Could not watch an input device; it is held silent until the session ends"
+                                             : "Could not watch an input device; it is left unbrokered",
+                         metadata: metadata.adding(error))
             return
         }
         logger.info("Brokering an input device", metadata: metadata.merging(["device.clone": "\(clone.devnode ?? "?")"]) { $1 })
@@ -243,16 +276,25 @@ public final class InputBroker {
 
     /// Stops filtering a node, destroys its clone (the kernel releases what was held on it)
     /// and closes it (which releases the grab).
-    private func release(_ node: Node) {
+    private func release(_ node: Node, closing: Bool = true) {
         node.input?.cancel()
         node.feedback?.cancel()
         node.input = nil
         node.feedback = nil
         filter.removeDevice(node.id)
         node.clone.destroy()
-        node.evdev.close()
+        if closing { node.evdev.close() }
         nodes[node.device.syspath] = nil
         if nodesByID.indices.contains(node.id.rawValue) { nodesByID[node.id.rawValue] = nil }
+    }
+
+    /// Releases a node that failed; while locks are on it stays grabbed and silent (``held``).
+    /// Returns whether it is held.
+    private func releaseFailed(_ node: Node) -> Bool {
+        let keep = holdsFailedNodes
+        release(node, closing: !keep)
+        if keep { hold(node.evdev, syspath: node.device.syspath) }
+        return keep
     }
 
     /// Whether the node belongs to one of this broker's clones (cheaper than opening it; the
@@ -283,9 +325,12 @@ public final class InputBroker {
             do {
                 status = try node.evdev.readEvents(into: &events)
             } catch {
-                release(node)
                 if error.code == .noDevice {
+                    release(node)
                     logger.info("Input device removed", metadata: node.metadata)
+                } else if releaseFailed(node) {
+                    logger.error("Could not read an input device; it is held silent until the session ends",
+                                 metadata: node.metadata.adding(error))
                 } else {
                     logger.error("Could not read an input device; it is released", metadata: node.metadata.adding(error))
                 }

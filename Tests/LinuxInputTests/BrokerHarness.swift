@@ -15,12 +15,14 @@ final class BrokerHarness: @unchecked Sendable {
     private var brokeredAt: [(device: InputBroker.BrokeredDevice, at: ContinuousClock.Instant)] = []
     private var exits = 0
 
-    init(policy: FilterPolicy = .passThrough) throws {
+    /// `uinputPath` other than /dev/uinput makes every clone fail (a test of that failure).
+    init(policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput") throws {
         loop = try EventLoop()
         try loop.startThread()
         let log = self.log
         try onLoop { [self] in
-            let broker = InputBroker(loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy)
+            let broker = InputBroker(loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy,
+                                     uinputPath: uinputPath)
             broker.onExitRequested = { [self] in lock.withLock { exits += 1 } }
             broker.onDeviceBrokered = { [self] device in
                 let now = ContinuousClock.now

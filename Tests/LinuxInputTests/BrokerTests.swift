@@ -194,6 +194,27 @@ struct BrokerTests {
         holder.close()
     }
 
+    @Test("during a session a node that cannot be cloned stays grabbed and silent; lifting the locks lets it go")
+    func aFailedNodeStaysGrabbedDuringASession() throws {
+        var policy = FilterPolicy.passThrough
+        policy.lockedKeys = [code("KEY_POWER")]
+        let harness = try BrokerHarness(policy: policy, uinputPath: "/nonexistent/uinput")
+        defer { try? harness.stop() }
+        let fake = try UInputClone(info: FakeDevice.powerButton(phys: "kioskd-vm-test/no-clone"))
+        let path = try #require(fake.devnode)
+        let entry = try waitFor("the held log line") { harness.log.entries(containing: "held silent until the session ends").first }
+        #expect(entry.metadata["device.path"] == path)
+        // Still grabbed by the broker: a second grab is refused, so no one reads the node.
+        let other = try EvdevDevice(path: path)
+        defer { other.close() }
+        #expect(throws: EvdevError.self) { try other.grab() }
+        // The locks lifted: the node is let go (not brokered: it has no clone).
+        try harness.setPolicy(.passThrough)
+        try other.grab()
+        try other.ungrab()
+        #expect(try !harness.devices.contains { $0.path == path })
+    }
+
     @Test("a SYN_DROPPED while the loop is busy resyncs: a forwarded key's release arrives, a locked key pressed meanwhile does not")
     func synDroppedResyncs() throws {
         var policy = FilterPolicy.passThrough
