@@ -1,6 +1,7 @@
 import CEvdev
 import KioskInput
 import Glibc
+import SystemdKit
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
 ///
