@@ -340,12 +340,9 @@ public final class InputBroker {
             for event in events where filter.process(event, device: node.id, into: &output).exitRequested {
                 exitRequested = true
             }
-            if status == .dropped, let drop = events.last {
-                // libevdev discarded what followed the drop and read the device's state: close
-                // the discarded stretch, then bring the filter to that state.
-                let end = InputEvent(seconds: drop.seconds, microseconds: drop.microseconds,
-                                     type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0)
-                filter.process(end, device: node.id, into: &output)
+            if status == .dropped {
+                // The events end with SYN_DROPPED; libevdev consumed what followed it and read
+                // the device's state, which ends the dropped stretch in the filter.
                 filter.resync(device: node.id, to: node.evdev.state, into: &output)
                 logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
             }
