@@ -162,9 +162,6 @@ public final class InputBroker {
         retryBusy()
     }
 
-    /// The busy nodes' syspaths (nodes another process holds the grab of), sorted.
-    public var busyDevices: [String] { busy.keys.sorted() }
-
     /// Whether a node that failed must stay grabbed: while any lock is on.
     private var holdsFailedNodes: Bool { filter.policy != .passThrough }
 
