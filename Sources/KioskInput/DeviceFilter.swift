@@ -659,6 +659,9 @@ struct DeviceFilter {
     }
 
     mutating func resync(to state: DeviceState, shared: inout SharedState, into output: inout OutputBuffer) {
+        // The dropped stretch ends here: its partial frame is gone, and what follows is new.
+        dropping = false
+        frame.removeAll(keepingCapacity: true)
         let time = lastEvent
         syntheticFrame.removeAll(keepingCapacity: true)
         var starts: [(slot: Int, state: DeviceState.Slot)] = []

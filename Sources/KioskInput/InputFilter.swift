@@ -66,10 +66,15 @@ public final class InputFilter {
         perEvent.applyPolicyChange(into: &output)
     }
 
-    /// After `SYN_DROPPED` (`FilterResult.resyncNeeded`): brings the device's state to `state`,
-    /// read from the kernel after the drop, emitting the differences as frames, as libevdev's
-    /// sync does: keys released or pressed meanwhile, contacts ended, moved or begun. Events
-    /// up to the next `SYN_REPORT` are still discarded.
+    /// After `SYN_DROPPED` (`FilterResult.resyncNeeded`): ends the dropped stretch and brings
+    /// the device's state to `state`, read from the kernel after the drop.
+    ///
+    /// The partial frame before the drop and anything the filter was discarding since are
+    /// forgotten; the differences from `state` go to `output` as whole frames, as libevdev's
+    /// sync reports them: keys released or pressed meanwhile, contacts ended, moved or begun
+    /// (each decided like any other). The next event starts a new frame. The caller reads the
+    /// state and calls this; it builds no events of its own. Called with no drop pending, it
+    /// only brings the device to `state`.
     public func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
         perEvent.resync(device: device, to: state, into: &output)
     }

@@ -24,8 +24,9 @@ public enum Replay {
         for (deviceIndex, event) in mergedByFrame(trace) {
             let id = ids[deviceIndex]
             let outcome = filter.process(event, device: id, into: &output)
-            // The recording's events after a drop stand for the kernel's state after it: resync
-            // with that state at the SYN_REPORT that ends the discarded stretch.
+            // A recording goes on after a drop with the rest of the kernel's stream (discarded by
+            // the filter up to the next SYN_REPORT); those events stand for the state after the
+            // drop: resync with that state at the SYN_REPORT that ends the discarded stretch.
             states[deviceIndex].apply(event)
             if event.isSynReport, pendingResync.remove(deviceIndex) != nil {
                 filter.resync(device: id, to: states[deviceIndex], into: &output)

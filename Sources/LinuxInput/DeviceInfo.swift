@@ -107,3 +107,34 @@ extension DeviceDescription {
             calibration: calibration)
     }
 }
+
+/// What a `change` uevent on a brokered node calls for, from what the node was and is now.
+enum BrokerChange: Equatable {
+    /// The clone still matches the node.
+    case keep
+    /// The node has nothing a profile locks any more: let it go.
+    case release
+    /// What the clone copies, or the calibration the filter maps touches with, changed.
+    case reclone
+
+    /// Axis *values* (where a finger is now) are not part of what the clone copies: only names,
+    /// ids, codes, properties, axis ranges, and udev's `LIBINPUT_CALIBRATION_MATRIX`.
+    init(old: DeviceInfo, oldCalibration: String?, new: DeviceInfo, newCalibration: String?) {
+        if !new.shouldBroker {
+            self = .release
+        } else if old.ignoringAxisValues != new.ignoringAxisValues || oldCalibration != newCalibration {
+            self = .reclone
+        } else {
+            self = .keep
+        }
+    }
+}
+
+extension DeviceInfo {
+    /// This description with every axis's current value set to 0.
+    var ignoringAxisValues: DeviceInfo {
+        var copy = self
+        for code in copy.capabilities.axes.keys { copy.capabilities.axes[code]?.value = 0 }
+        return copy
+    }
+}

@@ -1,6 +1,7 @@
 import CEvdev
 import KioskInput
 import Glibc
+import SystemdKit
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
 ///
@@ -43,6 +44,24 @@ public final class EvdevDevice {
     }
 
     deinit { close() }
+
+    /// Reads the device's description and state again on the same fd (after udev changed it:
+    /// new axis ranges from hwdb, a new keymap). The fd, its grab and its clock stay; events
+    /// libevdev had read and not returned are dropped, so call it once ``readEvents(into:)``
+    /// has drained the node.
+    ///
+    /// The corresponding C calls are `libevdev_free` and `libevdev_new_from_fd`.
+    public func reload() throws(EvdevError) {
+        guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: EBADF), path: path, operation: "libevdev_new_from_fd") }
+        let fresh: OpaquePointer
+        do {
+            fresh = try Libevdev.newDevice(fd: fileDescriptor)
+        } catch {
+            throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
+        }
+        if let dev { libevdev_free(dev) }
+        dev = fresh
+    }
 
     /// Frees libevdev's state and closes the fd, which also releases the grab.
     /// Safe to call twice.

@@ -1,4 +1,5 @@
 import Glibc
+import SystemdKit
 
 /// Why an evdev or uinput operation failed, naming the device and the call.
 public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -25,17 +26,19 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
     public var path: String
     /// The failed call as the C API names it, e.g. `ioctl(EVIOCGRAB)`.
     public var operation: String
-    /// The `errno` value.
-    public var errno: Int32
+    /// Why the call failed; its description is `strerror(3)` and the number, e.g.
+    /// "Device or resource busy (errno 16)".
+    public var errno: Errno
 
-    public init(code: Code, path: String, operation: String, errno: Int32) {
+    public init(code: Code, path: String, operation: String, errno: Errno) {
         self.code = code
         self.path = path
         self.operation = operation
         self.errno = errno
     }
 
-    init(_ error: Errno, path: String, operation: String) {
+    /// The error a failed `operation` on `path` throws, its code from the `errno` value.
+    public init(_ error: Errno, path: String, operation: String) {
         let code: Code
         switch error.rawValue {
         case ENODEV: code = .noDevice
@@ -46,11 +49,11 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
         case EINVAL where operation.hasPrefix("libevdev_new"): code = .notInputDevice
         default: code = .system
         }
-        self.init(code: code, path: path, operation: operation, errno: error.rawValue)
+        self.init(code: code, path: path, operation: operation, errno: error)
     }
 
     public var description: String {
-        let reason = Errno(rawValue: errno).description
+        let reason = errno.description  // "Device or resource busy (errno 16)"
         switch code {
         case .noDevice:
             return "\(path) is gone: \(operation) failed with \(reason); the device was unplugged."
@@ -63,7 +66,7 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notInputDevice:
             return "\(path) is not an evdev device: \(operation) failed with \(reason)."
         default:
-            return "\(operation) on \(path) failed with \(reason) (errno \(errno))."
+            return "\(operation) on \(path) failed with \(reason)."
         }
     }
 }

@@ -13,9 +13,11 @@ import SystemdKit
 /// `write`. LEDs the kiosk sets on a clone go back to the node. A node that vanishes (monitor
 /// `remove`, or `ENODEV` on read) leaves the filter and its clone is destroyed, which releases
 /// whatever was held on it. Every failure is one log line naming `device.path`; a node that
-/// cannot be brokered (another process holds its grab, no uinput) is skipped, never fatal;
-/// but while a session's locks are on, a node that fails after its grab (no clone, a read
-/// error) stays grabbed and silent until the locks are lifted: a failure never unlocks it.
+/// cannot be brokered (no uinput) is skipped, never fatal; but while a session's locks are on,
+/// a node that fails after its grab (no clone, a read error) stays grabbed and silent until
+/// the locks are lifted: a failure never unlocks it. A node another process holds the grab of
+/// (`EBUSY`) is tried again on every policy change and on a timer, 1 s doubling to 30 s, until
+/// kioskd has it: while the other holder has it, its events escape the locks.
 ///
 /// The broker decides nothing: what passes is the filter's policy (``setPolicy(_:)``). A
 /// device plugged in during a session is under the current policy before its first event.
@@ -41,6 +43,7 @@ public final class InputBroker {
     private let loop: EventLoop
     private let logger: Logger
     private let uinputPath: String
+    private let monitorBufferSize: Int
     private let filter: InputFilter
     private var output = OutputBuffer()
     private var events: [InputEvent] = []
@@ -48,19 +51,30 @@ public final class InputBroker {
     private var monitor: DeviceMonitor?
     private var nodes: [String: Node] = [:]  // by syspath
     private var nodesByID: [Node?] = []  // by the filter's DeviceID
-    /// Nodes seen and not brokered (clones, nothing to lock, grabbed elsewhere): not looked at
-    /// again until they are removed.
+    /// Nodes seen and not brokered (clones, nothing to lock, no clone outside a session): not
+    /// looked at again until they are removed.
     private var skipped: Set<String> = []
+    /// Nodes another process holds the grab of (`EBUSY`), by syspath: tried again on every
+    /// policy change and by ``retryTimer`` while any are left (see ``retryBusy()``).
+    private var busy: [String: BusyNode] = [:]
+    private var retryTimer: EventSource?
+    private var retryDelay = InputBroker.firstRetry
+    /// The busy nodes' retry back-off: the first retry, doubled after each until the last.
+    static let firstRetry = Duration.seconds(1)
+    static let lastRetry = Duration.seconds(30)
     /// Nodes that failed (no clone, no watch, a read error) while a session's locks were on:
     /// kept open and grabbed, so that their events reach no one, until the locks are lifted or
     /// the node is removed. Fail closed: a failure never unlocks a device mid-session.
     private var held: [String: EvdevDevice] = [:]  // by syspath
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
-    public init(loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput") {
+    /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
+    public init(loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput",
+                monitorBufferSize: Int = 8 << 20) {
         self.loop = loop
         self.logger = logger
         self.uinputPath = uinputPath
+        self.monitorBufferSize = monitorBufferSize
         filter = InputFilter(policy: policy)
         events.reserveCapacity(512)
         feedback.reserveCapacity(16)
@@ -76,26 +90,48 @@ public final class InputBroker {
 
     /// Starts monitoring input devices (udev's source: after rules ran), then brokers every
     /// node that exists. The monitor comes first so that no node plugged in meanwhile is
-    /// missed; a node both listed and announced is brokered once.
+    /// missed; a node both listed and announced is brokered once. When the monitor's buffer
+    /// overflows (uevents lost), the devices are listed again and each is judged as after a
+    /// `change`, so a lost `add` or `change` is made up for.
     ///
     /// The corresponding C calls are `sd_device_monitor_new` and `sd_device_enumerator_new`
     /// (see ``SystemdKit/DeviceMonitor`` and ``SystemdKit/DeviceEnumerator``).
     public func start() {
         do {
-            monitor = try DeviceMonitor(subsystem: "input", loop: loop) { [unowned self] device in
+            monitor = try DeviceMonitor(subsystem: "input", loop: loop, receiveBufferSize: monitorBufferSize,
+                                        onOverflow: { [unowned self] lost in monitorOverflowed(lost: lost) }) { [unowned self] device in
                 deviceChanged(device)
             }
         } catch {
             logger.error("Could not monitor input devices; devices plugged in later are not brokered",
                          metadata: ["error": "\(error)"])
         }
+        for device in listDevices() ?? [] { adopt(device) }
+    }
+
+    /// The input nodes udev has processed; nil (and logged) if they cannot be listed.
+    private func listDevices() -> [Device]? {
         do {
-            for device in try DeviceEnumerator(subsystems: ["input"], sysnames: ["event*"]).devices() {
-                adopt(device)
-            }
+            return try DeviceEnumerator(subsystems: ["input"], sysnames: ["event*"]).devices()
         } catch {
             logger.error("Could not list input devices", metadata: ["error": "\(error)"])
+            return nil
         }
+    }
+
+    /// The kernel dropped uevents the monitor had no room for: list the devices again. A node
+    /// whose `add` was lost is taken now, one whose `change` was lost is judged again, and the
+    /// skipped and busy nodes whose `remove` was lost are forgotten. (A brokered node whose
+    /// `remove` was lost reads `ENODEV` and is released then.)
+    private func monitorOverflowed(lost: UInt32) {
+        logger.warning("The udev monitor dropped input device events; listing the input devices again",
+                       metadata: ["monitor.lost": "\(lost)"])
+        guard let listed = listDevices() else { return }
+        let present = Set(listed.map(\.syspath))
+        skipped = skipped.filter(present.contains)
+        busy = busy.filter { present.contains($0.key) }
+        for device in listed { changed(device) }
+        armRetry()
     }
 
     /// Releases every node (their clones are destroyed, the nodes ungrabbed: they deliver to
@@ -103,6 +139,9 @@ public final class InputBroker {
     public func stop() {
         monitor?.stop()
         monitor = nil
+        retryTimer?.cancel()
+        retryTimer = nil
+        busy.removeAll()
         let count = nodes.count
         for node in Array(nodes.values) { release(node) }
         releaseHeld()
@@ -117,6 +156,10 @@ public final class InputBroker {
         filter.setPolicy(policy, into: &output)
         flush()
         if policy == .passThrough { releaseHeld() }
+        // A session starting is when a node someone else holds matters most: try at once,
+        // and from the first back-off step again.
+        retryDelay = Self.firstRetry
+        retryBusy()
     }
 
     /// Whether a node that failed must stay grabbed: while any lock is on.
@@ -136,25 +179,97 @@ public final class InputBroker {
                        metadata: ["device.count": "\(count)"])
     }
 
+    // MARK: Busy nodes
+
+    /// What the broker knows of a node another process holds the grab of.
+    private struct BusyNode {
+        var device: Device
+        /// Whether its stretch was logged, and whether at error level (during a session).
+        var logged = false
+        var loggedAsError = false
+    }
+
+    /// Records a node whose grab was refused with `EBUSY` and makes sure it is tried again.
+    /// Logged once per node per stretch (until kioskd takes it or it is removed): at error level
+    /// during a session, when its events escape the locks, at warning level outside one; a node
+    /// logged outside a session is logged again, at error level, when a session starts.
+    private func noteBusy(_ device: Device, was previous: BusyNode?, metadata: Logger.Metadata) {
+        var node = previous ?? BusyNode(device: device)
+        node.device = device
+        let inSession = holdsFailedNodes
+        if !node.logged || (inSession && !node.loggedAsError) {
+            if inSession {
+                logger.error("Another process holds the grab of an input device; its events escape the session's locks until kioskd can take it",
+                             metadata: metadata)
+            } else {
+                logger.warning("Another process holds the grab of an input device; kioskd takes it once it is released",
+                               metadata: metadata)
+            }
+            node.logged = true
+            node.loggedAsError = node.loggedAsError || inSession
+        }
+        busy[device.syspath] = node
+        armRetry()
+    }
+
+    /// Tries every busy node again (open, grab, clone), then arms the timer for the rest.
+    private func retryBusy() {
+        for node in Array(busy.values) where busy[node.device.syspath] != nil {
+            adopt(node.device)
+        }
+        armRetry()
+    }
+
+    /// Arms the retry timer `retryDelay` from now while any node is busy; disarms it otherwise.
+    private func armRetry() {
+        guard !busy.isEmpty else {
+            try? retryTimer?.setEnabled(.off)
+            retryDelay = Self.firstRetry
+            return
+        }
+        do {
+            if let retryTimer {
+                try retryTimer.setTime(after: retryDelay)
+                try retryTimer.setEnabled(.oneshot)
+            } else {
+                retryTimer = try loop.addTimer(after: retryDelay, accuracy: .milliseconds(50)) { [unowned self] in
+                    retryTimerFired()
+                }
+            }
+        } catch {
+            logger.error("Could not arm the timer that retries busy input devices; they are tried again on the next policy change",
+                         metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func retryTimerFired() {
+        retryDelay = min(retryDelay * 2, Self.lastRetry)
+        retryBusy()
+    }
+
     // MARK: Nodes
 
     private final class Node {
+        /// The udev device as last seen (its add, or its last change).
         let device: Device
         let evdev: EvdevDevice
         let clone: UInputClone
         let id: DeviceID
-        let name: String
+        /// What the clone was made from.
+        let info: DeviceInfo
         var input: EventSource?
         var feedback: EventSource?
         var writeFailed = false
 
-        init(device: Device, evdev: EvdevDevice, clone: UInputClone, id: DeviceID, name: String) {
+        init(device: Device, evdev: EvdevDevice, clone: UInputClone, id: DeviceID, info: DeviceInfo) {
             self.device = device
             self.evdev = evdev
             self.clone = clone
             self.id = id
-            self.name = name
+            self.info = info
         }
+
+        var name: String { info.name }
 
         var path: String { evdev.path }
 
@@ -168,18 +283,76 @@ public final class InputBroker {
     }
 
     private func deviceChanged(_ device: Device) {
+        logger.trace("Input device uevent", metadata: [
+            "device.syspath": "\(device.syspath)", "device.action": "\(device.action?.rawValue ?? "?")",
+        ])
         switch device.action {
         case .add?:
             adopt(device)
         case .remove?:
             skipped.remove(device.syspath)
+            busy.removeValue(forKey: device.syspath)
             held.removeValue(forKey: device.syspath)?.close()
             if let node = nodes[device.syspath] {
                 release(node)
                 logger.info("Input device removed", metadata: node.metadata)
             }
+        case .change?:
+            changed(device)
         default:
-            break  // change, bind, …: the node stays as brokered
+            break  // move, bind, …: the node stays as brokered
+        }
+    }
+
+    /// A `change` uevent (`udevadm trigger`, new rules or hwdb entries applied): the node is
+    /// judged again as if it were new. A brokered node is re-read on its own fd (its grab is
+    /// never let go meanwhile): with nothing left a profile locks it is released; if what its
+    /// clone copies (name, ids, codes, properties, axis ranges) or its calibration changed, it
+    /// gets a new clone and starts afresh in the filter; otherwise nothing happens. A node not
+    /// brokered (skipped, busy, or never seen) is tried as if it were added. A node held
+    /// silent stays held.
+    private func changed(_ device: Device) {
+        guard device.sysname.hasPrefix("event"), held[device.syspath] == nil else { return }
+        guard let node = nodes[device.syspath] else {
+            skipped.remove(device.syspath)
+            adopt(device)
+            return
+        }
+        readInput(node)  // what the node reported before the change goes out under the old description
+        guard nodes[device.syspath] === node else { return }  // the read failed: released or held
+        let metadata = node.metadata
+        do {
+            try node.evdev.reload()
+        } catch {
+            logger.error(releaseFailed(node) ? "Could not read an input device again after a change; it is held silent until the session ends"
+                                             : "Could not read an input device again after a change; it is released",
+                         metadata: metadata.adding(error))
+            return
+        }
+        let info = node.evdev.info
+        switch BrokerChange(old: node.info, oldCalibration: node.device.calibrationMatrix,
+                            new: info, newCalibration: device.calibrationMatrix) {
+        case .keep:
+            logger.debug("Input device changed; its clone still matches it", metadata: metadata)
+        case .release:
+            release(node)
+            skipped.insert(device.syspath)
+            logger.info("Input device changed and has nothing a profile locks; released", metadata: metadata)
+        case .reclone:
+            let clone: UInputClone
+            do {
+                clone = try UInputClone(cloning: node.evdev, uinputPath: uinputPath)
+            } catch {
+                logger.error(releaseFailed(node) ? "Could not clone an input device again after a change; it is held silent until the session ends"
+                                                 : "Could not clone an input device again after a change; it is released",
+                             metadata: metadata.adding(error))
+                return
+            }
+            // The old clone goes (the kernel releases what was held on it), the new one starts
+            // from the state now: what is held was never forwarded through it.
+            release(node, closing: false)
+            logger.info("Input device changed; cloned it again", metadata: metadata)
+            install(device: device, evdev: node.evdev, info: info, state: node.evdev.state, clone: clone, metadata: metadata)
         }
     }
 
@@ -191,6 +364,8 @@ public final class InputBroker {
             skipped.insert(device.syspath)
             return
         }
+        // A busy node's stretch ends here unless its grab is refused again (then it goes back).
+        let wasBusy = busy.removeValue(forKey: device.syspath)
         var metadata: Logger.Metadata = ["device.path": "\(devnode)"]
         let evdev: EvdevDevice
         do {
@@ -227,15 +402,17 @@ public final class InputBroker {
         do {
             try evdev.grab()
         } catch {
-            skipped.insert(device.syspath)
             evdev.close()
             if error.code == .busy {
-                logger.error("Another process holds the grab of an input device; kioskd cannot enforce locks on it",
-                             metadata: metadata.adding(error))
+                noteBusy(device, was: wasBusy, metadata: metadata.adding(error))
             } else {
+                skipped.insert(device.syspath)
                 logger.error("Could not grab an input device; it is not brokered", metadata: metadata.adding(error))
             }
             return
+        }
+        if wasBusy != nil {
+            logger.info("Took the grab of an input device another process had held", metadata: metadata)
         }
         let state = evdev.state  // what is held now was never forwarded
         let clone: UInputClone
@@ -252,8 +429,14 @@ public final class InputBroker {
             }
             return
         }
+        install(device: device, evdev: evdev, info: info, state: state, clone: clone, metadata: metadata)
+    }
+
+    /// Puts a grabbed node and its new clone under the filter and watches both.
+    private func install(device: Device, evdev: EvdevDevice, info: DeviceInfo, state: DeviceState, clone: UInputClone,
+                         metadata: Logger.Metadata) {
         let id = filter.addDevice(DeviceDescription(info, calibration: calibration(of: device, metadata)), state: state)
-        let node = Node(device: device, evdev: evdev, clone: clone, id: id, name: info.name)
+        let node = Node(device: device, evdev: evdev, clone: clone, id: id, info: info)
         nodes[device.syspath] = node
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
         nodesByID[id.rawValue] = node
@@ -340,12 +523,9 @@ public final class InputBroker {
             for event in events where filter.process(event, device: node.id, into: &output).exitRequested {
                 exitRequested = true
             }
-            if status == .dropped, let drop = events.last {
-                // libevdev discarded what followed the drop and read the device's state: close
-                // the discarded stretch, then bring the filter to that state.
-                let end = InputEvent(seconds: drop.seconds, microseconds: drop.microseconds,
-                                     type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0)
-                filter.process(end, device: node.id, into: &output)
+            if status == .dropped {
+                // The events end with SYN_DROPPED; libevdev consumed what followed it and read
+                // the device's state, which ends the dropped stretch in the filter.
                 filter.resync(device: node.id, to: node.evdev.state, into: &output)
                 logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
             }

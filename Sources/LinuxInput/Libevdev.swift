@@ -1,21 +1,10 @@
 // The one file of LinuxInput that calls C. Every function returns Swift values
-// and throws `Errno` for a failed call (libevdev reports `-errno`, syscalls set
-// `errno`), so the typed API above never compares raw integers.
+// and throws SystemdKit's `Errno` for a failed call (libevdev reports `-errno`,
+// syscalls set `errno`), so the typed API above never compares raw integers.
 
 import CEvdev
 import Glibc
-
-/// A failed system or libevdev call, by its `errno` value.
-struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
-    var rawValue: Int32
-
-    static var current: Errno { Errno(rawValue: errno) }
-    static let wouldBlock = Errno(rawValue: EAGAIN)
-    static let interrupted = Errno(rawValue: EINTR)
-
-    /// `strerror(3)`, e.g. "Device or resource busy".
-    var description: String { String(cString: strerror(rawValue)) }
-}
+import SystemdKit
 
 enum Libevdev {
     /// A libevdev-style return code: negative values are `-errno`.

@@ -1,6 +1,7 @@
 import CEvdev
 import KioskInput
 import Glibc
+import SystemdKit
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
 /// codes, input properties (`INPUT_PROP_DIRECT` included) and axis ranges, so

@@ -19,10 +19,11 @@ enum Fixtures {
     }
 }
 
-/// Runs events of one device through a fresh filter, returning the output frames.
+/// Runs events of one device through a fresh filter, returning the output frames. After each
+/// event, `resyncAfter(index, result)` may return the state to resync the device to.
 func filterFrames(
     _ description: DeviceDescription, _ events: [InputEvent], policy: FilterPolicy,
-    resyncAt: ((Int) -> DeviceState?)? = nil
+    resyncAfter: ((Int, FilterResult) -> DeviceState?)? = nil
 ) -> [[InputEvent]] {
     let filter = InputFilter(policy: policy)
     let id = filter.addDevice(description)
@@ -30,7 +31,7 @@ func filterFrames(
     var frames: [[InputEvent]] = []
     for (index, event) in events.enumerated() {
         let result = filter.process(event, device: id, into: &output)
-        if result.resyncNeeded, let state = resyncAt?(index) {
+        if let state = resyncAfter?(index, result) {
             filter.resync(device: id, to: state, into: &output)
         }
         for frame in output.frames { frames.append(Array(output.events(of: frame))) }

@@ -10,7 +10,11 @@ import KioskInput
 ///     --- input
 ///     @0.100 kbd1: MSC_SCAN 0x70004, KEY_A 1
 ///     policy lock=KEY_B            # a policy change mid-stream (its frames are output)
-///     drop kbd1 keys=KEY_B         # SYN_DROPPED, then resync to the given state
+///     drop kbd1 keys=KEY_B         # SYN_DROPPED, then resync to the given state (the broker's
+///                                  # path: libevdev consumed the rest and read the state)
+///     kbd1: KEY_C 1, SYN_DROPPED 0 # a frame cut by a drop: no SYN_REPORT is added
+///     kbd1: KEY_D 1                # (a recording's path: discarded up to this SYN_REPORT)
+///     resync kbd1 keys=KEY_C,KEY_D # InputFilter.resync alone
 ///     --- output
 ///     kbd1: KEY_A 1
 ///     exit-requested
@@ -101,13 +105,15 @@ struct Scenario: CustomStringConvertible {
                 clock += 10_000
             }
             let time = (seconds: Int(clock / 1_000_000), micro: Int(clock % 1_000_000))
-            if rest.hasPrefix("drop ") {
+            if rest.hasPrefix("drop ") || rest.hasPrefix("resync ") {
                 let words = rest.split(separator: " ").map(String.init)
-                guard let id = ids[words[1]] else { throw Failure(description: "line \(number): unknown device") }
-                let result = filter.process(
-                    InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0),
-                    device: id, into: &output)
-                guard result.resyncNeeded else { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
+                guard words.count >= 2, let id = ids[words[1]] else { throw Failure(description: "line \(number): unknown device") }
+                if words[0] == "drop" {
+                    let result = filter.process(
+                        InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0),
+                        device: id, into: &output)
+                    guard result.resyncNeeded else { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
+                }
                 filter.resync(device: id, to: try Self.state(Array(words.dropFirst(2)), line: number), into: &output)
                 flush()
                 continue
@@ -124,11 +130,17 @@ struct Scenario: CustomStringConvertible {
                 }
                 events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: code.type, code: code.code, value: value))
             }
-            events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 0, value: 0))
+            // A line ending in SYN_DROPPED is a frame the drop cut: it gets no SYN_REPORT.
+            let cut = events.last.map { $0.type == 0 && $0.code == 3 } ?? false
+            if !cut { events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 0, value: 0)) }
             var exit = false
+            var flagged = false
             for event in events {
-                if filter.process(event, device: id, into: &output).exitRequested { exit = true }
+                let result = filter.process(event, device: id, into: &output)
+                if result.exitRequested { exit = true }
+                if result.resyncNeeded { flagged = true }
             }
+            if cut && !flagged { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
             flush()
             if exit { actual.append("exit-requested") }
         }

@@ -88,45 +88,59 @@ import Testing
         #expect(checker.problems.isEmpty, "\(checker.problems.prefix(5))")
     }
 
-    /// Splices a SYN_DROPPED into the trace: the filter discards up to the next SYN_REPORT and
-    /// is resynced with the state the source had after the lost stretch.
+    /// Splices a SYN_DROPPED into the trace, as the two ways a drop reaches the filter:
+    /// - `libevdev` (the broker): the kernel's events after the drop never reach the filter;
+    ///   it is resynced right after `SYN_DROPPED` with the state libevdev read, and the next
+    ///   event starts a new frame;
+    /// - `stream` (a recording, `Replay`): the rest of the kernel's stream follows the drop; the
+    ///   filter discards it up to the next `SYN_REPORT`, and is resynced there.
+    /// Either way the clone is left with nothing stuck.
     @Test(arguments: Fixtures.touchTraces, [0.3, 0.6, 0.97])
     func synDroppedSplicedIntoTraceRecovers(name: String, at fraction: Double) throws {
         let device = try Fixtures.trace(name).devices[0]
         let frames = InputFrame.split(device.events)
         let dropFrame = Int(Double(frames.count) * fraction)
         let lost = 3
-        var events: [InputEvent] = []
-        var truth = DeviceState(for: device.description)
-        var stateAfterDrop = DeviceState()
-        for (index, frame) in frames.enumerated() {
-            if index == dropFrame {
-                // The kernel threw these frames away and told us with SYN_DROPPED.
-                events.append(InputEvent(seconds: frame.events[0].seconds, microseconds: frame.events[0].microseconds,
-                                         type: 0, code: 3, value: 0))
-                for lostFrame in frames[index..<min(frames.count, index + lost)] {
-                    for event in lostFrame.events { truth.apply(event) }
+        for path in ["libevdev", "stream"] {
+            var events: [InputEvent] = []
+            var truth = DeviceState(for: device.description)
+            var stateAfterDrop = DeviceState()
+            var resyncIndex = -1
+            for (index, frame) in frames.enumerated() {
+                if index == dropFrame {
+                    // The kernel threw these frames away and told us with SYN_DROPPED.
+                    events.append(InputEvent(seconds: frame.events[0].seconds, microseconds: frame.events[0].microseconds,
+                                             type: 0, code: 3, value: 0))
+                    for lostFrame in frames[index..<min(frames.count, index + lost)] {
+                        for event in lostFrame.events { truth.apply(event) }
+                    }
+                    stateAfterDrop = truth
+                    if path == "stream" {
+                        // What follows the drop up to the next SYN_REPORT is discarded by the filter.
+                        events.append(contentsOf: frames[index].events)
+                    }
+                    resyncIndex = events.count - 1
+                    continue
                 }
-                stateAfterDrop = truth
-                // What follows the drop up to the next SYN_REPORT is discarded by the filter.
-                events.append(contentsOf: frames[index].events)
-                continue
+                if index > dropFrame && index < dropFrame + lost { continue }
+                for event in frame.events { truth.apply(event) }
+                events.append(contentsOf: frame.events)
             }
-            if index > dropFrame && index < dropFrame + lost { continue }
-            for event in frame.events { truth.apply(event) }
-            events.append(contentsOf: frame.events)
-        }
-        for (label, policy) in Self.policies(for: device.description, events: device.events) {
-            var resynced = false
-            let output = filterFrames(device.description, events, policy: policy) { _ in
-                resynced = true
-                return stateAfterDrop
+            for (label, policy) in Self.policies(for: device.description, events: device.events) {
+                var flagged = false
+                var resynced = false
+                let output = filterFrames(device.description, events, policy: policy) { index, result in
+                    if result.resyncNeeded { flagged = true }
+                    guard index == resyncIndex else { return nil }
+                    resynced = true
+                    return stateAfterDrop
+                }
+                #expect(flagged && resynced)
+                var checker = CloneChecker(device.description)
+                for frame in output { checker.check(frame) }
+                checker.checkNeutral()
+                #expect(checker.problems.isEmpty, "\(name) drop (\(path)) at \(fraction) with \(label): \(checker.problems.prefix(5))")
             }
-            #expect(resynced)
-            var checker = CloneChecker(device.description)
-            for frame in output { checker.check(frame) }
-            checker.checkNeutral()
-            #expect(checker.problems.isEmpty, "\(name) drop at \(fraction) with \(label): \(checker.problems.prefix(5))")
         }
     }
 

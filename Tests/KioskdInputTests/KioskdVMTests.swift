@@ -256,6 +256,51 @@ struct KioskdVMTests {
         #expect(seen.keys(phys: Self.kbd) == ["KEY_B 1", "KEY_B 0"])
     }
 
+    @Test("a keyboard python-evdev holds when a session starts: its locked key escapes while held; once let go, kioskd takes it within the retry back-off and the locked key reaches no one")
+    func busyKeyboardTakenOnceReleased() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile("vm-test", Self.profile)
+        let phys = "kioskd-vm-test/held-elsewhere"
+        let keyboard = try UInputClone(info: FakeDevice.keyboard(name: "keyboard held elsewhere", phys: phys))
+        let path = try #require(keyboard.devnode)
+        let holder = try Probe.Holder(grabbing: path)
+        defer { holder.stop() }
+        let watcher = try Probe.Watcher(spying: [path])
+        defer { watcher.stop() }
+        try kioskd.start(input: true)
+        defer { kioskd.stop() }
+        for _ in 0..<600 where !kioskd.log.contains("Another process holds the grab") { usleep(50_000) }
+        #expect(kioskd.log.contains("kioskd takes it once it is released"), "\(kioskd.log)")
+
+        try kioskd.call("StartSession", "s", ["vm-test"])
+        for _ in 0..<600 where !kioskd.log.contains("escape the session's locks") { usleep(50_000) }
+        #expect(kioskd.log.contains("escape the session's locks"), "\(kioskd.log)")
+        // Held elsewhere, the locked key escapes: the holder reads it (this is the hole).
+        try press(keyboard, ["KEY_VOLUMEUP"])
+        for _ in 0..<600 where !holder.events.contains("KEY_VOLUMEUP 0") { usleep(10_000) }
+        #expect(holder.events.contains("KEY_VOLUMEUP 1"))
+
+        try holder.release()
+        let released = ContinuousClock.now
+        _ = try watcher.clone(of: phys, timeout: .seconds(30))
+        let took = ContinuousClock.now - released
+        #expect(took < .seconds(10), "the next retry was due within a few seconds: \(took)")
+        #expect(kioskd.log.contains("Took the grab of an input device another process had held"))
+        let mark = watcher.snapshot.events.count
+        let heldMark = holder.events.count
+        try press(keyboard, ["KEY_VOLUMEUP", "KEY_B"])
+        let seen = try watcher.wait("KEY_B on the clone", timeout: .seconds(60)) {
+            $0.events.dropFirst(mark).keys(phys: Self.clone(phys)).contains("KEY_B 0")
+        }.events
+        #expect(seen[mark...].keys(phys: Self.clone(phys)) == ["KEY_B 1", "KEY_B 0"])
+        #expect(seen[mark...].filter { $0.path == path }.isEmpty, "the node delivered to a reader: \(seen[mark...])")
+        #expect(holder.events.count == heldMark, "the former holder still reads the node: \(holder.events.suffix(4))")
+        let ms = String(format: "%.0f ms", Double(took.components.seconds) * 1e3 + Double(took.components.attoseconds) / 1e15)
+        print("busy keyboard with kioskd: clone up \(ms) after python-evdev let go of the grab (session on)")
+    }
+
     @Test("time from a device appearing to kioskd holding its grab (its clone's node appears right after), 20 devices")
     func hotplugToGrabbed() throws {
         let bus = try PrivateBus()

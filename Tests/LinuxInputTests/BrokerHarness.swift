@@ -15,14 +15,15 @@ final class BrokerHarness: @unchecked Sendable {
     private var brokeredAt: [(device: InputBroker.BrokeredDevice, at: ContinuousClock.Instant)] = []
     private var exits = 0
 
-    /// `uinputPath` other than /dev/uinput makes every clone fail (a test of that failure).
-    init(policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput") throws {
+    /// `uinputPath` other than /dev/uinput makes every clone fail (a test of that failure); a
+    /// tiny `monitorBufferSize` makes the udev monitor overflow.
+    init(policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput", monitorBufferSize: Int = 8 << 20) throws {
         loop = try EventLoop()
         try loop.startThread()
         let log = self.log
         try onLoop { [self] in
             let broker = InputBroker(loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy,
-                                     uinputPath: uinputPath)
+                                     uinputPath: uinputPath, monitorBufferSize: monitorBufferSize)
             broker.onExitRequested = { [self] in lock.withLock { exits += 1 } }
             broker.onDeviceBrokered = { [self] device in
                 let now = ContinuousClock.now
@@ -133,7 +134,7 @@ final class LogRecorder: @unchecked Sendable {
 
     private struct Handler: LogHandler {
         let recorder: LogRecorder
-        var logLevel: Logger.Level = .debug
+        var logLevel: Logger.Level = .trace
         var metadata: Logger.Metadata = [:]
 
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {

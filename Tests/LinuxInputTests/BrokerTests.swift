@@ -178,20 +178,149 @@ struct BrokerTests {
         #expect(harness.log.entries(containing: "Input device removed").contains { $0.metadata["device.path"] == path })
     }
 
-    @Test("a node another process has grabbed is skipped with one log line naming it")
-    func busyNodeIsSkipped() throws {
+    @Test("a node another process has grabbed is logged once (warning, then error when a session starts) and tried again: once let go, the broker takes it within the back-off and its locked keys reach no one")
+    func busyNodeIsRetried() throws {
         let harness = try BrokerHarness()
         defer { try? harness.stop() }
-        let fake = try UInputClone(info: FakeDevice.powerButton(phys: "kioskd-vm-test/busy"))
+        let phys = "kioskd-vm-test/busy"
+        let fake = try UInputClone(info: FakeDevice.keyboard(name: "busy keyboard", phys: phys))
         let path = try #require(fake.devnode)
         // The node exists as soon as it is created; the broker waits for udev's rules.
         let holder = try EvdevDevice(path: path)
         try holder.grab()
-        let entry = try waitFor("the busy log line") { harness.log.entries(containing: "Another process holds the grab").first }
-        #expect(entry.metadata["device.path"] == path)
-        #expect(entry.level == .error)
+        func lines() -> [LogRecorder.Entry] {
+            harness.log.entries(containing: "Another process holds the grab").filter { $0.metadata["device.path"] == path }
+        }
+        let warning = try waitFor("the busy log line") { lines().first }
+        #expect(warning.level == .warning)
+        // A session starts: tried at once, still busy: one more line, at error level.
+        try harness.setPolicy(Self.session)
+        let error = try waitFor("the busy line at error level") { lines().first { $0.level == .error } }
+        #expect(error.message.contains("escape the session's locks"))
+        // Retries at 1 s and 2 s after that: still busy, no more lines.
+        usleep(3_500_000)
+        #expect(lines().count == 2, "\(lines())")
         #expect(try !harness.devices.contains { $0.path == path })
+
+        let watcher = try Probe.Watcher(spying: [path])
+        defer { watcher.stop() }
         holder.close()
+        let released = ContinuousClock.now
+        try harness.waitUntil(path)
+        let took = ContinuousClock.now - released
+        #expect(took < .seconds(8), "the next retry was due within 4 s")
+        #expect(!harness.log.entries(containing: "Took the grab of an input device another process had held").isEmpty)
+        _ = try watcher.clone(of: phys)
+        let mark = watcher.snapshot.events.count
+        try press(fake, ["KEY_VOLUMEUP", "KEY_A"])
+        let seen = try watcher.wait("KEY_A on the clone") { $0.events.dropFirst(mark).keys(phys: "kioskd-clone/" + phys).contains("KEY_A 0") }.events
+        #expect(seen[mark...].keys(phys: "kioskd-clone/" + phys) == ["KEY_A 1", "KEY_A 0"])
+        #expect(seen[mark...].filter { $0.path == path }.isEmpty, "the grabbed node delivered: \(seen[mark...])")
+        print("busy node: taken \(milliseconds(took)) after the other process let go (retry back-off 1 s, 2 s, 4 s, …)")
+    }
+
+    @Test("a udev change on a brokered node: nothing new keeps its clone; a new calibration clones it again, its grab never let go")
+    func changeEventReclones() throws {
+        let rules = "/run/udev/rules.d/99-kioskd-change-test.rules"
+        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: rules); _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"]) }
+        let harness = try BrokerHarness(policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0, width: 0.1, height: 1)])))
+        defer { try? harness.stop() }
+        let phys = "kioskd-vm-test/recalibrated"
+        let fake = try UInputClone(info: FakeDevice.touchscreen(name: "kioskd recalibrated touchscreen", phys: phys))
+        let path = try #require(fake.devnode)
+        try harness.waitUntil(path)
+        let watcher = try Probe.Watcher(spying: [path])
+        defer { watcher.stop() }
+        _ = try watcher.clone(of: phys)
+        let brokered = try #require(try harness.devices.first { $0.path == path })
+        let clonePhys = "kioskd-clone/" + phys
+        try fake.write(frames: FakeDevice.tap(trackingID: 21, x: 100, y: 1000))  // x ≈ 0.02: outside
+        try watcher.wait("the first tap") { $0.events.nonSync(phys: clonePhys).contains("BTN_TOUCH 0") }
+
+        // A change that changes nothing: the same clone.
+        try runTool("/usr/bin/udevadm", ["trigger", "--action=change", "--settle", brokered.syspath])
+        _ = try waitFor("the unchanged line") {
+            harness.log.entries(containing: "its clone still matches it").first { $0.metadata["device.path"] == path }
+        }
+        #expect(try harness.devices.first { $0.path == path }?.clonePath == brokered.clonePath)
+
+        // A calibration that mirrors x: cloned again, and x=100 is now in the locked region.
+        try """
+            SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kioskd recalibrated touchscreen", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0"
+            """.write(toFile: rules, atomically: true, encoding: .utf8)
+        try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        try runTool("/usr/bin/udevadm", ["trigger", "--action=change", "--settle", brokered.syspath])
+        _ = try waitFor("the re-clone line") {
+            harness.log.entries(containing: "cloned it again").first { $0.metadata["device.path"] == path }
+        }
+        let recloned = try #require(try harness.devices.first { $0.path == path })
+        #expect(recloned.clonePath != nil && recloned.clonePath != brokered.clonePath)
+        try watcher.wait("the new clone open") { $0.openNow[clonePhys] == recloned.clonePath }
+        let mark = watcher.snapshot.events.count
+        try fake.write(frames: FakeDevice.tap(trackingID: 22, x: 100, y: 1000))  // mirrored: x ≈ 0.98, in the region
+        try fake.write(frames: FakeDevice.tap(trackingID: 23, x: 3900, y: 1000))  // mirrored: x ≈ 0.05
+        let seen = try watcher.wait("the third tap") {
+            $0.events.dropFirst(mark).nonSync(phys: clonePhys).contains("ABS_MT_TRACKING_ID -1")
+        }.events
+        let after = seen[mark...].nonSync(phys: clonePhys)
+        #expect(after.contains("ABS_MT_TRACKING_ID 23"))
+        #expect(!after.contains("ABS_MT_TRACKING_ID 22"), "\(after)")
+        // The physical node never delivered to anyone else: its grab was kept through the change.
+        #expect(seen.filter { $0.path == path }.isEmpty, "the node delivered: \(seen.filter { $0.path == path })")
+    }
+
+    @Test("an overflowing udev monitor reports the uevents the kernel dropped, and the broker lists the devices again: keyboards whose add was lost are brokered all the same")
+    func monitorOverflow() throws {
+        // The monitor alone, with the smallest buffer, its loop busy while devices come.
+        let loop = try EventLoop()
+        try loop.startThread()
+        defer { loop.exit() }
+        let lost = Locked<UInt32>(0)
+        let seen = Locked<Int>(0)
+        let monitor = Locked<DeviceMonitor?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        loop.execute {
+            monitor.value = try? DeviceMonitor(subsystem: "input", loop: loop, receiveBufferSize: 1,
+                                               onOverflow: { n in lost.withLock { $0 += n } }) { _ in seen.withLock { $0 += 1 } }
+            started.signal()
+        }
+        started.wait()
+        try #require(monitor.value != nil)
+        loop.execute { usleep(4_000_000) }
+        var fakes = try (0..<4).map { try UInputClone(info: FakeDevice.keyboard(name: "burst keyboard \($0)", phys: "kioskd-vm-test/burst-\($0)")) }
+        _ = try waitFor("the dropped uevents reported", timeout: .seconds(30)) { lost.value > 0 ? true : nil }
+        // Afterwards the monitor goes on: each of a later keyboard's two uevents (input, event)
+        // is received or, when it came while the other was queued, counted as lost.
+        usleep(3_000_000)
+        let (seenBefore, lostBefore) = (seen.value, lost.value)
+        let late = try UInputClone(info: FakeDevice.keyboard(name: "late keyboard", phys: "kioskd-vm-test/late"))
+        _ = try waitFor("the later keyboard's uevents, received or counted", timeout: .seconds(20)) {
+            (seen.value - seenBefore) + Int(lost.value - lostBefore) >= 2 ? true : nil
+        }
+        #expect(seen.value > seenBefore)
+        print("monitor overflow: \(lostBefore) uevents dropped, \(seenBefore) received (buffer at its minimum, 4 keyboards plugged while the loop slept 4 s); a keyboard plugged 3 s later: \(seen.value - seenBefore) received, \(lost.value - lostBefore) lost")
+        _ = late
+        loop.execute { monitor.value?.stop() }
+        fakes.removeAll()
+
+        // The broker: the same burst; every keyboard ends up brokered.
+        let harness = try BrokerHarness(monitorBufferSize: 1)
+        defer { try? harness.stop() }
+        harness.block(for: .seconds(4))
+        usleep(100_000)
+        fakes = try (0..<4).map { try UInputClone(info: FakeDevice.keyboard(name: "burst keyboard \($0)", phys: "kioskd-vm-test/burst-\($0)")) }
+        for fake in fakes {
+            do {
+                try harness.waitUntil(try #require(fake.devnode))
+            } catch {
+                let listed = try DeviceEnumerator(subsystems: ["input"], sysnames: ["event*"], allowUninitialized: true).devices()
+                print("not brokered; udev lists \(listed.map { "\($0.devnode ?? "-") initialized=\($0.isInitialized)" })")
+                throw error
+            }
+        }
+        let warning = try #require(harness.log.entries(containing: "The udev monitor dropped input device events").first)
+        #expect(warning.level == .warning)
     }
 
     @Test("during a session a node that cannot be cloned stays grabbed and silent; lifting the locks lets it go")

@@ -1,6 +1,6 @@
 import InputTestSupport
 import KioskInput
-import LinuxInput
+@testable import LinuxInput
 import Testing
 
 
@@ -85,6 +85,37 @@ struct DeviceInfoTests {
         #expect(description.absInfo[code("ABS_MT_POSITION_X")] == DeviceDescription.AbsInfo(minimum: 0, maximum: 4095, fuzz: 3, resolution: 16))
         #expect(description.touchProtocol == .multitouchB(slots: 10))
         #expect(description.calibration == CalibrationMatrix(0, -1, 1, 1, 0, 0))
+    }
+
+    @Test("a udev change on a brokered node: kept if only where a finger is changed, cloned again if what the clone copies or the calibration changed, released if nothing is left to lock")
+    func changeDecision() {
+        let before = FakeDevice.touchscreen()
+        let matrix = "-1 0 1 0 1 0"
+        func decide(_ after: DeviceInfo, _ oldCalibration: String? = nil, _ newCalibration: String? = nil) -> BrokerChange {
+            BrokerChange(old: before, oldCalibration: oldCalibration, new: after, newCalibration: newCalibration)
+        }
+        #expect(decide(before) == .keep)
+        #expect(decide(before, matrix, matrix) == .keep)
+        var moved = before
+        moved.capabilities.axes[code("ABS_MT_POSITION_X")]?.value = 1234  // a contact moved: not a change
+        #expect(decide(moved) == .keep)
+        #expect(decide(before, nil, matrix) == .reclone)
+        #expect(decide(before, matrix, nil) == .reclone)
+        var ranges = before
+        ranges.capabilities.axes[code("ABS_MT_POSITION_X")]?.maximum = 2047  // hwdb's EVDEV_ABS_00
+        #expect(decide(ranges) == .reclone)
+        var resolution = before
+        resolution.capabilities.axes[code("ABS_MT_POSITION_Y")]?.resolution = 40
+        #expect(decide(resolution) == .reclone)
+        var keymap = before
+        keymap.capabilities.codes[type("EV_KEY")]?.insert(code("KEY_POWER"))  // a keymap that adds a key
+        #expect(decide(keymap) == .reclone)
+        var renamed = before
+        renamed.name = "ELAN Touchscreen (recalibrated)"
+        #expect(decide(renamed) == .reclone)
+        let nothingToLock = Self.info(name: "ELAN Touchscreen", codes: [("EV_ABS", ["ABS_X", "ABS_Y"])])
+        #expect(decide(nothingToLock) == .release)
+        #expect(decide(nothingToLock, nil, matrix) == .release)
     }
 
     static func info(name: String, codes: [(String, [String])]) -> DeviceInfo {

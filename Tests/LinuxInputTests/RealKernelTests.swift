@@ -3,6 +3,7 @@ import Glibc
 import InputTestSupport
 import KioskInput
 import LinuxInput
+import SystemdKit
 import Testing
 
 @Suite("Real kernel: grab, clone and forward (VM, root)", .serialized, .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
@@ -95,7 +96,8 @@ struct RealKernelTests {
         let second = try EvdevDevice(path: path)
         let error = #expect(throws: EvdevError.self) { try second.grab() }
         #expect(error?.code == .busy)
-        #expect(error?.description.contains("another process holds the grab") ?? false)
+        #expect(error?.errno == Errno(rawValue: EBUSY))
+        #expect(error?.description == "\(path) is busy: ioctl(EVIOCGRAB) failed with Device or resource busy (errno 16); another process holds the grab.")
         first.close()
         try second.grab()
         #expect(second.isGrabbed)
@@ -112,7 +114,11 @@ struct RealKernelTests {
             while true { try device.readEvents(into: &events) }
         }
         #expect(error?.code == .noDevice)
-        #expect(throws: EvdevError.self) { try EvdevDevice(path: "/dev/input/event-none") }
+        #expect(error?.errno == Errno(rawValue: ENODEV))
+        #expect(error?.description.hasSuffix("failed with No such device (errno 19); the device was unplugged.") ?? false)
+        let missing = #expect(throws: EvdevError.self) { try EvdevDevice(path: "/dev/input/event-none") }
+        #expect(missing?.code == .notFound)
+        #expect(missing?.description == "/dev/input/event-none does not exist: open failed with No such file or directory (errno 2).")
     }
 
     @Test("an overflowing buffer reads as SYN_DROPPED, and the state after it shows what the drop hid: no key is left stuck")

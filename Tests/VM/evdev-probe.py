@@ -15,6 +15,10 @@
                                            event, "gone PATH" when one vanishes; on stdin,
                                            "mark X" prints "mark X" once everything pending
                                            was printed, "quit" ends it
+  evdev-probe.py grab PATH                grabs the node (EVIOCGRAB), prints "grabbed", then
+                                           "PATH TYPE CODE VALUE" per event it reads; on stdin,
+                                           "release" ungrabs (it keeps reading) and prints
+                                           "released", "quit" ends it
 """
 import json
 import os
@@ -145,6 +149,37 @@ def watch(paths):
         scan()
 
 
+def grab(path):
+    dev = InputDevice(path)
+    dev.grab()
+    print("grabbed", flush=True)
+    pending = b""
+    while True:
+        ready, _, _ = select.select([dev.fd, 0], [], [], 1.0)
+        if dev.fd in ready:
+            try:
+                for ev in dev.read():
+                    print(path, ev.type, ev.code, ev.value, flush=True)
+            except BlockingIOError:
+                pass
+        if 0 not in ready:
+            continue
+        chunk = os.read(0, 4096)
+        if not chunk:
+            break
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            line = line.decode().strip()
+            if line == "release":
+                dev.ungrab()
+                print("released", flush=True)
+            elif line == "quit":
+                print("end", flush=True)
+                return
+    print("end", flush=True)
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "describe":
         for path in argv[1:]:
@@ -160,6 +195,8 @@ def main(argv):
         read(rest, idle, limit)
     elif argv and argv[0] == "watch":
         watch(argv[1:])
+    elif len(argv) == 2 and argv[0] == "grab":
+        grab(argv[1])
     elif len(argv) == 4 and argv[0] == "set-led":
         InputDevice(argv[1]).set_led(int(argv[2]), int(argv[3]))
     else:

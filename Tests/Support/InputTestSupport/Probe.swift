@@ -238,6 +238,77 @@ public enum Probe {
         }
     }
 
+    /// `evdev-probe.py grab`: another process (python-evdev) holding a node's grab, as a
+    /// second remapper or `evtest --grab` would, and the events it reads meanwhile.
+    public final class Holder: @unchecked Sendable {
+        private let process = Process()
+        private let input = Pipe()
+        private let output = Pipe()
+        private let lock = NSLock()
+        private var lines: [String] = []
+
+        /// Starts the holder; returns once it holds the grab of `path`.
+        public init(grabbing path: String) throws {
+            process.executableURL = URL(fileURLWithPath: Probe.python)
+            process.arguments = [Probe.script, "grab", path]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            let thread = Thread { [self] in
+                let handle = output.fileHandleForReading
+                var buffer = Data()
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return }
+                    buffer.append(chunk)
+                    while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                        buffer.removeSubrange(buffer.startIndex...newline)
+                        lock.withLock { lines.append(line) }
+                    }
+                }
+            }
+            thread.start()
+            try wait(for: "grabbed")
+        }
+
+        deinit {
+            if process.isRunning { process.terminate() }
+        }
+
+        /// Events it read, as `KEY_A 1`.
+        public var events: [String] {
+            lock.withLock { lines }.compactMap { line in
+                let f = line.split(separator: " ")
+                guard f.count == 4, let t = UInt16(f[1]), let c = UInt16(f[2]), let v = Int32(f[3]) else { return nil }
+                return SeenEvent(path: String(f[0]), type: t, code: c, value: v).description
+            }
+        }
+
+        /// Lets go of the grab (the node stays open, and read).
+        public func release() throws {
+            input.fileHandleForWriting.write(Data("release\n".utf8))
+            try wait(for: "released")
+        }
+
+        public func stop() {
+            input.fileHandleForWriting.write(Data("quit\n".utf8))
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            if process.isRunning { process.terminate() }
+        }
+
+        private func wait(for line: String) throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !lock.withLock({ lines.contains(line) }) {
+                guard process.isRunning, ContinuousClock.now < deadline else {
+                    throw ProbeError("evdev-probe.py grab: no \"\(line)\"; lines: \(lock.withLock { lines.suffix(8) })")
+                }
+                usleep(5_000)
+            }
+        }
+    }
+
     public struct ProbeError: Error, CustomStringConvertible {
         public var message: String
         public init(_ message: String) { self.message = message }
