@@ -189,6 +189,31 @@ import Testing
         #expect(badID.stderr == "Failed to deny org.example.MuseumMap.controls: The application id \"museum\" has one label; reverse-DNS needs at least two, separated by dots.\n")
     }
 
+    /// `allow` and `deny` are one command type; their help stays what it was when they were two.
+    @Test(arguments: [("allow", "Allow"), ("deny", "Deny")])
+    func allowAndDenyHelp(_ verb: String, _ abstract: String) throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), [verb, "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            OVERVIEW: \(abstract) a restriction of an app (admin).
+
+            USAGE: kioskctl \(verb) [--json] [--host <user@host>] <app> <id>
+
+            ARGUMENTS:
+              <app>                   The app id.
+              <id>                    The restriction id.
+
+            OPTIONS:
+              --json                  Print JSON with stable keys instead of text.
+              -H, --host <user@host>  Operate on the system bus of a remote host over SSH,
+                                      as systemctl -H does.
+              --version               Show the version.
+              -h, --help              Show help information.
+
+
+            """, "\(result)")
+    }
+
     @Test func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
         try #require(getuid() == 0, "needs root to run kioskctl as nobody through setpriv")
         let f = try await Fixture()
