@@ -73,6 +73,10 @@ struct RestrictionsCommand: AsyncParsableCommand {
 
     static let indent = String(repeating: " ", count: 7)
 
+    func validate() throws {
+        try CommandLineValues.validateApp(app)
+    }
+
     func run() async throws {
         let list = try await options.run("list the restrictions of \(app)") { try await $0.listRestrictions(of: app) }
         if options.json {
@@ -117,6 +121,11 @@ struct SetStateCommand<Verb: StateVerb>: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: ArgumentHelp("The app id.", valueName: "app")) var app: String
     @Argument(help: ArgumentHelp("The restriction id.", valueName: "id")) var id: String
+
+    func validate() throws {
+        try CommandLineValues.validateApp(app)
+        try CommandLineValues.validateRestriction(id)
+    }
 
     func run() async throws {
         try await options.run("\(Verb.name) \(id)") { try await $0.setRestrictionState(Verb.state, of: id, in: app) }

@@ -184,9 +184,18 @@ import Testing
         let unknown = try f.ctl("deny", Self.app, "org.example.MuseumMap.nope")
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "Failed to deny org.example.MuseumMap.nope: The application org.example.MuseumMap has no restriction org.example.MuseumMap.nope.\n")
+        // A malformed id is a usage error, found before the bus is touched (more in malformedValues…).
+        let before = f.kioskd.stateBytes
         let badID = try f.ctl("deny", "museum", Self.controls)
-        #expect(badID.status == 1)
-        #expect(badID.stderr == "Failed to deny org.example.MuseumMap.controls: The application id \"museum\" has one label; reverse-DNS needs at least two, separated by dots.\n")
+        #expect(badID.status == 64)
+        #expect(badID.stdout == "")
+        #expect(badID.stderr == """
+            Error: The application id "museum" has one label; reverse-DNS needs at least two, separated by dots.
+            Usage: kioskctl deny [--json] [--host <user@host>] <app> <id>
+              See 'kioskctl deny --help' for more information.
+
+            """)
+        #expect(f.kioskd.stateBytes == before)
     }
 
     /// `allow` and `deny` are one command type; their help stays what it was when they were two.
@@ -212,6 +221,76 @@ import Testing
 
 
             """, "\(result)")
+    }
+
+    /// Malformed ids and profile names, with kioskd's own message for each: the arguments, the
+    /// usage line of the verb, the message. Non-UTF-8 arguments are passed as raw argv bytes
+    /// through the shell's printf (`\377`).
+    static let malformedValues: [(arguments: [String], usage: String, message: String)] = [
+        (["allow", "Bad Id", controls], "allow [--json] [--host <user@host>] <app> <id>",
+         "The application id \"Bad Id\" contains ' ' (a space); labels may use only A-Z, a-z, 0-9, '_' and '-'."),
+        (["deny", app, ""], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id is empty; it must be reverse-DNS like org.example.App."),
+        (["deny", app, app + "." + String(repeating: "x", count: 234)], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id \"org.example.MuseumMap.\(String(repeating: "x", count: 58))…\" is 256 bytes long; at most 255 are allowed."),
+        (["deny", app, "org.example.1st"], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id \"org.example.1st\" has label 3 starting with a digit, which reverse-DNS forbids."),
+        (["restrictions", "org..example"], "restrictions [--json] [--host <user@host>] [--full] <app>",
+         "The application id \"org..example\" has an empty label (label 2)."),
+        (["start", "../museum"], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"../museum\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["start", ""], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["start", String(repeating: "p", count: 251)], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"\(String(repeating: "p", count: 80))…\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["allow", "org.example.\\377Map", controls], "allow [--json] [--host <user@host>] <app> <id>",
+         "The application id is not valid UTF-8 (bad byte sequence near byte 12)."),
+        (["deny", app, "org.example.MuseumMap.zo\\303om"], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id is not valid UTF-8 (bad byte sequence near byte 24)."),
+        (["start", "mus\\377eum"], "start [--json] [--host <user@host>] <profile>",
+         "The profile name is not valid UTF-8 (bad byte sequence near byte 3)."),
+    ]
+
+    /// `sh -c rawArgv sh BINARY ARG…` runs BINARY with each ARG passed through printf, so that
+    /// `\377` in an ARG reaches it as the byte 0xFF.
+    static let rawArgv = """
+        bin=$1; shift; n=$#
+        for a in "$@"; do v=$(printf "${a}x"); set -- "$@" "${v%x}"; done
+        shift "$n"
+        exec "$bin" "$@"
+        """
+
+    /// The messages kioskctl prints are kioskd's: the same values sent over the bus (the valid
+    /// UTF-8 ones; D-Bus carries nothing else) come back with the same text.
+    @Test func kioskdRefusesMalformedValuesWithTheSameMessages() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        for (arguments, _, message) in Self.malformedValues where !arguments.joined().contains("\\") {
+            do {
+                switch arguments[0] {
+                case "allow", "deny": try await f.manager.setRestrictionState(.deny, of: arguments[2], in: arguments[1])
+                case "restrictions": _ = try await f.manager.listRestrictions(of: arguments[1])
+                default: try await f.manager.startSession(profile: arguments[1])
+                }
+                Issue.record("kioskd accepted \(arguments)")
+            } catch let error as KioskError {
+                #expect(error.code == .invalidArgument)
+                #expect(error.message == message)
+            }
+        }
+    }
+
+    /// kioskctl checks ids and profile names itself: a malformed one exits 64 with kioskd's
+    /// message and never reaches the bus (here there is none: the address leads nowhere, so a
+    /// connection attempt would fail with exit 1).
+    @Test(arguments: malformedValues)
+    func malformedValuesAreUsageErrors(_ arguments: [String], _ usage: String, _ message: String) throws {
+        let result = try runTool("/bin/sh", ["-c", Self.rawArgv, "sh", BuildProducts.path(of: "kioskctl")] + arguments,
+                                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/kioskctl-test-bus"])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stdout == "")
+        #expect(result.stderr == "Error: \(message)\nUsage: kioskctl \(usage)\n  See 'kioskctl \(arguments[0]) --help' for more information.\n",
+                "\(result)")
     }
 
     @Test func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
