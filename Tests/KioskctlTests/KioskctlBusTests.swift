@@ -5,6 +5,7 @@ import KioskClient
 import KioskCore
 import KioskTestSupport
 import KioskdTestSupport
+@testable import kioskctl
 import Testing
 
 /// kioskctl's D-Bus verbs against the real kioskd on a private bus (found through
@@ -154,6 +155,39 @@ import Testing
         #expect(unknown.status == 1)
         #expect(unknown.stdout == "")
         #expect(unknown.stderr == "Failed to list the restrictions of org.example.Nope: No application org.example.Nope is registered.\n")
+    }
+
+    /// Chinese titles and details fill 80 columns by display width (two per character), in the C
+    /// locale (kioskctl then measures in C.UTF-8) as in a UTF-8 one.
+    @Test func wideTitlesFitEightyColumns() async throws {
+        let f = try await Fixture(register: false)
+        defer { f.stop() }
+        let app = "org.example.Ditu"
+        try await f.manager.registerApplication(app, restrictions: [
+            RestrictionDeclaration(id: "\(app).controls", title: TextLayoutTests.title,
+                                   detail: "显示管理员控制。这段说明文字故意写得很长：kioskctl 按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，"
+                                       + "超过三行的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和缩放按钮。"),
+            RestrictionDeclaration(id: "\(app).zoom", title: "缩放 🔍", detail: "双指缩放。"),
+        ])
+        let expected = """
+            allow  org.example.Ditu.controls
+                   博物馆地图的管理员控制：设置齿轮、图层选择器以及所有只有工作人员才应该看
+                   到的按钮和菜单，参观者不应该看到它们
+                   显示管理员控制。这段说明文字故意写得很长：kioskctl
+                   按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，超过三行
+                   的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和…
+            allow  org.example.Ditu.zoom
+                   缩放 🔍
+                   双指缩放。
+
+            """
+        for locale in [[:], ["LC_ALL": "C"], ["LANG": "C.UTF-8"]] {
+            let list = try runTool(BuildProducts.path(of: "kioskctl"), ["restrictions", app],
+                                   environment: f.bus.environment.merging(locale) { $1 })
+            #expect(list.status == 0)
+            #expect(list.stdout == expected, "\(locale): \(list)")
+            #expect(list.stdout.split(separator: "\n").map { DisplayWidth.of($0) }.max() == 80)
+        }
     }
 
     @Test func noAppsRegistered() async throws {
