@@ -111,6 +111,7 @@ SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 DBUSDIR        ?= $(DATADIR)/dbus-1
 POLKITDIR      ?= $(DATADIR)/polkit-1/actions
+MANDIR         ?= $(DATADIR)/man
 
 # Release binaries with the Swift runtime and Foundation linked in, so the installed binaries
 # need only system libraries (libc, libstdc++, libsystemd, libcrypt, libevdev); no $ORIGIN
@@ -136,9 +137,11 @@ install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
-	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles
+	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
 	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
+	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
+	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
 	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
