@@ -53,30 +53,34 @@ demo: deps
 	$(SWIFT) build $(SWIFTFLAGS)
 	./scripts/demo.sh
 
-# Benchmarks run in release mode and print the figures the issues ask for.
+# Benchmarks run in release mode and print the figures the issues ask for. All three build with
+# the same flags, BENCH_FLAGS (kioskd as `make install` ships it: the Swift runtime and Foundation
+# linked in), into the same .build/release, so running one after another reuses the shared
+# modules' objects instead of recompiling them for another set of flags.
+BENCH_FLAGS := -c release --static-swift-stdlib
+BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
+
 bench: bench-store bench-input bench-bus
 
 bench-store: deps
-	$(SWIFT) build -c release --product StoreBench $(SWIFTFLAGS)
-	.build/release/StoreBench
+	$(SWIFT) build $(BENCH_FLAGS) --product StoreBench $(SWIFTFLAGS)
+	"$(BENCH_BIN)/StoreBench"
 
-# Filter throughput (events/s) and allocations per event, release build.
-bench-input:
-	$(SWIFT) build -c release --product InputFilterBench $(SWIFTFLAGS)
-	bin=$$($(SWIFT) build -c release --show-bin-path); \
-	  LD_PRELOAD=$$bin/libMallocInterposerSwift.so $$bin/InputFilterBench
+# Filter throughput (events/s) and allocations per event. malloc-interposer's library is
+# preloaded, so that it sees every allocation of the process.
+bench-input: deps
+	$(SWIFT) build $(BENCH_FLAGS) --product InputFilterBench $(SWIFTFLAGS)
+	LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
 
 # kioskd on a private dbus-daemon: round trips vs the bus driver, signal latency and fan-out,
 # READY=1 time and RSS with 1,000 apps × 50 restrictions. kioskd is built as `make install`
-# ships it (Swift runtime and Foundation linked in: the RSS is the installed daemon's), into
-# the same .build/release as BusBench, which finds it there. BusBench gets the same flags, so
-# the two builds share their objects instead of recompiling each other's. BENCH_BUS_ARGS=
-# --startup-only runs only the READY/RSS section.
+# ships it (the RSS is the installed daemon's), into the same .build/release as BusBench, which
+# finds it there. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
 BENCH_BUS_ARGS ?=
 bench-bus: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product kioskd $(SWIFTFLAGS)
-	$(SWIFT) build -c release --static-swift-stdlib --product BusBench $(SWIFTFLAGS)
-	"$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path $(SWIFTFLAGS))/BusBench" $(BENCH_BUS_ARGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
+	"$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (README § Packaging).
@@ -107,6 +111,7 @@ SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 DBUSDIR        ?= $(DATADIR)/dbus-1
 POLKITDIR      ?= $(DATADIR)/polkit-1/actions
+MANDIR         ?= $(DATADIR)/man
 
 # Release binaries with the Swift runtime and Foundation linked in, so the installed binaries
 # need only system libraries (libc, libstdc++, libsystemd, libcrypt, libevdev); no $ORIGIN
@@ -132,9 +137,11 @@ install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
-	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles
+	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
 	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
+	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
+	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
 	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \

@@ -123,7 +123,7 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", "KioskClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -131,6 +131,9 @@ let package = Package(
             dependencies: ["kioskctl", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
             swiftSettings: swiftSettings
         ),
+
+        // MARK: CTerminal — system library: glibc's wcwidth(3), which Swift's Glibc module leaves out (kioskctl's column widths)
+        .systemLibrary(name: "CTerminal"),
 
         // MARK: CSystemd — libsystemd through pkg-config (sd-bus, sd-event, sd-daemon, sd-journal)
         .systemLibrary(

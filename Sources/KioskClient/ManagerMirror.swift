@@ -114,7 +114,7 @@ final class ManagerMirror {
         case .restriction(let signalApp, let id, let state):
             if scope == .allApps { return onEvent(.restrictionStateChanged(app: signalApp, restriction: id, state: state)) }
             guard signalApp == app else { return }
-            note(id, state, report: true)
+            note(id, state)
         case .properties(let changed, let invalidated):
             guard var next = status, invalidated.isEmpty else { return refreshStatus() }
             do {
@@ -144,14 +144,15 @@ final class ManagerMirror {
     }
 
     /// Records a restriction's state; reports it when it differs from a known one. A state
-    /// for an id not seen in a snapshot yet is its initial state, not a change.
-    private func note(_ id: String, _ state: RestrictionState, report: Bool) {
+    /// for an id not seen in a snapshot yet is its initial state, not a change. Signals and
+    /// snapshots both come through here, so a change seen by both is reported once.
+    private func note(_ id: String, _ state: RestrictionState) {
         let before = states[id]
         guard before != state else { return }
         states[id] = state
         if let index = restrictions.firstIndex(where: { $0.id == id }) { restrictions[index].state = state }
         onUpdate()
-        if report, before != nil, let app { onEvent(.restrictionStateChanged(app: app, restriction: id, state: state)) }
+        if before != nil, let app { onEvent(.restrictionStateChanged(app: app, restriction: id, state: state)) }
     }
 
     private func apply(_ next: KioskStatus) {
@@ -233,7 +234,7 @@ final class ManagerMirror {
     }
 
     private func applySnapshot(_ list: [RestrictionInfo]) {
-        for info in list { note(info.id, info.state, report: true) }
+        for info in list { note(info.id, info.state) }
         restrictions = list
         states = Dictionary(list.map { ($0.id, $0.state) }, uniquingKeysWith: { $1 })
         onUpdate()

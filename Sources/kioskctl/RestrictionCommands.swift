@@ -12,14 +12,7 @@ struct AppsCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let apps = try await options.run("list the apps") { manager in
-            var apps: [AppJSON] = []
-            for id in try await manager.listApplications() {
-                let restrictions = try await manager.listRestrictions(of: id)
-                apps.append(AppJSON(id: id, restrictions: restrictions.count, denied: restrictions.filter { $0.state == .deny }.count))
-            }
-            return apps
-        }
+        let apps = try await options.run("list the apps") { try await AppCount.read($0) }
         if options.json { return Output.json(AppsJSON(apps: apps)) }
         guard !apps.isEmpty else { return Output.write("No apps are registered.\n") }
         let width = max(3, apps.map(\.id.count).max() ?? 0)
@@ -33,13 +26,34 @@ struct AppsCommand: AsyncParsableCommand {
 }
 
 struct AppsJSON: Encodable {
-    var apps: [AppJSON]
+    var apps: [AppCount]
 }
 
-struct AppJSON: Encodable {
+/// One registered app with how many restrictions it declares and how many are denied: a row
+/// of `apps` (and its JSON object), and what `status` adds up.
+struct AppCount: Encodable {
     var id: String
     var restrictions: Int
     var denied: Int
+
+    init(id: String, restrictions: [RestrictionInfo]) {
+        self.id = id
+        self.restrictions = restrictions.count
+        denied = restrictions.count(where: { $0.state == .deny })
+    }
+
+    /// Every registered app's counts, in kioskd's order; the apps' lists are asked for all at once.
+    static func read(_ manager: KioskManager) async throws -> [AppCount] {
+        let apps = try await manager.listApplications()
+        return try await withThrowingTaskGroup(of: (Int, AppCount).self) { group in
+            for (index, app) in apps.enumerated() {
+                group.addTask { (index, AppCount(id: app, restrictions: try await manager.listRestrictions(of: app))) }
+            }
+            var counts = [AppCount?](repeating: nil, count: apps.count)
+            for try await (index, count) in group { counts[index] = count }
+            return counts.compactMap { $0 }
+        }
+    }
 }
 
 struct RestrictionsCommand: AsyncParsableCommand {
@@ -58,6 +72,10 @@ struct RestrictionsCommand: AsyncParsableCommand {
     var app: String
 
     static let indent = String(repeating: " ", count: 7)
+
+    func validate() throws {
+        try CommandLineValues.validateApp(app)
+    }
 
     func run() async throws {
         let list = try await options.run("list the restrictions of \(app)") { try await $0.listRestrictions(of: app) }
@@ -93,52 +111,57 @@ struct RestrictionJSON: Encodable {
     var detail: String
 }
 
-/// `allow APP ID` and `deny APP ID`: one command type for both states.
-protocol SetStateCommand: AsyncParsableCommand {
-    static var state: RestrictionState { get }
-    var options: GlobalOptions { get }
-    var app: String { get }
-    var id: String { get }
-}
+/// `allow APP ID` and `deny APP ID`: one command, specialised by the state it sets.
+struct SetStateCommand<Verb: StateVerb>: AsyncParsableCommand {
+    // A generic type cannot have a stored static property: the configuration is computed.
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Verb.name, abstract: "\(Verb.abstract) a restriction of an app (admin).")
+    }
 
-extension SetStateCommand {
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The app id.", valueName: "app")) var app: String
+    @Argument(help: ArgumentHelp("The restriction id.", valueName: "id")) var id: String
+
+    func validate() throws {
+        try CommandLineValues.validateApp(app)
+        try CommandLineValues.validateRestriction(id)
+    }
+
     func run() async throws {
-        let verb = Self.state == .allow ? "allow" : "deny"
-        try await options.run("\(verb) \(id)") { try await $0.setRestrictionState(Self.state, of: id, in: app) }
+        try await options.run("\(Verb.name) \(id)") { try await $0.setRestrictionState(Verb.state, of: id, in: app) }
         if options.json {
-            Output.json(StateJSON(app: app, id: id, state: Self.state.rawValue))
+            Output.json(StateJSON(app: app, id: id, state: Verb.state.rawValue))
         } else {
-            Output.write("\(Self.state == .allow ? "Allowed" : "Denied") \(id).\n")
+            Output.write("\(Verb.done) \(id).\n")
         }
     }
 }
+
+/// What differs between `allow` and `deny`: the state, and how the verb is written.
+protocol StateVerb {
+    static var state: RestrictionState { get }
+    static var name: String { get }
+    /// The verb at the start of the abstract ("Allow").
+    static var abstract: String { get }
+    /// The verb in the confirmation ("Allowed ID.").
+    static var done: String { get }
+}
+
+enum AllowVerb: StateVerb {
+    static let state = RestrictionState.allow
+    static let name = "allow", abstract = "Allow", done = "Allowed"
+}
+
+enum DenyVerb: StateVerb {
+    static let state = RestrictionState.deny
+    static let name = "deny", abstract = "Deny", done = "Denied"
+}
+
+typealias AllowCommand = SetStateCommand<AllowVerb>
+typealias DenyCommand = SetStateCommand<DenyVerb>
 
 struct StateJSON: Encodable {
     var app: String
     var id: String
     var state: String
-}
-
-struct AllowCommand: SetStateCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "allow",
-        abstract: "Allow a restriction of an app (admin)."
-    )
-    static let state = RestrictionState.allow
-
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: ArgumentHelp("The app id.", valueName: "app")) var app: String
-    @Argument(help: ArgumentHelp("The restriction id.", valueName: "id")) var id: String
-}
-
-struct DenyCommand: SetStateCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "deny",
-        abstract: "Deny a restriction of an app (admin)."
-    )
-    static let state = RestrictionState.deny
-
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: ArgumentHelp("The app id.", valueName: "app")) var app: String
-    @Argument(help: ArgumentHelp("The restriction id.", valueName: "id")) var id: String
 }

@@ -24,6 +24,10 @@ struct StartCommand: AsyncParsableCommand {
     @Option(name: .customLong("escape-paths-root"), help: .hidden)
     var escapePathsRoot = "/"
 
+    func validate() throws {
+        try CommandLineValues.validateProfileName(profile)
+    }
+
     func run() async throws {
         let summary = try await options.run("start the session") { manager in
             try await manager.startSession(profile: profile)

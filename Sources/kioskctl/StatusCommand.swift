@@ -31,13 +31,9 @@ struct StatusSummary {
 
     static func read(_ manager: KioskManager) async throws -> StatusSummary {
         let status = try await manager.status()
-        let apps = try await manager.listApplications()
-        let lists = try await withThrowingTaskGroup(of: [RestrictionInfo].self) { group in
-            for app in apps { group.addTask { try await manager.listRestrictions(of: app) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        return StatusSummary(status: status, apps: apps.count, restrictions: lists.reduce(0) { $0 + $1.count },
-                             denied: lists.reduce(0) { $0 + $1.filter { $0.state == .deny }.count })
+        let apps = try await AppCount.read(manager)
+        return StatusSummary(status: status, apps: apps.count, restrictions: apps.reduce(0) { $0 + $1.restrictions },
+                             denied: apps.reduce(0) { $0 + $1.denied })
     }
 
     func text(now: Date) -> String {

@@ -5,6 +5,7 @@ import KioskClient
 import KioskCore
 import KioskTestSupport
 import KioskdTestSupport
+@testable import kioskctl
 import Testing
 
 /// kioskctl's D-Bus verbs against the real kioskd on a private bus (found through
@@ -156,6 +157,39 @@ import Testing
         #expect(unknown.stderr == "Failed to list the restrictions of org.example.Nope: No application org.example.Nope is registered.\n")
     }
 
+    /// Chinese titles and details fill 80 columns by display width (two per character), in the C
+    /// locale (kioskctl then measures in C.UTF-8) as in a UTF-8 one.
+    @Test func wideTitlesFitEightyColumns() async throws {
+        let f = try await Fixture(register: false)
+        defer { f.stop() }
+        let app = "org.example.Ditu"
+        try await f.manager.registerApplication(app, restrictions: [
+            RestrictionDeclaration(id: "\(app).controls", title: TextLayoutTests.title,
+                                   detail: "显示管理员控制。这段说明文字故意写得很长：kioskctl 按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，"
+                                       + "超过三行的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和缩放按钮。"),
+            RestrictionDeclaration(id: "\(app).zoom", title: "缩放 🔍", detail: "双指缩放。"),
+        ])
+        let expected = """
+            allow  org.example.Ditu.controls
+                   博物馆地图的管理员控制：设置齿轮、图层选择器以及所有只有工作人员才应该看
+                   到的按钮和菜单，参观者不应该看到它们
+                   显示管理员控制。这段说明文字故意写得很长：kioskctl
+                   按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，超过三行
+                   的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和…
+            allow  org.example.Ditu.zoom
+                   缩放 🔍
+                   双指缩放。
+
+            """
+        for locale in [[:], ["LC_ALL": "C"], ["LANG": "C.UTF-8"]] {
+            let list = try runTool(BuildProducts.path(of: "kioskctl"), ["restrictions", app],
+                                   environment: f.bus.environment.merging(locale) { $1 })
+            #expect(list.status == 0)
+            #expect(list.stdout == expected, "\(locale): \(list)")
+            #expect(list.stdout.split(separator: "\n").map { DisplayWidth.of($0) }.max() == 80)
+        }
+    }
+
     @Test func noAppsRegistered() async throws {
         let f = try await Fixture(register: false)
         defer { f.stop() }
@@ -184,9 +218,113 @@ import Testing
         let unknown = try f.ctl("deny", Self.app, "org.example.MuseumMap.nope")
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "Failed to deny org.example.MuseumMap.nope: The application org.example.MuseumMap has no restriction org.example.MuseumMap.nope.\n")
+        // A malformed id is a usage error, found before the bus is touched (more in malformedValues…).
+        let before = f.kioskd.stateBytes
         let badID = try f.ctl("deny", "museum", Self.controls)
-        #expect(badID.status == 1)
-        #expect(badID.stderr == "Failed to deny org.example.MuseumMap.controls: The application id \"museum\" has one label; reverse-DNS needs at least two, separated by dots.\n")
+        #expect(badID.status == 64)
+        #expect(badID.stdout == "")
+        #expect(badID.stderr == """
+            Error: The application id "museum" has one label; reverse-DNS needs at least two, separated by dots.
+            Usage: kioskctl deny [--json] [--host <user@host>] <app> <id>
+              See 'kioskctl deny --help' for more information.
+
+            """)
+        #expect(f.kioskd.stateBytes == before)
+    }
+
+    /// `allow` and `deny` are one command type; their help stays what it was when they were two.
+    @Test(arguments: [("allow", "Allow"), ("deny", "Deny")])
+    func allowAndDenyHelp(_ verb: String, _ abstract: String) throws {
+        let result = try runTool(BuildProducts.path(of: "kioskctl"), [verb, "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            OVERVIEW: \(abstract) a restriction of an app (admin).
+
+            USAGE: kioskctl \(verb) [--json] [--host <user@host>] <app> <id>
+
+            ARGUMENTS:
+              <app>                   The app id.
+              <id>                    The restriction id.
+
+            OPTIONS:
+              --json                  Print JSON with stable keys instead of text.
+              -H, --host <user@host>  Operate on the system bus of a remote host over SSH,
+                                      as systemctl -H does.
+              --version               Show the version.
+              -h, --help              Show help information.
+
+
+            """, "\(result)")
+    }
+
+    /// Malformed ids and profile names, with kioskd's own message for each: the arguments, the
+    /// usage line of the verb, the message. Non-UTF-8 arguments are passed as raw argv bytes
+    /// through the shell's printf (`\377`).
+    static let malformedValues: [(arguments: [String], usage: String, message: String)] = [
+        (["allow", "Bad Id", controls], "allow [--json] [--host <user@host>] <app> <id>",
+         "The application id \"Bad Id\" contains ' ' (a space); labels may use only A-Z, a-z, 0-9, '_' and '-'."),
+        (["deny", app, ""], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id is empty; it must be reverse-DNS like org.example.App."),
+        (["deny", app, app + "." + String(repeating: "x", count: 234)], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id \"org.example.MuseumMap.\(String(repeating: "x", count: 58))…\" is 256 bytes long; at most 255 are allowed."),
+        (["deny", app, "org.example.1st"], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id \"org.example.1st\" has label 3 starting with a digit, which reverse-DNS forbids."),
+        (["restrictions", "org..example"], "restrictions [--json] [--host <user@host>] [--full] <app>",
+         "The application id \"org..example\" has an empty label (label 2)."),
+        (["start", "../museum"], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"../museum\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["start", ""], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["start", String(repeating: "p", count: 251)], "start [--json] [--host <user@host>] <profile>",
+         "The profile name \"\(String(repeating: "p", count: 80))…\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."),
+        (["allow", "org.example.\\377Map", controls], "allow [--json] [--host <user@host>] <app> <id>",
+         "The application id is not valid UTF-8 (bad byte sequence near byte 12)."),
+        (["deny", app, "org.example.MuseumMap.zo\\303om"], "deny [--json] [--host <user@host>] <app> <id>",
+         "The restriction id is not valid UTF-8 (bad byte sequence near byte 24)."),
+        (["start", "mus\\377eum"], "start [--json] [--host <user@host>] <profile>",
+         "The profile name is not valid UTF-8 (bad byte sequence near byte 3)."),
+    ]
+
+    /// `sh -c rawArgv sh BINARY ARG…` runs BINARY with each ARG passed through printf, so that
+    /// `\377` in an ARG reaches it as the byte 0xFF.
+    static let rawArgv = """
+        bin=$1; shift; n=$#
+        for a in "$@"; do v=$(printf "${a}x"); set -- "$@" "${v%x}"; done
+        shift "$n"
+        exec "$bin" "$@"
+        """
+
+    /// The messages kioskctl prints are kioskd's: the same values sent over the bus (the valid
+    /// UTF-8 ones; D-Bus carries nothing else) come back with the same text.
+    @Test func kioskdRefusesMalformedValuesWithTheSameMessages() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        for (arguments, _, message) in Self.malformedValues where !arguments.joined().contains("\\") {
+            do {
+                switch arguments[0] {
+                case "allow", "deny": try await f.manager.setRestrictionState(.deny, of: arguments[2], in: arguments[1])
+                case "restrictions": _ = try await f.manager.listRestrictions(of: arguments[1])
+                default: try await f.manager.startSession(profile: arguments[1])
+                }
+                Issue.record("kioskd accepted \(arguments)")
+            } catch let error as KioskError {
+                #expect(error.code == .invalidArgument)
+                #expect(error.message == message)
+            }
+        }
+    }
+
+    /// kioskctl checks ids and profile names itself: a malformed one exits 64 with kioskd's
+    /// message and never reaches the bus (here there is none: the address leads nowhere, so a
+    /// connection attempt would fail with exit 1).
+    @Test(arguments: malformedValues)
+    func malformedValuesAreUsageErrors(_ arguments: [String], _ usage: String, _ message: String) throws {
+        let result = try runTool("/bin/sh", ["-c", Self.rawArgv, "sh", BuildProducts.path(of: "kioskctl")] + arguments,
+                                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/kioskctl-test-bus"])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stdout == "")
+        #expect(result.stderr == "Error: \(message)\nUsage: kioskctl \(usage)\n  See 'kioskctl \(arguments[0]) --help' for more information.\n",
+                "\(result)")
     }
 
     @Test func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
