@@ -29,16 +29,55 @@ public struct Registry: Hashable, Sendable, Codable {
     }
 
     /// Apps in the order they first registered.
-    public internal(set) var applications: [Application] = []
+    public private(set) var applications: [Application] = []
+    /// Where each app is in `applications`: a lookup by id costs a hash, not a scan of up to
+    /// 1,024 ids (about 40 KiB for 1,000 apps; the ids' text is shared with `applications`).
+    /// Derived from `applications`, so equality and hashing leave it out.
+    private var positions: [AppID: Int] = [:]
 
     public init() {}
+
+    /// A registry holding `applications`, in this order, checked as a state file is: at most
+    /// ``KioskAPI/Limits/applications`` apps, no id twice. (Each app's restrictions were checked
+    /// when it was read.)
+    package init(checking applications: [Application]) throws(FileProblem) {
+        guard applications.count <= KioskAPI.Limits.applications else {
+            throw FileProblem(application: KioskAPI.Limits.applications, field: nil, message:
+                "\(applications.count) applications, more than the \(KioskAPI.Limits.applications) allowed")
+        }
+        var positions = [AppID: Int](minimumCapacity: applications.count)
+        for (index, app) in applications.enumerated() {
+            if let first = positions.updateValue(index, forKey: app.id) {
+                throw FileProblem(application: index, field: "id", message:
+                    "the application \(app.id) appears twice (first as application \(first))")
+            }
+        }
+        self.applications = applications
+        self.positions = positions
+    }
+
+    /// What is wrong with the applications read from a state file, and where: the index of the
+    /// application and the field in it, if it is about one.
+    package struct FileProblem: Error, Sendable {
+        package var application: Int?
+        package var field: String?
+        package var message: String
+    }
+
+    public static func == (a: Registry, b: Registry) -> Bool { a.applications == b.applications }
+    public func hash(into hasher: inout Hasher) { hasher.combine(applications) }
 
     public var isEmpty: Bool { applications.isEmpty }
     public var applicationIDs: [AppID] { applications.map(\.id) }
 
     public func application(_ id: AppID) throws(KioskError) -> Application {
-        guard let app = applications.first(where: { $0.id == id }) else { throw Registry.unknown(id) }
-        return app
+        guard let index = positions[id] else { throw Registry.unknown(id) }
+        return applications[index]
+    }
+
+    /// The uid that owns `id`, or `nil` if no app with this id is registered.
+    public func owner(of id: AppID) -> UInt32? {
+        positions[id].map { applications[$0].ownerUID }
     }
 
     /// Declares (or re-declares) an app's restrictions in presentation order, for `uid`.
@@ -59,7 +98,7 @@ public struct Registry: Hashable, Sendable, Codable {
         for declaration in declarations where !seen.insert(declaration.id).inserted {
             throw .invalid("\(appID) declares the restriction \(declaration.id) twice; each id must be unique.")
         }
-        let existingIndex = applications.firstIndex { $0.id == appID }
+        let existingIndex = positions[appID]
         if let existingIndex {
             let owner = applications[existingIndex].ownerUID
             guard owner == uid || isAdmin else {
@@ -91,6 +130,7 @@ public struct Registry: Hashable, Sendable, Codable {
             guard applications[existingIndex].table != next else { return false }
             applications[existingIndex].table = next
         } else {
+            positions[appID] = applications.count
             applications.append(Application(id: appID, ownerUID: uid, table: next))
         }
         return true
@@ -120,7 +160,7 @@ public struct Registry: Hashable, Sendable, Codable {
 
     /// Whether `appID` has a restriction `restrictionID` (declared or retired).
     public func contains(_ restrictionID: RestrictionID, in appID: AppID) -> Bool {
-        applications.first { $0.id == appID }?.table.index(of: restrictionID) != nil
+        positions[appID].map { applications[$0].table.index(of: restrictionID) != nil } ?? false
     }
 
     /// The number of declared restrictions currently denied, over all apps.
@@ -130,7 +170,7 @@ public struct Registry: Hashable, Sendable, Codable {
 
     /// Where a restriction is: its app's index and its own in that app's table.
     private func position(of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> (app: Int, restriction: Int) {
-        guard let appIndex = applications.firstIndex(where: { $0.id == appID }) else { throw Registry.unknown(appID) }
+        guard let appIndex = positions[appID] else { throw Registry.unknown(appID) }
         guard let index = applications[appIndex].table.index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
         return (appIndex, index)
     }
