@@ -51,9 +51,21 @@ public struct StateStore: Sendable {
     }
 
     /// Reads the state; an absent file is the empty state.
+    ///
+    /// The file is read in chunks and decoded one app at a time (``ApplicationSplitter``), so
+    /// that memory holds the registry being built but not the whole file and its parse. A file
+    /// the splitter does not recognise, or that does not decode so, is decoded again whole:
+    /// `JSONDecoder` over the whole file is what decides, and what explains a corrupt file.
     public func load() throws(StoreError) -> KioskState {
-        guard let data = try readFile(path) else { return KioskState() }
-        return try decode(data)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if Glibc.errno == ENOENT { return KioskState() }
+            throw failure("open", path)
+        }
+        defer { close(fd) }
+        if let state = try decodeInPieces(fd) { return state }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw failure("seek in", path) }
+        return try decode(readAll(fd))
     }
 
     /// Writes `state` atomically and durably.
@@ -94,6 +106,40 @@ public struct StateStore: Sendable {
         var version: Int
     }
 
+    /// The state read through ``ApplicationSplitter``, or `nil` if the file must be decoded whole.
+    func decodeInPieces(_ fd: Int32) throws(StoreError) -> KioskState? {
+        var splitter = ApplicationSplitter()
+        var applications: [Registry.Application] = []
+        let decoder = JSONDecoder()
+        var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        do {
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+                if n < 0 {
+                    if Glibc.errno == EINTR { continue }
+                    throw failure("read", path)
+                }
+                if n == 0 { break }
+                try chunk.withUnsafeBufferPointer { buffer in
+                    try splitter.feed(UnsafeBufferPointer(rebasing: buffer[..<n])) { element in
+                        applications.append(try decoder.decode(Registry.Application.self, from: Data(element)))
+                    }
+                }
+            }
+            try splitter.finish()
+            var state = try decoder.decode(Envelope.self, from: Data(splitter.outline)).state
+            state.registry = try Registry(checking: applications)
+            return state
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            return nil
+        }
+    }
+
+    /// How much of the file is read at a time when it is decoded in pieces.
+    static let chunkSize = 64 * 1024
+
     func decode(_ data: Data) throws(StoreError) -> KioskState {
         do {
             return try JSONDecoder().decode(Envelope.self, from: data).state
@@ -122,17 +168,11 @@ public struct StateStore: Sendable {
         return StoreError(code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).", errno: code)
     }
 
-    /// The file's bytes, or `nil` if it does not exist. Read straight into the `Data` the
-    /// decoder takes, so a large file is in memory once while it is decoded, not twice.
-    private func readFile(_ file: String) throws(StoreError) -> Data? {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if Glibc.errno == ENOENT { return nil }
-            throw failure("open", file)
-        }
-        defer { close(fd) }
+    /// The rest of the file's bytes. Read straight into the `Data` the decoder takes, so a large
+    /// file is in memory once while it is decoded, not twice.
+    private func readAll(_ fd: Int32) throws(StoreError) -> Data {
         var stats = stat()
-        guard fstat(fd, &stats) == 0 else { throw failure("stat", file) }
+        guard fstat(fd, &stats) == 0 else { throw failure("stat", path) }
         // One byte more than the size, so the end is seen without growing; a file that grew
         // since the fstat doubles the buffer.
         var data = Data(count: max(Int(stats.st_size), 0) + 1)
@@ -142,7 +182,7 @@ public struct StateStore: Sendable {
             let n = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if Glibc.errno == EINTR { continue }
-                throw failure("read", file)
+                throw failure("read", path)
             }
             if n == 0 { break }
             count += n
