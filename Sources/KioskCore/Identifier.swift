@@ -125,8 +125,10 @@ public enum Text {
         }
         // Most text has no byte that could start a control character: one pass over the bytes
         // says so (the state file's 50,000 titles and details are checked again on every load).
-        let mayHoldControl = string.utf8.contains { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }
-        guard mayHoldControl else { return }
+        func mayHoldControl(_ bytes: some Sequence<UInt8>) -> Bool {
+            bytes.contains { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }
+        }
+        guard string.utf8.withContiguousStorageIfAvailable(mayHoldControl) ?? mayHoldControl(string.utf8) else { return }
         for scalar in string.unicodeScalars where isControl(scalar) {
             if multiline && (scalar == "\n" || scalar == "\t") { continue }
             throw .invalid("The \(what) \(quoted(string)) contains the control character U+\(hex(scalar.value)), which is not allowed.")

@@ -76,9 +76,8 @@ public struct Restriction: Hashable, Sendable, Codable {
     /// Decodes the five fields of one restriction and holds them to the rules a declaration is
     /// held to; a problem names its place (`….restrictions.7.title`).
     static func decodeFields(of c: inout any UnkeyedDecodingContainer) throws -> Restriction {
-        let place = c.codingPath
         func corrupt(_ field: String?, _ message: String) -> DecodingError {
-            .dataCorrupted(.init(codingPath: place + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
+            .dataCorrupted(.init(codingPath: c.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
         }
         let rawID = try c.decode(String.self)
         let id: RestrictionID

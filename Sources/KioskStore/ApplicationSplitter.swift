@@ -67,8 +67,13 @@ struct ApplicationSplitter {
             runStart = end
         }
         while i < count {
-            let byte = chunk[i]
             if inString {
+                if !escaped && !readingPathKey {
+                    // Most of the file is string contents: skip to the next byte that matters.
+                    while i < count, chunk[i] >= 0x20, chunk[i] != UInt8(ascii: "\""), chunk[i] != UInt8(ascii: "\\") { i += 1 }
+                    if i == count { break }
+                }
+                let byte = chunk[i]
                 if escaped {
                     escaped = false
                 } else if byte == UInt8(ascii: "\"") {
@@ -85,6 +90,7 @@ struct ApplicationSplitter {
                 i += 1
                 continue
             }
+            let byte = chunk[i]
             if Self.isWhitespace(byte) { i += 1; continue }
             // One document, starting as this type knows one: no byte-order mark, UTF-8.
             if rootClosed { throw Unrecognized() }

@@ -112,6 +112,16 @@ public struct StateStore: Sendable {
         var applications: [Registry.Application] = []
         let decoder = JSONDecoder()
         var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        // Apps are decoded a chunk's worth at a time, as one array (`[app,app,…]`): one
+        // `JSONDecoder` call per app costs more than the parse of a small app.
+        var batch: [UInt8] = [UInt8(ascii: "[")]
+        batch.reserveCapacity(Self.chunkSize + Self.chunkSize / 2)
+        func decodeBatch() throws {
+            guard batch.count > 1 else { return }
+            batch.append(UInt8(ascii: "]"))
+            applications += try decoder.decode([Registry.Application].self, from: Data(batch))
+            batch.removeSubrange(1...)
+        }
         do {
             while true {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
@@ -122,11 +132,14 @@ public struct StateStore: Sendable {
                 if n == 0 { break }
                 try chunk.withUnsafeBufferPointer { buffer in
                     try splitter.feed(UnsafeBufferPointer(rebasing: buffer[..<n])) { element in
-                        applications.append(try decoder.decode(Registry.Application.self, from: Data(element)))
+                        if batch.count > 1 { batch.append(UInt8(ascii: ",")) }
+                        batch += element
+                        if batch.count >= Self.chunkSize { try decodeBatch() }
                     }
                 }
             }
             try splitter.finish()
+            try decodeBatch()
             var state = try decoder.decode(Envelope.self, from: Data(splitter.outline)).state
             state.registry = try Registry(checking: applications)
             return state
