@@ -70,15 +70,49 @@ public struct StateStore: Sendable {
 
     /// Writes `state` atomically and durably.
     public func save(_ state: KioskState) throws(StoreError) {
-        let data: Data
+        try writeAtomically { drain throws(StoreError) in try encode(state, drain: drain) }
+    }
+
+    /// Encodes `state` as the file holds it — what `JSONEncoder` with `.sortedKeys` writes, byte
+    /// for byte — handing the bytes to `drain` a chunk at a time (`drain` empties the buffer).
+    ///
+    /// The registry's apps are written by ``Registry/Application/appendJSON(to:)`` straight
+    /// from their packed tables, the rest of the state by `JSONEncoder` with the applications
+    /// array empty, the apps going in between its brackets.
+    package func encode(_ state: KioskState, drain: (inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) {
+        var outline = state
+        outline.registry = Registry()
+        let json = try encodeWithFoundation(outline)
+        // `"registry":{"applications":[]}` once: in JSON text its quotes cannot be inside a
+        // string (they would be escaped), so it is the registry key's. Else encode it all.
+        guard let marker = json.firstRange(of: Self.emptyRegistry),
+              json[marker.upperBound...].firstRange(of: Self.emptyRegistry) == nil else {
+            var whole = try encodeWithFoundation(state)
+            return try drain(&whole)
+        }
+        let closingBracket = marker.upperBound - 2
+        var buffer = [UInt8]()
+        buffer.reserveCapacity(Self.chunkSize + Self.chunkSize / 2)
+        buffer += json[..<closingBracket]
+        for (index, app) in state.registry.applications.enumerated() {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            app.appendJSON(to: &buffer)
+            if buffer.count >= Self.chunkSize { try drain(&buffer) }
+        }
+        buffer += json[closingBracket...]
+        try drain(&buffer)
+    }
+
+    private static let emptyRegistry = Array(#""registry":{"applications":[]}"#.utf8)
+
+    private func encodeWithFoundation(_ state: KioskState) throws(StoreError) -> [UInt8] {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            data = try encoder.encode(Envelope(version: Self.formatVersion, state: state))
+            return Array(try encoder.encode(Envelope(version: Self.formatVersion, state: state)))
         } catch {
             throw StoreError(code: .io, path: path, message: "Could not encode the state for \(path): \(error).", errno: nil)
         }
-        try writeAtomically(data)
     }
 
     // MARK: Format
@@ -150,10 +184,11 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// How much of the file is read at a time when it is decoded in pieces.
+    /// How much of the file is read, or written, at a time.
     static let chunkSize = 64 * 1024
 
-    func decode(_ data: Data) throws(StoreError) -> KioskState {
+    /// Decodes a whole file at once: the fallback of ``load()``, and what it did before it split.
+    package func decode(_ data: Data) throws(StoreError) -> KioskState {
         do {
             return try JSONDecoder().decode(Envelope.self, from: data).state
         } catch let error as UnsupportedVersion {
@@ -204,23 +239,29 @@ public struct StateStore: Sendable {
         return data
     }
 
-    private func writeAtomically(_ data: Data) throws(StoreError) {
+    /// Writes what `body` hands to its drain into the temporary file, then makes it the file.
+    private func writeAtomically(_ body: ((inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) -> Void) throws(StoreError) {
         let temporary = temporaryPath
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("create", temporary) }
         var closed = false
         defer { if !closed { close(fd) } }
-        var written = 0
-        let total = data.count
-        while written < total {
-            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + written, total - written) }
-            if n < 0 {
-                if Glibc.errno == EINTR { continue }
-                let error = failure("write", temporary)
-                unlink(temporary)
-                throw error
+        do {
+            try body { bytes throws(StoreError) in
+                var written = 0
+                while written < bytes.count {
+                    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                    if n < 0 {
+                        if Glibc.errno == EINTR { continue }
+                        throw failure("write", temporary)
+                    }
+                    written += n
+                }
+                bytes.removeAll(keepingCapacity: true)
             }
-            written += n
+        } catch {
+            unlink(temporary)
+            throw error
         }
         guard fsync(fd) == 0 else {
             let error = failure("fsync", temporary)

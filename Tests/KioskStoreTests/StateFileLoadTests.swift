@@ -201,6 +201,31 @@ func fileWith(badRestriction bad: String) -> String {
         #expect(String(decoding: splitter.outline, as: UTF8.self) == stateFile(apps: []))
     }
 
+    /// A save writes what `JSONEncoder` wrote for the whole state before, byte for byte, in
+    /// chunks of about `chunkSize`: for states big and small, with a session and a passcode hash.
+    @Test func savedBytesAreJSONEncodersInChunks() throws {
+        struct Envelope: Encodable { var version: Int; var state: KioskState }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let store = StateStore(directory: try temporaryDirectory())
+        var big = KioskState()
+        big.registry = StateFixtures.registry(apps: 300, restrictions: 20)
+        big.passcodeHash = "$y$j9T$a/b$c"
+        for state in [KioskState(), StateFixtures.state(sequence: 40), big] {
+            var chunks: [Int] = []
+            var bytes: [UInt8] = []
+            try store.encode(state) { chunk throws(StoreError) in
+                chunks.append(chunk.count)
+                bytes += chunk
+                chunk.removeAll(keepingCapacity: true)
+            }
+            #expect(bytes == Array(try encoder.encode(Envelope(version: StateStore.formatVersion, state: state))))
+            #expect(chunks.dropLast().allSatisfy { $0 >= StateStore.chunkSize && $0 < StateStore.chunkSize + 16 * 1024 })
+            try store.save(state)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == Data(bytes))
+        }
+    }
+
     /// The state read by splitting, or nil where `load` would decode the whole file.
     func inPieces(_ store: StateStore, _ data: Data) throws -> KioskState? {
         let path = store.directory + "/pieces.json"
