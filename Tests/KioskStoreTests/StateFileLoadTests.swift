@@ -53,6 +53,8 @@ func fileWith(badRestriction bad: String) -> String {
          "state.registry.applications.1.restrictions.3.state", #"The state "maybe" is unknown"#),
         (stateFile(apps: [app("A", []), #"{"id":"org.example","ownerUID":1,"restrictions":[]}"#, app("A", [])]),
          "state.registry.applications.2.id", "org.example.A appears twice (first as application 0)"),
+        (stateFile(apps: [app("A", []), app("C", []), app("B", []), app("A", []), app("C", []), app("B", [])]),
+         "state.registry.applications.3.id", "org.example.A appears twice (first as application 0)"),
         (stateFile(apps: [app("A", []), #"{"id":"org.3example.B","ownerUID":1,"restrictions":[]}"#]),
          "state.registry.applications.1.id", "starting with a digit"),
         (stateFile(apps: [app("A", (0...KioskAPI.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })]),
