@@ -123,10 +123,23 @@ public enum Text {
         guard bytes <= maxBytes else {
             throw .invalid("The \(what) \(quoted(string)) is \(bytes) bytes long; at most \(maxBytes) are allowed.")
         }
-        for scalar in string.unicodeScalars where scalar.properties.generalCategory == .control {
+        // Most text has no byte that could start a control character: one pass over the bytes
+        // says so (the state file's 50,000 titles and details are checked again on every load).
+        func mayHoldControl(_ bytes: some Sequence<UInt8>) -> Bool {
+            bytes.contains { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }
+        }
+        guard string.utf8.withContiguousStorageIfAvailable(mayHoldControl) ?? mayHoldControl(string.utf8) else { return }
+        for scalar in string.unicodeScalars where isControl(scalar) {
             if multiline && (scalar == "\n" || scalar == "\t") { continue }
             throw .invalid("The \(what) \(quoted(string)) contains the control character U+\(hex(scalar.value)), which is not allowed.")
         }
+    }
+
+    /// Whether `scalar` is a control character: Unicode's general category Cc, which is
+    /// U+0000–U+001F and U+007F–U+009F and, by Unicode's stability policy, will stay so.
+    /// (Its UTF-8 starts with a byte below 0x20, 0x7F, or 0xC2.)
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// A value shown in a message: quoted, control characters escaped, long values cut.

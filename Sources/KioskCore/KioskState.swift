@@ -16,21 +16,26 @@ extension Registry {
         let applications = try container.decode([Application].self, forKey: .applications)
         // The file may have been edited by hand: hold it to the rules every call is held to
         // (each app's restrictions are checked as they are decoded).
-        func corrupt(_ message: String) -> DecodingError {
-            .dataCorruptedError(forKey: .applications, in: container, debugDescription: message)
+        do {
+            try self.init(checking: applications)
+        } catch {
+            var place = container.codingPath + [CodingKeys.applications as any CodingKey]
+            if let index = error.application { place.append(IndexKey(index)) }
+            if let field = error.field { place.append(FieldKey(field)) }
+            throw DecodingError.dataCorrupted(.init(codingPath: place, debugDescription: error.message))
         }
-        guard applications.count <= KioskAPI.Limits.applications else {
-            throw corrupt("\(applications.count) applications, more than the \(KioskAPI.Limits.applications) allowed")
-        }
-        var appIDs = Set<AppID>()
-        for app in applications where !appIDs.insert(app.id).inserted {
-            throw corrupt("the application \(app.id) appears twice")
-        }
-        self.init()
-        self.applications = applications
     }
 
     enum CodingKeys: String, CodingKey { case applications }
+}
+
+/// An array index in a decoding error's path.
+struct IndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { String(intValue!) }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
 }
 
 extension Registry.Application {
@@ -41,29 +46,27 @@ extension Registry.Application {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let id = try container.decode(AppID.self, forKey: .id)
         let ownerUID = try container.decode(UInt32.self, forKey: .ownerUID)
-        func corrupt(_ message: String) -> DecodingError {
-            .dataCorruptedError(forKey: .restrictions, in: container, debugDescription: message)
-        }
         // Straight into the packed table, one restriction at a time: the 50,000 of a large
         // file never exist as `Restriction` values all at once.
         var list = try container.nestedUnkeyedContainer(forKey: .restrictions)
         var table = RestrictionTable()
         let most = KioskAPI.Limits.restrictionsPerApp + KioskAPI.Limits.retiredPerApp
         table.reserveCapacity(entries: min(list.count ?? 0, most), textBytes: 0)
-        var ids = Set<RestrictionID>()
+        var firstIndex = [RestrictionID: Int]()
         var declared = 0, retired = 0
         while !list.isAtEnd {
-            let restriction = try list.decode(Restriction.self)
-            guard ids.insert(restriction.id).inserted else {
-                throw corrupt("the restriction \(restriction.id) of \(id) appears twice")
+            let index = list.currentIndex
+            var fields = try list.nestedUnkeyedContainer()
+            let restriction = try Restriction.decodeFields(of: &fields)
+            func corrupt(_ field: String?, _ message: String) -> DecodingError {
+                .dataCorrupted(.init(codingPath: fields.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
+            }
+            if let first = firstIndex.updateValue(index, forKey: restriction.id) {
+                throw corrupt("id", "the restriction \(restriction.id) of \(id) appears twice (first as restriction \(first))")
             }
             if restriction.retired { retired += 1 } else { declared += 1 }
             guard declared <= KioskAPI.Limits.restrictionsPerApp, retired <= KioskAPI.Limits.retiredPerApp else {
-                throw corrupt("\(id) has more restrictions than the limits allow")
-            }
-            guard restriction.title.utf8.count <= KioskAPI.Limits.titleBytes,
-                  restriction.detail.utf8.count <= KioskAPI.Limits.detailBytes else {
-                throw corrupt("the title or detail text of \(restriction.id) of \(id) is longer than the limits allow")
+                throw corrupt(nil, "\(id) has more restrictions than the limits allow (\(KioskAPI.Limits.restrictionsPerApp) declared and \(KioskAPI.Limits.retiredPerApp) retired)")
             }
             table.append(id: restriction.id, title: restriction.title, detail: restriction.detail,
                          state: restriction.state, retired: restriction.retired)

@@ -29,16 +29,84 @@ public struct Registry: Hashable, Sendable, Codable {
     }
 
     /// Apps in the order they first registered.
-    public internal(set) var applications: [Application] = []
+    public private(set) var applications: [Application] = []
+    /// The positions in `applications`, in the order of their apps' ids: a lookup by id is a
+    /// binary search (about 10 comparisons for 1,000 apps) instead of a scan, for 4 bytes an app
+    /// (a hash table would take about 48). Derived from `applications`, so equality and hashing
+    /// leave it out.
+    private var byID: [Int32] = []
 
     public init() {}
+
+    /// A registry holding `applications`, in this order, checked as a state file is: at most
+    /// ``KioskAPI/Limits/applications`` apps, no id twice. (Each app's restrictions were checked
+    /// when it was read.)
+    package init(checking applications: [Application]) throws(FileProblem) {
+        guard applications.count <= KioskAPI.Limits.applications else {
+            throw FileProblem(application: KioskAPI.Limits.applications, field: nil, message:
+                "\(applications.count) applications, more than the \(KioskAPI.Limits.applications) allowed")
+        }
+        var byID = (0..<Int32(applications.count)).map { $0 }
+        byID.sort { (applications[Int($0)].id, $0) < (applications[Int($1)].id, $1) }
+        // Equal ids are next to each other, in file order: report the duplicate that comes first
+        // in the file, as reading the list in order would.
+        var duplicate: (index: Int, first: Int)?
+        var groupStart = 0
+        for slot in byID.indices.dropFirst() {
+            let index = Int(byID[slot])
+            if applications[index].id != applications[Int(byID[slot - 1])].id {
+                groupStart = slot
+            } else if slot == groupStart + 1, index < duplicate?.index ?? .max {
+                duplicate = (index, Int(byID[groupStart]))
+            }
+        }
+        if let duplicate {
+            throw FileProblem(application: duplicate.index, field: "id", message:
+                "the application \(applications[duplicate.index].id) appears twice (first as application \(duplicate.first))")
+        }
+        self.applications = applications
+        self.byID = byID
+    }
+
+    /// What is wrong with the applications read from a state file, and where: the index of the
+    /// application and the field in it, if it is about one.
+    package struct FileProblem: Error, Sendable {
+        package var application: Int?
+        package var field: String?
+        package var message: String
+    }
+
+    public static func == (a: Registry, b: Registry) -> Bool { a.applications == b.applications }
+    public func hash(into hasher: inout Hasher) { hasher.combine(applications) }
+
+    /// Where the app with this id is in `applications`.
+    private func position(of id: AppID) -> Int? {
+        let slot = slot(for: id)
+        guard slot < byID.count, applications[Int(byID[slot])].id == id else { return nil }
+        return Int(byID[slot])
+    }
+
+    /// The first slot of `byID` whose app's id is not less than `id`.
+    private func slot(for id: AppID) -> Int {
+        var low = 0, high = byID.count
+        while low < high {
+            let middle = (low + high) / 2
+            if applications[Int(byID[middle])].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 
     public var isEmpty: Bool { applications.isEmpty }
     public var applicationIDs: [AppID] { applications.map(\.id) }
 
     public func application(_ id: AppID) throws(KioskError) -> Application {
-        guard let app = applications.first(where: { $0.id == id }) else { throw Registry.unknown(id) }
-        return app
+        guard let index = position(of: id) else { throw Registry.unknown(id) }
+        return applications[index]
+    }
+
+    /// The uid that owns `id`, or `nil` if no app with this id is registered.
+    public func owner(of id: AppID) -> UInt32? {
+        position(of: id).map { applications[$0].ownerUID }
     }
 
     /// Declares (or re-declares) an app's restrictions in presentation order, for `uid`.
@@ -59,7 +127,7 @@ public struct Registry: Hashable, Sendable, Codable {
         for declaration in declarations where !seen.insert(declaration.id).inserted {
             throw .invalid("\(appID) declares the restriction \(declaration.id) twice; each id must be unique.")
         }
-        let existingIndex = applications.firstIndex { $0.id == appID }
+        let existingIndex = position(of: appID)
         if let existingIndex {
             let owner = applications[existingIndex].ownerUID
             guard owner == uid || isAdmin else {
@@ -91,6 +159,7 @@ public struct Registry: Hashable, Sendable, Codable {
             guard applications[existingIndex].table != next else { return false }
             applications[existingIndex].table = next
         } else {
+            byID.insert(Int32(applications.count), at: slot(for: appID))
             applications.append(Application(id: appID, ownerUID: uid, table: next))
         }
         return true
@@ -120,7 +189,7 @@ public struct Registry: Hashable, Sendable, Codable {
 
     /// Whether `appID` has a restriction `restrictionID` (declared or retired).
     public func contains(_ restrictionID: RestrictionID, in appID: AppID) -> Bool {
-        applications.first { $0.id == appID }?.table.index(of: restrictionID) != nil
+        position(of: appID).map { applications[$0].table.index(of: restrictionID) != nil } ?? false
     }
 
     /// The number of declared restrictions currently denied, over all apps.
@@ -130,7 +199,7 @@ public struct Registry: Hashable, Sendable, Codable {
 
     /// Where a restriction is: its app's index and its own in that app's table.
     private func position(of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> (app: Int, restriction: Int) {
-        guard let appIndex = applications.firstIndex(where: { $0.id == appID }) else { throw Registry.unknown(appID) }
+        guard let appIndex = position(of: appID) else { throw Registry.unknown(appID) }
         guard let index = applications[appIndex].table.index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
         return (appIndex, index)
     }

@@ -22,8 +22,8 @@ public struct RestrictionDeclaration: Hashable, Sendable, Codable {
 
     /// Validates title (≤ 256 bytes, one line) and detail (≤ 4096 bytes, may span lines).
     public init(id: RestrictionID, title: String, detail: String) throws(KioskError) {
-        try Text.validate(title, what: "title of \(id)", maxBytes: KioskAPI.Limits.titleBytes, multiline: false)
-        try Text.validate(detail, what: "detail text of \(id)", maxBytes: KioskAPI.Limits.detailBytes, multiline: true)
+        try Self.validate(title: title, of: id)
+        try Self.validate(detail: detail, of: id)
         self.id = id
         self.title = title
         self.detail = detail
@@ -32,6 +32,16 @@ public struct RestrictionDeclaration: Hashable, Sendable, Codable {
     /// Validates the three strings of a `(sss)` as they came from a client.
     public init(id: String, title: String, detail: String) throws(KioskError) {
         try self.init(id: RestrictionID(id), title: title, detail: detail)
+    }
+
+    /// The rule for a title, wherever one comes from (a client, a profile, the state file).
+    static func validate(title: String, of id: RestrictionID) throws(KioskError) {
+        try Text.validate(title, what: "title of \(id)", maxBytes: KioskAPI.Limits.titleBytes, multiline: false)
+    }
+
+    /// The rule for a detail text, wherever one comes from.
+    static func validate(detail: String, of id: RestrictionID) throws(KioskError) {
+        try Text.validate(detail, what: "detail text of \(id)", maxBytes: KioskAPI.Limits.detailBytes, multiline: true)
     }
 }
 
@@ -55,18 +65,33 @@ public struct Restriction: Hashable, Sendable, Codable {
     }
 
     // Stored as a compact array `[id, title, detail, state, retired]`: the state file holds
-    // up to 512 × 1024 of these, and an array decodes much faster than a keyed object. Each
-    // app's list is read and written through this, one restriction at a time.
+    // up to 512 × 1024 of these, and an array decodes much faster than a keyed object. The
+    // registry reads its apps' lists itself, straight into its packed tables, with the same
+    // checks (`Registry.Application.init(from:)`).
     public init(from decoder: any Decoder) throws {
         var c = try decoder.unkeyedContainer()
-        id = try c.decode(RestrictionID.self)
-        title = try c.decode(String.self)
-        detail = try c.decode(String.self)
-        state = try c.decode(RestrictionState.self)
-        retired = try c.decode(Bool.self)
-        guard c.isAtEnd else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a restriction has more than 5 fields")
+        self = try Self.decodeFields(of: &c)
+    }
+
+    /// Decodes the five fields of one restriction and holds them to the rules a declaration is
+    /// held to; a problem names its place (`….restrictions.7.title`).
+    static func decodeFields(of c: inout any UnkeyedDecodingContainer) throws -> Restriction {
+        func corrupt(_ field: String?, _ message: String) -> DecodingError {
+            .dataCorrupted(.init(codingPath: c.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
         }
+        let rawID = try c.decode(String.self)
+        let id: RestrictionID
+        do { id = try RestrictionID(rawID) } catch { throw corrupt("id", error.message) }
+        let title = try c.decode(String.self)
+        let detail = try c.decode(String.self)
+        let rawState = try c.decode(String.self)
+        let state: RestrictionState
+        do { state = try RestrictionState(parsing: rawState) } catch { throw corrupt("state", error.message) }
+        let retired = try c.decode(Bool.self)
+        guard c.isAtEnd else { throw corrupt(nil, "a restriction has more than 5 fields") }
+        do { try RestrictionDeclaration.validate(title: title, of: id) } catch { throw corrupt("title", error.message) }
+        do { try RestrictionDeclaration.validate(detail: detail, of: id) } catch { throw corrupt("detail", error.message) }
+        return Restriction(id: id, title: title, detail: detail, state: state, retired: retired)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -77,4 +102,14 @@ public struct Restriction: Hashable, Sendable, Codable {
         try c.encode(state)
         try c.encode(retired)
     }
+}
+
+/// A named place in a decoding error's path (`title`, `id`), for fields a file holds by
+/// position: `….restrictions.7.title` reads better than `….restrictions.7.1`.
+struct FieldKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -1,4 +1,4 @@
-import KioskCore
+@testable import KioskCore
 import Testing
 
 @Suite struct IdentifierTests {
@@ -69,6 +69,20 @@ import Testing
             }
         } throws: { error in
             (error as? KioskError)?.message.contains(rule) == true
+        }
+    }
+
+    /// The control-character check compares code points; it must match Unicode's category Cc
+    /// for every scalar (the quick byte test must not miss one).
+    @Test func controlCharactersAreExactlyCategoryCc() throws {
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let isCc = scalar.properties.generalCategory == .control
+            if Text.isControl(scalar) != isCc { Issue.record("U+\(String(value, radix: 16))"); return }
+            if isCc || value % 4099 == 0 {
+                let refused = (try? Text.validate("a\(Character(scalar))b", what: "t", maxBytes: 16, multiline: false)) == nil
+                #expect(refused == isCc, "U+\(String(value, radix: 16))")
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import KioskCore
+@testable import KioskCore
 import Testing
 
 /// The registry keeps each app's restrictions packed (text in one buffer, a small entry each):
@@ -85,14 +85,15 @@ import Testing
 
     static let restrictionFile = [
         (#"[["org.example.A.x","t","d","allow",false],["org.example.A.x","t","d","deny",true]]"#, "appears twice"),
-        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskAPI.Limits.titleBytes + 1))","d","allow",false]]"#, "longer than the limits"),
-        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskAPI.Limits.detailBytes + 1))","allow",false]]"#, "longer than the limits"),
+        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskAPI.Limits.titleBytes + 1))","d","allow",false]]"#, "is 257 bytes long; at most 256 are allowed"),
+        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskAPI.Limits.detailBytes + 1))","allow",false]]"#, "is 4097 bytes long; at most 4096 are allowed"),
         ("[" + (0...KioskAPI.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }.joined(separator: ",") + "]",
          "more restrictions than the limits allow"),
         ("[" + (0...KioskAPI.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }.joined(separator: ",") + "]",
          "more restrictions than the limits allow"),
         (#"[["org.example.A.x","t","d","allow",false,1]]"#, "more than 5 fields"),
-        (#"[["org.example.A.x","t","d","maybe",false]]"#, "maybe"),
+        (#"[["org.example.A.x","t","d","maybe",false]]"#, #"The state "maybe" is unknown"#),
+        (#"[["org.example.A.x","t\u0000","d","allow",false]]"#, "control character U+0000"),
         (#"[["not an id","t","d","allow",false]]"#, "not an id"),
     ]
 
@@ -104,6 +105,63 @@ import Testing
             try JSONDecoder().decode(Registry.self, from: Data(json.utf8))
         } throws: { error in
             "\(error)".contains(expected)
+        }
+    }
+
+    /// The id index answers as a scan of the list would: for every app, after declarations in
+    /// any order, after re-declaring (which must not move an app), and after a decode.
+    @Test func lookupByIndexMatchesTheList() throws {
+        var registry = Registry()
+        let ids = (0..<300).map { try! AppID("org.example.App\(($0 * 7919) % 300)") }
+        for (n, appID) in ids.enumerated() {
+            try registry.declare(appID, restrictions: declarations(appID.rawValue, ["r\(n % 5)"]), uid: UInt32(n))
+            if n % 3 == 0 { try registry.declare(ids[n / 2], restrictions: declarations(ids[n / 2].rawValue, ["x"]), uid: UInt32(n / 2)) }
+        }
+        let decoded = try JSONDecoder().decode(Registry.self, from: JSONEncoder().encode(registry))
+        #expect(decoded == registry && registry.applicationIDs == ids)
+        for candidate in [registry, decoded] {
+            for (position, app) in candidate.applications.enumerated() {
+                #expect(candidate.applications.firstIndex { $0.id == app.id } == position)
+                #expect(try candidate.application(app.id) == app)
+                #expect(candidate.owner(of: app.id) == app.ownerUID)
+                #expect(candidate.contains(app.table.id(at: 0), in: app.id))
+            }
+            let stranger = try AppID("org.example.App300")
+            #expect(candidate.owner(of: stranger) == nil)
+            #expect(throws: KioskError.self) { try candidate.application(stranger) }
+            #expect(try !candidate.contains(RestrictionID("org.example.App300.r0"), in: stranger))
+        }
+    }
+
+    /// The state file's strings are written as `JSONEncoder` writes them, for every ASCII byte
+    /// and for text beyond it.
+    @Test func jsonStringsAreEscapedAsJSONEncoderDoes() throws {
+        let strings = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+            + ["", "é", "🗺️\u{2028}\u{85}", #"a/b\c"d"#, "\u{7F}\u{0}x", String(repeating: "z", count: 300)]
+        for string in strings {
+            var out: [UInt8] = []
+            JSONText.appendString(string, to: &out)
+            #expect(out == Array(try JSONEncoder().encode(string)), "\(string.unicodeScalars.map(\.value))")
+        }
+    }
+
+    /// An app written from its packed table is what `JSONEncoder` writes for it.
+    @Test func appsAreWrittenAsJSONEncoderWritesThem() throws {
+        var registry = Registry()
+        try registry.declare(app, restrictions: [
+            try RestrictionDeclaration(id: "org.example.MuseumMap.a", title: #"Quote " slash / back \ é"#, detail: "Line\n\tTab 🗺️"),
+            try RestrictionDeclaration(id: "org.example.MuseumMap.b", title: "", detail: ""),
+        ] + declarations(app.rawValue, ["c", "d"]), uid: 4_000_000_000)
+        try registry.setState(.deny, of: id("b"), in: app)
+        try registry.declare(app, restrictions: declarations(app.rawValue, ["a", "c"]), uid: 4_000_000_000)
+        let other = try AppID("org.example.Empty")
+        try registry.declare(other, restrictions: [], uid: 0)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for application in registry.applications {
+            var out: [UInt8] = []
+            application.appendJSON(to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode(application), as: UTF8.self))
         }
     }
 
