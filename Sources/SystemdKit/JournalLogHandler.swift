@@ -15,7 +15,7 @@ public struct JournalLogHandler: LogHandler {
     private let destination: Destination
 
     /// Where entries go.
-    public enum Destination: Sendable {
+    public enum Destination: Sendable, Equatable {
         /// The journal when its socket exists, else stderr.
         case automatic
         /// Always the journal (entries are dropped if it is absent).
@@ -30,10 +30,15 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? label
         switch destination {
         case .automatic:
-            self.destination = access("/run/systemd/journal/socket", W_OK) == 0 ? .journal : .fileDescriptor(2)
+            self.destination = Self.automaticDestination()
         default:
             self.destination = destination
         }
+    }
+
+    /// What `.automatic` means on this machine: the journal when `socket` can be written to, else stderr.
+    public static func automaticDestination(journalSocket socket: String = "/run/systemd/journal/socket") -> Destination {
+        access(socket, W_OK) == 0 ? .journal : .fileDescriptor(2)
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
