@@ -28,26 +28,15 @@ enum CommandLineValues {
         }
     }
 
-    /// kioskd's rule for a profile name, with its message: a plain file name (kioskd resolves it
-    /// as `<profile-dir>/<name>.toml`). The rule lives in KioskDaemon's `ProfileDirectory`, not in
-    /// KioskCore; `KioskctlBusTests.malformedValuesAreUsageErrors` checks that both messages agree.
+    /// KioskCore's profile-name rule (a plain file name), the one kioskd applies to StartSession.
     static func validateProfileName(_ value: String) throws(ValidationError) {
-        if let bytes = RawArguments.invalidUTF8(decodingTo: value) {
-            do {
+        do {
+            if let bytes = RawArguments.invalidUTF8(decodingTo: value) {
                 _ = try Text.decode(bytes, what: "profile name")
-            } catch {
-                throw ValidationError(error.message)
             }
-        }
-        let plain = value.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"): true
-            default: false
-            }
-        }
-        guard !value.isEmpty, value.utf8.count <= 250, plain else {
-            throw ValidationError("The profile name \(Text.quoted(value)) is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'.")
+            try Profile.validateName(value)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 }

@@ -7,7 +7,7 @@ struct Kioskctl: AsyncParsableCommand {
         commandName: "kioskctl",
         abstract: "Control kioskd, guided access for Linux kiosks.",
         discussion: """
-            Every verb but `profile` talks to kioskd over D-Bus (the system bus, or the one \
+            Every verb but `profile` and `replay` talks to kioskd over D-Bus (the system bus, or the one \
             $DBUS_SYSTEM_BUS_ADDRESS names; -H user@host reaches another machine over SSH). \
             --json prints JSON with stable keys.
             Exit status: 0 ok, 1 the operation failed (stderr names the cause), 64 usage error.

@@ -11,6 +11,22 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
 }
 
 @Suite struct ProfileTests {
+    @Test(arguments: ["museum", "museum-map_2.v1", "A", String(repeating: "p", count: 250)])
+    func plainFileNamesNameProfiles(name: String) throws {
+        try Profile.validateName(name)
+    }
+
+    @Test(arguments: ["", "../museum", "museum/map", "museum map", "muséum", String(repeating: "p", count: 251)])
+    func otherNamesAreInvalidArguments(name: String) {
+        #expect(throws: KioskError.self) { try Profile.validateName(name) }
+        do {
+            try Profile.validateName(name)
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.hasPrefix("The profile name \(Text.quoted(name)) is not a plain file name"))
+        }
+    }
+
     @Test func thereAreAtLeastThreeExamples() {
         #expect(policyFiles.count >= 3)
     }
