@@ -555,7 +555,7 @@ public final class ManagerObject {
                 progress.emit()
                 scheduleSessionTimer()
             })
-        }, dropped: {})
+        }, dropped: { _ in })
     }
 
     /// The state with the session advanced to now, and the signals that tell of it; nil when
@@ -667,8 +667,13 @@ public final class ManagerObject {
                 try? call.replyError(Self.busError(error))
                 finally?()
             })
-        }, dropped: {
-            try? call.replyError(BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
+        }, dropped: { refusal in
+            switch refusal {
+            case .stopping:
+                try? call.replyError(BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
+            case .full(let waiting):
+                try? call.replyError(BusError(name: BusError.failed, message: "\(waiting) changes are already waiting to be saved; the change was not made."))
+            }
             finally?()
         })
     }

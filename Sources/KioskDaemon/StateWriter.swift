@@ -20,14 +20,23 @@ final class StateWriter<State: Sendable> {
         var failed: (any Error) -> Void
     }
 
+    /// Why a change was not made.
+    enum Refusal: Equatable {
+        /// The writer stopped before the change's turn came.
+        case stopping
+        /// `waiting` changes already wait for their turn, the most the writer queues.
+        case full(waiting: Int)
+    }
+
     private struct Change {
         var compute: () -> Write?
-        var dropped: () -> Void
+        var dropped: (Refusal) -> Void
     }
 
     private let loop: EventLoop
     private let queue: DispatchQueue
     private let save: @Sendable (State) throws -> Void
+    private let maxWaiting: Int
     private var waiting: [Change] = []
     /// A change is being computed, saved or finished: the next one waits.
     private var busy = false
@@ -35,19 +44,26 @@ final class StateWriter<State: Sendable> {
     private var onStopped: (() -> Void)?
     private var stopTimer: EventSource?
 
-    /// `save` runs on `queue`, never on the loop.
-    init(loop: EventLoop, queue: DispatchQueue, save: @escaping @Sendable (State) throws -> Void) {
+    /// `save` runs on `queue`, never on the loop. More than `maxWaiting` changes waiting for
+    /// their turn are refused rather than queued: a stuck disk must not grow kioskd without bound.
+    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = 256, save: @escaping @Sendable (State) throws -> Void) {
         self.loop = loop
         self.queue = queue
+        self.maxWaiting = maxWaiting
         self.save = save
     }
 
     /// Queues a change. `compute` runs on the loop when every earlier change is done; it returns
     /// nil when there is nothing to write (it has answered its caller itself). `dropped` runs
-    /// instead of `compute` when the writer stops first.
-    func submit(_ compute: @escaping () -> Write?, dropped: @escaping () -> Void) {
+    /// instead of `compute`, at once or later, when the change is not made: the writer stopped
+    /// first, or too many changes wait already.
+    func submit(_ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
         guard !isStopping else {
-            dropped()
+            dropped(.stopping)
+            return
+        }
+        guard waiting.count < maxWaiting else {
+            dropped(.full(waiting: waiting.count))
             return
         }
         waiting.append(Change(compute: compute, dropped: dropped))
@@ -67,7 +83,7 @@ final class StateWriter<State: Sendable> {
         onStopped = then
         let dropped = waiting
         waiting.removeAll()
-        dropped.forEach { $0.dropped() }
+        dropped.forEach { $0.dropped(.stopping) }
         guard busy else {
             finishStopping()
             return

@@ -23,14 +23,14 @@ import Testing
         private let failNext = Atomic<Bool>(false)
         let saveDelay: Duration
 
-        init(saveDelay: Duration = .zero, held: Bool = false) throws {
+        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256) throws {
             self.saveDelay = saveDelay
             self.held.store(held, ordering: .sequentiallyConsistent)
             loop = try EventLoop()
             try loop.startThread()
             let queue = DispatchQueue(label: "state-writer-test")
             try onLoop {
-                self.writer = StateWriter(loop: self.loop, queue: queue) { [self] state in
+                self.writer = StateWriter(loop: self.loop, queue: queue, maxWaiting: maxWaiting) { [self] state in
                     #expect(!loop.isOnLoopThread)
                     record("save \(state) begins")
                     if self.held.load(ordering: .sequentiallyConsistent) { gate.wait() }
@@ -78,7 +78,12 @@ import Testing
                         durable = next
                         record("\(name) durable")
                     }, failed: { [self] _ in record("\(name) failed") })
-                }, dropped: { [self] in record("\(name) dropped") })
+                }, dropped: { [self] refusal in
+                    switch refusal {
+                    case .stopping: record("\(name) dropped")
+                    case .full(let waiting): record("\(name) refused, \(waiting) waiting")
+                    }
+                })
             }
         }
 
@@ -133,7 +138,7 @@ import Testing
     @Test func aChangeWithNothingToWriteSavesNothing() throws {
         let h = try Harness()
         try h.onLoop {
-            h.writer.submit({ h.record("noop computes"); return nil }, dropped: {})
+            h.writer.submit({ h.record("noop computes"); return nil }, dropped: { _ in })
         }
         try h.submitIncrement("a")
         #expect(h.wait { $0.contains("a durable") })
@@ -167,6 +172,20 @@ import Testing
         let waited = ContinuousClock.now - start
         #expect(waited >= .milliseconds(190) && waited < .seconds(5), "\(waited)")
         #expect(!h.lines.contains("a durable"))
+    }
+
+    @Test func changesBeyondTheWaitingLimitAreRefusedAtOnce() throws {
+        let h = try Harness(held: true, maxWaiting: 2)
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        for name in ["b", "c", "d"] { try h.submitIncrement(name) }
+        // a is in flight, b and c wait: d is refused without waiting.
+        #expect(h.lines == ["a computes from 0", "save 1 begins", "d refused, 2 waiting"])
+        h.release()
+        #expect(h.wait { $0.contains("c durable") })
+        try h.submitIncrement("e")  // room again
+        #expect(h.wait { $0.contains("e durable") })
+        #expect(h.lines.filter { $0.hasSuffix("durable") } == ["a durable", "b durable", "c durable", "e durable"])
     }
 
     @Test func stopWithNothingInFlightIsImmediate() throws {
