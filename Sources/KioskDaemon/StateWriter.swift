@@ -5,8 +5,8 @@ import SystemdKit
 ///
 /// A change is a closure that, when its turn comes, computes the next state from the current one
 /// (on the loop, after every earlier change is on disk or has failed) and says what to do once
-/// it is durable or if saving it failed. The save (encode, write, two fsyncs: milliseconds to
-/// hundreds of milliseconds) runs on `queue`; meanwhile the loop serves reads, other callers'
+/// it is durable or if saving it failed. The save (encode, write, two fsyncs: milliseconds on a
+/// quiet disk, seconds on a slow one) runs on `queue`; meanwhile the loop serves reads, other callers'
 /// validation and polkit checks, and input. One save is in flight at a time.
 ///
 /// Lives on the loop thread: `submit`, `stop` and every closure it is given run there.
