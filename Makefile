@@ -15,6 +15,8 @@ APT_PACKAGES += openssh-client
 APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 # The broker finds devices through udev (sd-device's monitor listens to udev's source): the VM runs systemd-udevd.
 APT_PACKAGES += udev
+# The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
+APT_PACKAGES += dmsetup e2fsprogs
 
 .PHONY: all deps build test test-vm demo bench bench-store bench-input bench-bus clean
 
@@ -42,7 +44,7 @@ test: deps
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
-VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests
+VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests|KioskdInputTests.SlowDiskVMTests
 test-vm: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \

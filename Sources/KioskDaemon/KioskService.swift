@@ -60,10 +60,12 @@ public enum KioskService {
 
         var sources: [EventSource] = []
         for signal in [SIGTERM, SIGINT] {
-            sources.append(try loop.addSignal(signal) { _ in
+            sources.append(try loop.addSignal(signal) { [unowned manager] _ in
                 _ = try? Notify.stopping()
                 logger.info("Stopping")
-                loop.exit(code: 0)
+                // The save in flight finishes and its caller is answered (bounded); changes still
+                // waiting are answered with an error. A second signal stops at once.
+                manager.stop { loop.exit(code: 0) }
             })
         }
         if let watchdog = try Notify.startWatchdog(on: loop) { sources.append(watchdog) }

@@ -19,8 +19,13 @@ struct Caller {
 ///
 /// Lives on the loop thread. Every method has the systemd shape: parse and validate
 /// (`InvalidArgs` naming the value) → no-op short-circuit → authorize (polkit, asynchronously;
-/// root always) → apply to a copy of the state in the core → persist (the reply waits for the
-/// fsync) → take the copy, emit signals and `PropertiesChanged` → reply.
+/// root always) → apply to a copy of the state in the core → persist → take the copy, emit
+/// signals and `PropertiesChanged` → reply.
+///
+/// Changes are persisted off the loop, one at a time, in order (`StateWriter`): a change's copy
+/// is made from `state` when its turn comes, so it includes every earlier change, and it becomes
+/// `state` (and the reply and signals go out) only once it is on disk. Meanwhile the loop serves
+/// reads, other callers and input.
 public final class ManagerObject {
     private typealias Member = KioskAPI.Member
 
@@ -32,7 +37,7 @@ public final class ManagerObject {
     private let logger: Logger
     private var polkit: PolkitAuthority { PolkitAuthority(bus: bus) }
 
-    /// The state as last persisted.
+    /// The state as last persisted: what reads answer and the enforcer sees, never ahead of the disk.
     public private(set) var state: KioskState {
         didSet { enforce() }
     }
@@ -50,6 +55,12 @@ public final class ManagerObject {
     private var passcodeAttemptInFlight: MethodCall?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     private let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
+    /// Persists changes, one at a time, on a serial queue of its own.
+    private let writer: StateWriter<KioskState>
+    /// Where StartSession reads and parses its profile file.
+    private let profileReader = DispatchQueue(label: "org.kioskd.profiles", qos: .userInitiated)
+    /// How long a stop waits for the save in flight.
+    static let stopTimeout: Duration = .seconds(5)
 
     public init(bus: Bus, loop: EventLoop, store: StateStore, state: KioskState, profileDirectory: String,
                 clock: any WallClock, logger: Logger) {
@@ -60,6 +71,9 @@ public final class ManagerObject {
         profiles = ProfileDirectory(path: profileDirectory)
         self.clock = clock
         self.logger = logger
+        writer = StateWriter(loop: loop, queue: DispatchQueue(label: "org.kioskd.store", qos: .userInitiated)) {
+            [store] state in try store.save(state)
+        }
     }
 
     /// Serves the interface at `KioskAPI.objectPath`. Call before taking the bus name.
@@ -118,13 +132,13 @@ public final class ManagerObject {
     private func registerApplication(_ call: MethodCall) throws -> MethodReply {
         let (appID, declarations) = try Self.parseRegistration(call.arguments)
         try identify(call) { [unowned self] caller in
-            let owner = state.registry.applications.first { $0.id == appID }?.ownerUID
+            let owner = state.registry.owner(of: appID)
             if owner == nil || owner == caller.uid || caller.uid == 0 {
-                try applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: caller.uid == 0)
+                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: caller.uid == 0)
             } else {
                 try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions,
                               doing: "register the application id \(appID), which belongs to uid \(owner!),") { [unowned self] in
-                    try applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
+                    applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
                 }
             }
         }
@@ -152,24 +166,27 @@ public final class ManagerObject {
     }
 
     private func applyRegistration(_ call: MethodCall, caller: Caller, appID: AppID,
-                                   declarations: [RestrictionDeclaration], isAdmin: Bool) throws {
-        var registry = state.registry
-        var session = state.session
-        let changed = try registry.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) {
-            session.isActive ? session.initialState(for: $0, in: appID) : .allow
+                                   declarations: [RestrictionDeclaration], isAdmin: Bool) {
+        change(call) { [unowned self] in
+            var registry = state.registry
+            var session = state.session
+            let changed = try registry.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) {
+                session.isActive ? session.initialState(for: $0, in: appID) : .allow
+            }
+            guard changed else {  // the same list again: nothing to write
+                try call.reply([])
+                return nil
+            }
+            var next = state
+            next.registry = registry
+            next.session = session
+            return Plan(next) { [unowned self] in
+                logger.notice("Application registered", metadata: caller.metadata.merging([
+                    "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
+                ]) { $1 })
+                try call.reply([])
+            }
         }
-        guard changed else {  // the same list again: nothing to write
-            try call.reply([])
-            return
-        }
-        var next = state
-        next.registry = registry
-        next.session = session
-        try commit(next)
-        logger.notice("Application registered", metadata: caller.metadata.merging([
-            "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
-        ]) { $1 })
-        try call.reply([])
     }
 
     // MARK: ListRestrictions, GetRestrictionState
@@ -204,42 +221,61 @@ public final class ManagerObject {
         guard try state.registry.state(of: restrictionID, in: appID) != newState else { return .empty }
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
-                try applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
+                applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
             }
         }
         return .deferred
     }
 
     private func applyRestrictionState(_ call: MethodCall, caller: Caller, appID: AppID, restrictionID: RestrictionID,
-                                       state newState: RestrictionState) throws {
-        var next = state
-        guard try next.registry.setState(newState, of: restrictionID, in: appID) else {
-            try call.reply([])  // another call set it meanwhile
-            return
+                                       state newState: RestrictionState) {
+        change(call) { [unowned self] in
+            var next = state
+            guard try next.registry.setState(newState, of: restrictionID, in: appID) else {
+                try call.reply([])  // another call set it meanwhile
+                return nil
+            }
+            if next.session.isActive { next.session.noteAdminChange(of: restrictionID, in: appID) }
+            return Plan(next) { [unowned self] in
+                logger.notice("Restriction state set", metadata: caller.metadata.merging([
+                    "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
+                ]) { $1 })
+                emit(Member.restrictionStateChanged, [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
+                try call.reply([])
+            }
         }
-        if next.session.isActive { next.session.noteAdminChange(of: restrictionID, in: appID) }
-        try commit(next)
-        logger.notice("Restriction state set", metadata: caller.metadata.merging([
-            "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
-        ]) { $1 })
-        emit(Member.restrictionStateChanged, [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
-        try call.reply([])
     }
 
     // MARK: StartSession
 
     private func startSession(_ call: MethodCall) throws -> MethodReply {
         guard let name = call.arguments.first?.string else { throw BusError.invalidArgs("StartSession takes (s profile).") }
-        let profile = try profiles.load(name)
-        if state.session.isActive {
-            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(state.session.profileName)) is already \(state.session.state.rawValue).")
-        }
-        try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
-                var next = state
-                let changes = try next.session.start(profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
-                activeProfile = profile  // before the commit: the enforcer applies the profile with the state
-                do { try commit(next) } catch { activeProfile = nil; throw error }
+        try Profile.validateName(name)
+        // The file is read and parsed off the loop; then the call goes on as before.
+        loop.offload(to: profileReader, { [profiles] in
+            Result { () throws(KioskError) in try profiles.load(name) }
+        }, then: { [unowned self] loaded in
+            attempt(call) {
+                let profile = try loaded.get()
+                if state.session.isActive {
+                    throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(state.session.profileName)) is already \(state.session.state.rawValue).")
+                }
+                try identify(call) { [unowned self] caller in
+                    try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
+                        applyStartSession(call, caller: caller, name: name, profile: profile)
+                    }
+                }
+            }
+        })
+        return .deferred
+    }
+
+    private func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile) {
+        change(call) { [unowned self] in
+            var next = state
+            let changes = try next.session.start(profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
+            // The enforcer applies the profile together with the state, once both are on disk.
+            return Plan(next, profile: .set(profile)) { [unowned self] in
                 logger.notice("Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
@@ -247,7 +283,6 @@ public final class ManagerObject {
                 try call.reply([])
             }
         }
-        return .deferred
     }
 
     // MARK: EndSession, ForceEndSession
@@ -267,25 +302,37 @@ public final class ManagerObject {
         guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
-                guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
-                try applyEndSession(call, caller: caller, forced: true)
+                applyEndSession(call, caller: caller, forced: true)
             }
         }
         return .deferred
     }
 
-    private func applyEndSession(_ call: MethodCall, caller: Caller, forced: Bool) throws {
-        var next = state
-        if !forced { next.throttle.recordSuccess() }
-        let profile = next.session.profileName
-        let changes = try next.session.end(registry: &next.registry)
-        try commit(next)
-        activeProfile = nil
-        logger.notice(forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
-        emitRestrictionChanged(changes)
-        emitSessionChanged()
-        scheduleSessionTimer()
-        try call.reply([])
+    /// Ends the active session; with `checked`, only if it is still the session the passcode was
+    /// checked for (another may have started meanwhile). The locks lift once the end is on disk.
+    private func applyEndSession(_ call: MethodCall, caller: Caller, forced: Bool, checked session: GuidedSession? = nil,
+                                 finally: (() -> Void)? = nil) {
+        change(call, finally: finally) { [unowned self] in
+            guard state.session.isActive else {
+                throw KioskError(.noSession, session == nil
+                    ? "No guided-access session is active."
+                    : "The guided-access session ended while the passcode was being checked.")
+            }
+            if let session, state.session.startedAt != session.startedAt || state.session.profileName != session.profileName {
+                throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
+            }
+            var next = state
+            if !forced { next.throttle.recordSuccess() }
+            let profile = next.session.profileName
+            let changes = try next.session.end(registry: &next.registry)
+            return Plan(next, profile: .set(nil)) { [unowned self] in
+                logger.notice(forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                emitRestrictionChanged(changes)
+                emitSessionChanged()
+                scheduleSessionTimer()
+                try call.reply([])
+            }
+        }
     }
 
     // MARK: SetPasscode
@@ -358,11 +405,11 @@ public final class ManagerObject {
                 loop.offload(to: passcodeWorker, { [passcode = waiting.passcode, purpose = waiting.purpose] in
                     Self.judge(passcode, against: expected, purpose: purpose)
                 }, then: { [unowned self] verdict in
-                    passcodeAttemptInFlight = nil
-                    attempt(waiting.call) {
-                        try finish(waiting, verdict: verdict, expected: expected, session: session)
+                    // The next attempt meets the throttle only once this one's outcome is on disk.
+                    finish(waiting, verdict: verdict, expected: expected, session: session) { [unowned self] in
+                        passcodeAttemptInFlight = nil
+                        startNextPasscodeAttempt()
                     }
-                    startNextPasscodeAttempt()
                 })
             }
         }
@@ -383,32 +430,37 @@ public final class ManagerObject {
 
     /// Back on the loop: a wrong passcode is recorded in the throttle (persisted) and answered
     /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
-    /// it was checked for may have ended (or another started) meanwhile.
+    /// it was checked for may have ended (or another started) meanwhile. `done` runs once the
+    /// outcome is on disk (or could not be written, or there was nothing to write).
     private func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, expected: String?,
-                        session: GuidedSession) throws {
+                        session: GuidedSession, done: @escaping () -> Void) {
         guard verdict.matches else {
-            var next = state
-            next.throttle.recordFailure(at: clock.now())
-            try commit(next)
-            logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(next.throttle.failures)"]) { $1 })
-            throw KioskError(.wrongPasscode, expected == nil
-                ? "No passcode is set; an admin can end the session with ForceEndSession."
-                : "The passcode is wrong.")
+            change(attempt.call, finally: done) { [unowned self] in
+                var next = state
+                next.throttle.recordFailure(at: clock.now())
+                let failures = next.throttle.failures
+                return Plan(next) { [unowned self] in
+                    logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
+                    throw KioskError(.wrongPasscode, expected == nil
+                        ? "No passcode is set; an admin can end the session with ForceEndSession."
+                        : "The passcode is wrong.")
+                }
+            }
+            return
         }
         switch attempt.purpose {
         case .endSession:
-            guard state.session.isActive, state.session.startedAt == session.startedAt,
-                  state.session.profileName == session.profileName else {
-                throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
-            }
-            try applyEndSession(attempt.call, caller: attempt.caller, forced: false)
+            applyEndSession(attempt.call, caller: attempt.caller, forced: false, checked: session, finally: done)
         case .setPasscode:
-            var next = state
-            next.passcodeHash = try verdict.newHash!.get()
-            next.throttle.recordSuccess()
-            try commit(next)
-            logger.notice("Passcode set", metadata: attempt.caller.metadata)
-            try attempt.call.reply([])
+            change(attempt.call, finally: done) { [unowned self] in
+                var next = state
+                next.passcodeHash = try verdict.newHash!.get()
+                next.throttle.recordSuccess()
+                return Plan(next) { [unowned self] in
+                    logger.notice("Passcode set", metadata: attempt.caller.metadata)
+                    try attempt.call.reply([])
+                }
+            }
         }
     }
 
@@ -430,7 +482,19 @@ public final class ManagerObject {
             }
         }
         enforce()
-        if state.session.isActive { sessionTick() }
+        guard state.session.isActive else { return }
+        // Before READY, with nothing to serve: the restored session is brought up to date
+        // synchronously, so an expired session's locks are on before any device is taken.
+        if let progress = sessionProgress() {
+            do {
+                try store.save(progress.state)
+            } catch {
+                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+            }
+            state = progress.state
+            progress.emit()
+        }
+        scheduleSessionTimer()
     }
 
     /// Why the active session runs with the strictest locks instead of its profile's: set when a
@@ -472,27 +536,45 @@ public final class ManagerObject {
         }
     }
 
+    /// The session's timer: warnings and expiry are persisted in turn with the other changes.
+    /// A save that fails is logged and the state applied anyway, so an expiry's locks apply;
+    /// the next write persists it.
     private func sessionTick() {
+        writer.submit({ [unowned self] in
+            guard let progress = sessionProgress() else {
+                scheduleSessionTimer()
+                return nil
+            }
+            return StateWriter.Write(state: progress.state, durable: { [unowned self] in
+                state = progress.state
+                progress.emit()
+                scheduleSessionTimer()
+            }, failed: { [unowned self] error in
+                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+                state = progress.state
+                progress.emit()
+                scheduleSessionTimer()
+            })
+        }, dropped: { _ in })
+    }
+
+    /// The state with the session advanced to now, and the signals that tell of it; nil when
+    /// nothing happened.
+    private func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
         var next = state
         let events = next.session.advance(to: clock.now())
-        if !events.isEmpty {
-            do {
-                try commit(next)
-            } catch {
-                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
-                state = next  // signal anyway; the next write persists it
+        guard !events.isEmpty else { return nil }
+        return (next, { [unowned self] in
+            for event in events {
+                switch event {
+                case .warning(let secondsLeft):
+                    emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
+                case .expired:
+                    logger.notice("Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
+                    emitSessionChanged()
+                }
             }
-        }
-        for event in events {
-            switch event {
-            case .warning(let secondsLeft):
-                emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
-            case .expired:
-                logger.notice("Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
-                emitSessionChanged()
-            }
-        }
-        scheduleSessionTimer()
+        })
     }
 
     // MARK: Steps shared by the methods
@@ -536,10 +618,70 @@ public final class ManagerObject {
         }
     }
 
-    /// Persists `next`, then makes it the state: a reply never promises what is not on disk.
-    private func commit(_ next: KioskState) throws(StoreError) {
-        try store.save(next)
-        state = next
+    /// What a change writes once its turn comes, and what follows once it is on disk.
+    private struct Plan {
+        enum ProfileChange {
+            case unchanged
+            case set(Profile?)
+        }
+
+        var state: KioskState
+        /// The active profile to take together with `state` (the enforcer sees both at once).
+        var profile: ProfileChange
+        /// Log, emit and reply; what it throws is the call's error reply.
+        var then: () throws -> Void
+
+        init(_ state: KioskState, profile: ProfileChange = .unchanged, then: @escaping () throws -> Void) {
+            self.state = state
+            self.profile = profile
+            self.then = then
+        }
+    }
+
+    /// Queues a change of the state for `call`. When its turn comes (every earlier change is on
+    /// disk or failed), `compute` makes the next state from `state`, or answers `call` itself and
+    /// returns nil. The plan's state is saved off the loop; then it becomes `state` and the plan's
+    /// `then` runs: a reply or a signal never promises what is not on disk. A save that fails
+    /// changes nothing and answers `call` with the error. `finally` runs after all of that, on
+    /// every path.
+    private func change(_ call: MethodCall, finally: (() -> Void)? = nil, _ compute: @escaping () throws -> Plan?) {
+        writer.submit({ [unowned self] in
+            let plan: Plan?
+            do {
+                plan = try compute()
+            } catch {
+                try? call.replyError(Self.busError(error))
+                plan = nil
+            }
+            guard let plan else {
+                finally?()
+                return nil
+            }
+            return StateWriter.Write(state: plan.state, durable: { [unowned self] in
+                if case .set(let profile) = plan.profile { activeProfile = profile }
+                state = plan.state
+                attempt(call, plan.then)
+                finally?()
+            }, failed: { [unowned self] error in
+                logger.error("Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
+                try? call.replyError(Self.busError(error))
+                finally?()
+            })
+        }, dropped: { refusal in
+            switch refusal {
+            case .stopping:
+                try? call.replyError(BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
+            case .full(let waiting):
+                try? call.replyError(BusError(name: BusError.failed, message: "\(waiting) changes are already waiting to be saved; the change was not made."))
+            }
+            finally?()
+        })
+    }
+
+    /// Stops taking changes (those waiting are answered with an error), lets the save in flight
+    /// finish and its reply go out, then runs `then`; at most `stopTimeout` later.
+    public func stop(then: @escaping () -> Void) {
+        writer.stop(within: Self.stopTimeout, then: then)
     }
 
     private func attempt(_ call: MethodCall, _ step: () throws -> Void) {

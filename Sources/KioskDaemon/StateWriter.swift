@@ -1,0 +1,129 @@
+import Dispatch
+import SystemdKit
+
+/// Writes the daemon's state off the loop, one change at a time, in order of arrival.
+///
+/// A change is a closure that, when its turn comes, computes the next state from the current one
+/// (on the loop, after every earlier change is on disk or has failed) and says what to do once
+/// it is durable or if saving it failed. The save (encode, write, two fsyncs: milliseconds on a
+/// quiet disk, seconds on a slow one) runs on `queue`; meanwhile the loop serves reads, other callers'
+/// validation and polkit checks, and input. One save is in flight at a time.
+///
+/// Lives on the loop thread: `submit`, `stop` and every closure it is given run there.
+final class StateWriter<State: Sendable> {
+    /// What a change writes, and what follows on the loop once the save is done.
+    struct Write {
+        var state: State
+        /// `state` is on disk: make it the state, then emit and reply.
+        var durable: () -> Void
+        /// The save failed; nothing on disk changed.
+        var failed: (any Error) -> Void
+    }
+
+    /// Why a change was not made.
+    enum Refusal: Equatable {
+        /// The writer stopped before the change's turn came.
+        case stopping
+        /// `waiting` changes already wait for their turn, the most the writer queues.
+        case full(waiting: Int)
+    }
+
+    private struct Change {
+        var compute: () -> Write?
+        var dropped: (Refusal) -> Void
+    }
+
+    private let loop: EventLoop
+    private let queue: DispatchQueue
+    private let save: @Sendable (State) throws -> Void
+    private let maxWaiting: Int
+    private var waiting: [Change] = []
+    /// A change is being computed, saved or finished: the next one waits.
+    private var busy = false
+    private var isStopping = false
+    private var onStopped: (() -> Void)?
+    private var stopTimer: EventSource?
+
+    /// `save` runs on `queue`, never on the loop. More than `maxWaiting` changes waiting for
+    /// their turn are refused rather than queued: a stuck disk must not grow kioskd without bound.
+    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = 256, save: @escaping @Sendable (State) throws -> Void) {
+        self.loop = loop
+        self.queue = queue
+        self.maxWaiting = maxWaiting
+        self.save = save
+    }
+
+    /// Queues a change. `compute` runs on the loop when every earlier change is done; it returns
+    /// nil when there is nothing to write (it has answered its caller itself). `dropped` runs
+    /// instead of `compute`, at once or later, when the change is not made: the writer stopped
+    /// first, or too many changes wait already.
+    func submit(_ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
+        guard !isStopping else {
+            dropped(.stopping)
+            return
+        }
+        guard waiting.count < maxWaiting else {
+            dropped(.full(waiting: waiting.count))
+            return
+        }
+        waiting.append(Change(compute: compute, dropped: dropped))
+        next()
+    }
+
+    /// Stops taking changes: those waiting for their turn are dropped (`dropped`), the save in
+    /// flight finishes (its `durable` or `failed` runs), then `then` runs; at most `limit` later
+    /// even if the save has not finished (the file is written atomically: it holds the old state
+    /// or the new one). A second call runs `then` at once.
+    func stop(within limit: Duration, then: @escaping () -> Void) {
+        guard !isStopping else {
+            then()
+            return
+        }
+        isStopping = true
+        onStopped = then
+        let dropped = waiting
+        waiting.removeAll()
+        dropped.forEach { $0.dropped(.stopping) }
+        guard busy else {
+            finishStopping()
+            return
+        }
+        stopTimer = try? loop.addTimer(after: limit) { [unowned self] in finishStopping() }
+        if stopTimer == nil { finishStopping() }  // no timer: do not wait unbounded
+    }
+
+    private func finishStopping() {
+        stopTimer?.cancel()
+        stopTimer = nil
+        let then = onStopped
+        onStopped = nil
+        then?()
+    }
+
+    /// Starts the next waiting change unless one is in flight. Changes submitted while one is
+    /// computed or finished (a reply that starts the next passcode attempt) only queue.
+    private func next() {
+        while !busy, !waiting.isEmpty {
+            let change = waiting.removeFirst()
+            busy = true
+            guard let write = change.compute() else {
+                busy = false
+                continue
+            }
+            loop.offload(to: queue, { [save, state = write.state] in
+                Result { try save(state) }
+            }, then: { [unowned self] result in
+                switch result {
+                case .success: write.durable()
+                case .failure(let error): write.failed(error)
+                }
+                busy = false
+                if isStopping {
+                    finishStopping()
+                } else {
+                    next()
+                }
+            })
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+@testable import KioskDaemon
+import SystemdKit
+import Synchronization
+import Testing
+
+/// `StateWriter` on a real `EventLoop` thread, with a save that records what it wrote and can be
+/// held, slowed or made to fail: the ordering and stop rules kioskd's changes rely on.
+@Suite struct StateWriterTests {
+    struct SaveFailed: Error {}
+
+    /// A loop thread, a writer of `Int` states, and the log of what happened, in order.
+    final class Harness: @unchecked Sendable {
+        let loop: EventLoop
+        private(set) var writer: StateWriter<Int>!
+        /// The last durable state (loop thread only).
+        var durable = 0
+        private let log = Mutex<[String]>([])
+        /// While held, saves wait for `release()`.
+        private let gate = DispatchSemaphore(value: 0)
+        private let held = Atomic<Bool>(false)
+        private let failNext = Atomic<Bool>(false)
+        let saveDelay: Duration
+
+        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256) throws {
+            self.saveDelay = saveDelay
+            self.held.store(held, ordering: .sequentiallyConsistent)
+            loop = try EventLoop()
+            try loop.startThread()
+            let queue = DispatchQueue(label: "state-writer-test")
+            try onLoop {
+                self.writer = StateWriter(loop: self.loop, queue: queue, maxWaiting: maxWaiting) { [self] state in
+                    #expect(!loop.isOnLoopThread)
+                    record("save \(state) begins")
+                    if self.held.load(ordering: .sequentiallyConsistent) { gate.wait() }
+                    if saveDelay > .zero { Thread.sleep(forTimeInterval: Double(saveDelay.components.attoseconds) / 1e18 + Double(saveDelay.components.seconds)) }
+                    if failNext.exchange(false, ordering: .sequentiallyConsistent) {
+                        record("save \(state) fails")
+                        throw SaveFailed()
+                    }
+                    record("save \(state) ends")
+                }
+            }
+        }
+
+        deinit { loop.exit() }
+
+        func record(_ line: String) { log.withLock { $0.append(line) } }
+        var lines: [String] { log.withLock { $0 } }
+
+        func failTheNextSave() { failNext.store(true, ordering: .sequentiallyConsistent) }
+
+        func release() {
+            held.store(false, ordering: .sequentiallyConsistent)
+            gate.signal()
+        }
+
+        /// Runs `body` on the loop thread and waits for it.
+        func onLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+            let result = Mutex<Result<T, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            loop.execute {
+                result.withLock { $0 = Result { try body() } }
+                done.signal()
+            }
+            done.wait()
+            return try result.withLock { $0! }.get()
+        }
+
+        /// Submits a change that adds `delta` to the durable state when its turn comes.
+        func submitIncrement(_ name: String, by delta: Int = 1) throws {
+            try onLoop { [self] in
+                writer.submit({ [self] in
+                    record("\(name) computes from \(durable)")
+                    let next = durable + delta
+                    return StateWriter.Write(state: next, durable: { [self] in
+                        durable = next
+                        record("\(name) durable")
+                    }, failed: { [self] _ in record("\(name) failed") })
+                }, dropped: { [self] refusal in
+                    switch refusal {
+                    case .stopping: record("\(name) dropped")
+                    case .full(let waiting): record("\(name) refused, \(waiting) waiting")
+                    }
+                })
+            }
+        }
+
+        /// Polls until `condition` holds for the log lines; returns whether it did in time.
+        func wait(timeout: Duration = .seconds(10), _ condition: ([String]) -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if condition(lines) { return true }
+                usleep(2_000)
+            }
+            return condition(lines)
+        }
+    }
+
+    @Test func changesRunOneAtATimeEachFromTheStateTheEarlierOnesLeftOnDisk() throws {
+        let h = try Harness(saveDelay: .milliseconds(20))
+        for name in ["a", "b", "c"] { try h.submitIncrement(name) }
+        #expect(h.wait { $0.contains("c durable") })
+        #expect(h.lines == [
+            "a computes from 0", "save 1 begins", "save 1 ends", "a durable",
+            "b computes from 1", "save 2 begins", "save 2 ends", "b durable",
+            "c computes from 2", "save 3 begins", "save 3 ends", "c durable",
+        ])
+    }
+
+    @Test func theLoopServesOtherWorkWhileASaveIsInFlight() throws {
+        let h = try Harness(held: true)
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        // The save is held on its queue: the loop still runs other work, and reads the old state.
+        let start = ContinuousClock.now
+        #expect(try h.onLoop { h.durable } == 0)
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(!h.lines.contains("a durable"))
+        h.release()
+        #expect(h.wait { $0.contains("a durable") })
+        #expect(try h.onLoop { h.durable } == 1)
+    }
+
+    @Test func aFailedSaveChangesNothingAndTheNextChangeStillRuns() throws {
+        let h = try Harness()
+        h.failTheNextSave()
+        try h.submitIncrement("a")
+        try h.submitIncrement("b", by: 10)
+        #expect(h.wait { $0.contains("b durable") })
+        #expect(h.lines == [
+            "a computes from 0", "save 1 begins", "save 1 fails", "a failed",
+            "b computes from 0", "save 10 begins", "save 10 ends", "b durable",
+        ])
+    }
+
+    @Test func aChangeWithNothingToWriteSavesNothing() throws {
+        let h = try Harness()
+        try h.onLoop {
+            h.writer.submit({ h.record("noop computes"); return nil }, dropped: { _ in })
+        }
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("a durable") })
+        #expect(h.lines == ["noop computes", "a computes from 0", "save 1 begins", "save 1 ends", "a durable"])
+    }
+
+    @Test func stopLetsTheSaveInFlightFinishAndDropsTheChangesStillWaiting() throws {
+        let h = try Harness(held: true)
+        for name in ["a", "b", "c"] { try h.submitIncrement(name) }
+        #expect(h.wait { $0.contains("save 1 begins") })
+        try h.onLoop { h.writer.stop(within: .seconds(30)) { h.record("stopped") } }
+        try h.submitIncrement("d")  // after the stop: dropped at once
+        #expect(h.lines.suffix(3) == ["b dropped", "c dropped", "d dropped"])
+        #expect(!h.lines.contains("stopped"))
+        h.release()
+        #expect(h.wait { $0.contains("stopped") })
+        #expect(h.lines == [
+            "a computes from 0", "save 1 begins", "b dropped", "c dropped", "d dropped",
+            "save 1 ends", "a durable", "stopped",
+        ])
+    }
+
+    @Test func stopWaitsForAStuckSaveNoLongerThanItsLimit() throws {
+        let h = try Harness(held: true)
+        defer { h.release() }
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        let start = ContinuousClock.now
+        try h.onLoop { h.writer.stop(within: .milliseconds(200)) { h.record("stopped") } }
+        #expect(h.wait { $0.contains("stopped") })
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(190) && waited < .seconds(5), "\(waited)")
+        #expect(!h.lines.contains("a durable"))
+    }
+
+    @Test func changesBeyondTheWaitingLimitAreRefusedAtOnce() throws {
+        let h = try Harness(held: true, maxWaiting: 2)
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        for name in ["b", "c", "d"] { try h.submitIncrement(name) }
+        // a is in flight, b and c wait: d is refused without waiting.
+        #expect(h.lines == ["a computes from 0", "save 1 begins", "d refused, 2 waiting"])
+        h.release()
+        #expect(h.wait { $0.contains("c durable") })
+        try h.submitIncrement("e")  // room again
+        #expect(h.wait { $0.contains("e durable") })
+        #expect(h.lines.filter { $0.hasSuffix("durable") } == ["a durable", "b durable", "c durable", "e durable"])
+    }
+
+    @Test func stopWithNothingInFlightIsImmediate() throws {
+        let h = try Harness()
+        try h.onLoop { h.writer.stop(within: .seconds(30)) { h.record("stopped") } }
+        #expect(h.lines == ["stopped"])
+    }
+}
