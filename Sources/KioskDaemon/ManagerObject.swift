@@ -218,7 +218,10 @@ public final class ManagerObject {
         let appID = try AppID(app)
         let restrictionID = try RestrictionID(id)
         let newState = try RestrictionState(parsing: text)
-        guard try state.registry.state(of: restrictionID, in: appID) != newState else { return .empty }
+        // The no-op answer is only sure when no change is waiting to be saved: one that is could
+        // still set this restriction, and this call must then land after it.
+        let current = try state.registry.state(of: restrictionID, in: appID)
+        if current == newState, writer.isIdle { return .empty }
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
                 applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
@@ -439,7 +442,7 @@ public final class ManagerObject {
                 var next = state
                 next.throttle.recordFailure(at: clock.now())
                 let failures = next.throttle.failures
-                return Plan(next) { [unowned self] in
+                return Plan(next, keepIfSaveFails: true) { [unowned self] in
                     logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
                     throw KioskError(.wrongPasscode, expected == nil
                         ? "No passcode is set; an admin can end the session with ForceEndSession."
@@ -540,7 +543,10 @@ public final class ManagerObject {
     /// A save that fails is logged and the state applied anyway, so an expiry's locks apply;
     /// the next write persists it.
     private func sessionTick() {
-        writer.submit({ [unowned self] in
+        // Urgent: an expiry is a lock, so it goes right after the save in flight, never behind
+        // (or refused for) a queue of other callers' changes. The timer is one-shot and re-armed
+        // only once this tick is done, so at most one tick waits.
+        writer.submit(urgent: true, { [unowned self] in
             guard let progress = sessionProgress() else {
                 scheduleSessionTimer()
                 return nil
@@ -630,10 +636,16 @@ public final class ManagerObject {
         var profile: ProfileChange
         /// Log, emit and reply; what it throws is the call's error reply.
         var then: () throws -> Void
+        /// A save that fails still makes `state` the state (logged), and `then` runs: for a change
+        /// that only tightens, like a wrong passcode counted by the throttle (fail closed: a disk
+        /// that refuses writes must not give unlimited guesses). The next save persists it.
+        var keepIfSaveFails: Bool
 
-        init(_ state: KioskState, profile: ProfileChange = .unchanged, then: @escaping () throws -> Void) {
+        init(_ state: KioskState, profile: ProfileChange = .unchanged, keepIfSaveFails: Bool = false,
+             then: @escaping () throws -> Void) {
             self.state = state
             self.profile = profile
+            self.keepIfSaveFails = keepIfSaveFails
             self.then = then
         }
     }
@@ -664,7 +676,12 @@ public final class ManagerObject {
                 finally?()
             }, failed: { [unowned self] error in
                 logger.error("Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
-                try? call.replyError(Self.busError(error))
+                if plan.keepIfSaveFails {
+                    state = plan.state
+                    attempt(call, plan.then)
+                } else {
+                    try? call.replyError(Self.busError(error))
+                }
                 finally?()
             })
         }, dropped: { refusal in

@@ -31,6 +31,7 @@ final class StateWriter<State: Sendable> {
     private struct Change {
         var compute: () -> Write?
         var dropped: (Refusal) -> Void
+        var isUrgent: Bool
     }
 
     private let loop: EventLoop
@@ -57,18 +58,32 @@ final class StateWriter<State: Sendable> {
     /// nil when there is nothing to write (it has answered its caller itself). `dropped` runs
     /// instead of `compute`, at once or later, when the change is not made: the writer stopped
     /// first, or too many changes wait already.
-    func submit(_ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
+    ///
+    /// An `urgent` change (a session's time limit running out: a lock) goes ahead of every
+    /// change that is not, right after the save in flight, and is never refused for a full queue;
+    /// its caller must keep at most one waiting.
+    func submit(urgent: Bool = false, _ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
         guard !isStopping else {
             dropped(.stopping)
             return
         }
-        guard waiting.count < maxWaiting else {
-            dropped(.full(waiting: waiting.count))
-            return
+        let change = Change(compute: compute, dropped: dropped, isUrgent: urgent)
+        if urgent {
+            waiting.insert(change, at: waiting.firstIndex { !$0.isUrgent } ?? waiting.endIndex)
+        } else {
+            let queued = waiting.count { !$0.isUrgent }
+            guard queued < maxWaiting else {
+                dropped(.full(waiting: queued))
+                return
+            }
+            waiting.append(change)
         }
-        waiting.append(Change(compute: compute, dropped: dropped))
         next()
     }
+
+    /// No change is waiting, being computed or being saved: `state` is what every change sent so
+    /// far left on disk.
+    var isIdle: Bool { !busy && waiting.isEmpty }
 
     /// Stops taking changes: those waiting for their turn are dropped (`dropped`), the save in
     /// flight finishes (its `durable` or `failed` runs), then `then` runs; at most `limit` later

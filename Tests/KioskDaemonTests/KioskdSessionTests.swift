@@ -121,6 +121,26 @@ import Testing
         #expect(try PasscodeConcurrencyTests.failures(kioskd) == 0)
     }
 
+    @Test func wrongPasscodesCountEvenWhenTheDiskRefusesTheSave() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let (kioskd, client) = try start(bus)
+        defer { kioskd.stop() }
+        try client.call("SetPasscode", [.string(""), .string("1234")])
+        try client.call("StartSession", [.string("museum")])
+        // No save can succeed now. A failure the disk refuses still counts (fail closed): without
+        // that, a full or read-only disk would give unlimited guesses.
+        try FileManager.default.removeItem(at: kioskd.stateDirectory)
+        let wrong = KioskError.Code.wrongPasscode.dbusName
+        for attempt in 1...6 {
+            #expect(client.error("EndSession", [.string("000\(attempt)")])?.name == wrong, "attempt \(attempt)")
+        }
+        let throttled = Self.throttle(client.error("EndSession", [.string("1234")]))
+        #expect(throttled?.failures == 6, "\(String(describing: throttled))\n\(kioskd.log)")
+        #expect(try client.property("SessionState") == .string("active"))
+        #expect(kioskd.log.contains("Could not save the state"), "\(kioskd.log)")
+    }
+
     @Test func forceEndSessionWorksForRootAndIsDeniedToNobody_needsRoot() throws {
         try #require(getuid() == 0, "needs root to call as nobody through setpriv")
         let bus = try PrivateBus()

@@ -69,9 +69,9 @@ import Testing
         }
 
         /// Submits a change that adds `delta` to the durable state when its turn comes.
-        func submitIncrement(_ name: String, by delta: Int = 1) throws {
+        func submitIncrement(_ name: String, by delta: Int = 1, urgent: Bool = false) throws {
             try onLoop { [self] in
-                writer.submit({ [self] in
+                writer.submit(urgent: urgent, { [self] in
                     record("\(name) computes from \(durable)")
                     let next = durable + delta
                     return StateWriter.Write(state: next, durable: { [self] in
@@ -192,5 +192,22 @@ import Testing
         let h = try Harness()
         try h.onLoop { h.writer.stop(within: .seconds(30)) { h.record("stopped") } }
         #expect(h.lines == ["stopped"])
+    }
+
+    @Test func anUrgentChangeGoesRightAfterTheSaveInFlightAndIsNeverRefusedForAFullQueue() throws {
+        let h = try Harness(held: true, maxWaiting: 2)
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        #expect(try h.onLoop { h.writer.isIdle } == false)
+        for name in ["b", "c"] { try h.submitIncrement(name) }
+        try h.submitIncrement("tick", by: 100, urgent: true)  // the queue is full: still taken, and first
+        try h.submitIncrement("d")  // not urgent: refused, the urgent one does not count
+        #expect(h.lines.last == "d refused, 2 waiting")
+        h.release()
+        #expect(h.wait { $0.contains("c durable") })
+        #expect(h.lines.filter { $0.contains("computes") } == [
+            "a computes from 0", "tick computes from 1", "b computes from 101", "c computes from 102",
+        ])
+        #expect(try h.onLoop { h.writer.isIdle } == true)
     }
 }
