@@ -48,6 +48,9 @@ struct ApplicationSplitter {
     private var started = false
     private var rootClosed = false
 
+    /// The deepest nesting split; a deeper file is decoded whole (a state file nests 8 deep).
+    static let maxDepth = 64
+
     private static let pathKeys: [[UInt8]] = [Array("state".utf8), Array("registry".utf8), Array("applications".utf8)]
 
     init() {}
@@ -128,6 +131,9 @@ struct ApplicationSplitter {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 if atArrayLevel { elementHasValue = true }
                 if stack.isEmpty { pathDepth = 1 }
+                // `JSONDecoder` refuses deep nesting, and a piece sits 3 levels shallower than in the
+                // file: past a depth no real state reaches, leave the file to it whole.
+                guard stack.count < Self.maxDepth else { throw Unrecognized() }
                 stack.append(byte)
                 expectingKey = byte == UInt8(ascii: "{")
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
@@ -177,9 +183,6 @@ struct ApplicationSplitter {
     mutating func finish() throws {
         guard started, stack.isEmpty, rootClosed, !inString, arrayFound, arrayClosed else { throw Unrecognized() }
     }
-
-    /// The applications handed over so far.
-    var applicationCount: Int { elementCount }
 
     // MARK: Parts
 

@@ -73,7 +73,6 @@ func fileWith(badRestriction bad: String) -> String {
                 && error.message.contains("at \(place): ") && error.message.contains(problem)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == Data(contents.utf8))
-        // The D-Bus path refuses the same text: one rule, in one place.
     }
 
     /// What the checks allow: line breaks and tabs in a detail, the longest title, non-ASCII text.
@@ -120,6 +119,11 @@ func fileWith(badRestriction bad: String) -> String {
         stateFile(apps: [app("A", [])]).replacingOccurrences(of: #""registry""#, with: #""regis\u0074ry""#),
         stateFile(apps: [app("A", [])]).replacingOccurrences(of: #"{"state""#, with: #"{"state":{},"state""#),
         "\u{FEFF}" + stateFile(apps: [app("A", [])]),
+        // Nested deeper than `JSONDecoder` reads in the file, but not in a piece: decoded whole.
+        stateFile(apps: [app("A", []).replacingOccurrences(of: #"{"id""#, with: #"{"deep":"# + String(repeating: "[", count: 510)
+            + String(repeating: "]", count: 510) + #","id""#)]),
+        stateFile(apps: [app("A", []).replacingOccurrences(of: #"{"id""#, with: #"{"deep":"# + String(repeating: "[", count: 50)
+            + String(repeating: "]", count: 50) + #","id""#)]),
     ]
 
     @Test(arguments: unusualFiles)
