@@ -40,13 +40,24 @@ public final class PrivateBus: @unchecked Sendable {
         </busconfig>
         """
 
+    /// Starts the daemon, with the high limits, and returns once its socket listens.
+    public convenience init() throws {
+        try self.init(systemLimits: false)
+    }
+
     /// Starts the daemon and returns once its socket listens (it prints the address then).
-    public init() throws {
+    /// `systemLimits` keeps dbus-daemon's own limits, a real system bus's (at most 128 calls
+    /// waiting for their replies per connection, …), instead of the high ones.
+    public init(systemLimits: Bool) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("private-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
         let config = directory.appendingPathComponent("bus.conf")
-        try Self.configuration.write(to: config, atomically: true, encoding: .utf8)
+        let text = systemLimits
+            ? Self.configuration.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.contains("<limit ") }.joined(separator: "\n")
+            : Self.configuration
+        try text.write(to: config, atomically: true, encoding: .utf8)
         (daemon, address) = try Self.launch(config: config.path, socket: "\(directory.path)/bus")
     }
 

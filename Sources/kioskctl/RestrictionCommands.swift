@@ -42,15 +42,27 @@ struct AppCount: Encodable {
         denied = restrictions.count(where: { $0.state == .deny })
     }
 
-    /// Every registered app's counts, in kioskd's order; the apps' lists are asked for all at once.
+    /// How many `ListRestrictions` calls are in flight at once: a system bus lets a connection
+    /// wait for at most 128 replies (dbus-daemon's `max_replies_per_connection`), and kioskd
+    /// keeps up to 1,024 apps.
+    static let callsInFlight = 32
+
+    /// Every registered app's counts, in kioskd's order; the apps' lists are asked for
+    /// ``callsInFlight`` at a time.
     static func read(_ manager: KioskManager) async throws -> [AppCount] {
         let apps = try await manager.listApplications()
         return try await withThrowingTaskGroup(of: (Int, AppCount).self) { group in
-            for (index, app) in apps.enumerated() {
+            var pending = apps.enumerated().makeIterator()
+            func askNext() {
+                guard let (index, app) = pending.next() else { return }
                 group.addTask { (index, AppCount(id: app, restrictions: try await manager.listRestrictions(of: app))) }
             }
+            for _ in 0..<callsInFlight { askNext() }
             var counts = [AppCount?](repeating: nil, count: apps.count)
-            for try await (index, count) in group { counts[index] = count }
+            for try await (index, count) in group {
+                counts[index] = count
+                askNext()
+            }
             return counts.compactMap { $0 }
         }
     }

@@ -24,8 +24,8 @@ import Testing
         let kioskd: KioskdProcess
         let manager: KioskManager
 
-        init(register: Bool = true, start: Bool = true) async throws {
-            bus = try PrivateBus()
+        init(register: Bool = true, start: Bool = true, systemLimits: Bool = false) async throws {
+            bus = try PrivateBus(systemLimits: systemLimits)
             kioskd = try KioskdProcess(bus: bus)
             try kioskd.writeTestProfile("museum", app: KioskctlBusTests.app, denied: [KioskctlBusTests.controls])
             if start { try kioskd.start() }
@@ -89,6 +89,26 @@ import Testing
         let json = try f.ctl("status", "--json")
         #expect(json.stdout == Self.statusJSON(denied: 0), "\(json)")
         #expect(try f.ctl("--json", "status").stdout == Self.statusJSON(denied: 0))
+    }
+
+    /// A real system bus lets a connection wait for at most 128 replies: with more apps than that,
+    /// `apps` and `status` still read every app's list (kioskctl keeps 32 calls in flight).
+    @Test func appsAndStatusWithMoreAppsThanASystemBusLetsACallerWaitFor() async throws {
+        let f = try await Fixture(systemLimits: true)
+        defer { f.stop() }
+        for n in 0..<200 {
+            try await f.manager.registerApplication("org.example.Many.A\(n)", restrictions: [
+                RestrictionDeclaration(id: "org.example.Many.A\(n).x", title: "X", detail: "An X."),
+            ])
+        }
+        let apps = try f.ctl("apps")
+        #expect(apps.status == 0, "\(apps)")
+        let rows = apps.stdout.split(separator: "\n").dropFirst()
+        #expect(rows.count == 201)
+        #expect(rows.filter { $0.hasPrefix("org.example.Many.A") && $0.hasSuffix(" 1       0") }.count == 200, "\(apps)")
+        let status = try f.ctl("status")
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("apps         201\nrestrictions 202, 0 denied\n"), "\(status)")
     }
 
     @Test func appsAndRestrictions() async throws {
