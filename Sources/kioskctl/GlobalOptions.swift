@@ -5,13 +5,10 @@ import KioskCore
 /// The options every verb that talks to kioskd takes (before or after the verb).
 struct GlobalOptions: ParsableArguments {
     @OptionGroup var output: JSONOption
-
-    @Option(name: [.customShort("H"), .customLong("host")],
-            help: ArgumentHelp("Operate on the system bus of a remote host over SSH, as systemctl -H does.",
-                               valueName: "user@host"))
-    var host: String?
+    @OptionGroup var remote: HostOption
 
     var json: Bool { output.json }
+    var host: String? { remote.host }
 
     var target: BusTarget { host.map { .remote(host: $0) } ?? .system }
 
@@ -45,6 +42,22 @@ struct GlobalOptions: ParsableArguments {
 struct JSONOption: ParsableArguments {
     @Flag(help: "Print JSON with stable keys instead of text.")
     var json = false
+}
+
+/// `-H`, on its own so that the offline verbs can refuse it: like `--json`, it is decoded wherever
+/// it is on the line and handed to every verb that declares this type.
+struct HostOption: ParsableArguments {
+    @Option(name: [.customShort("H"), .customLong("host")],
+            help: ArgumentHelp("Operate on the system bus of a remote host over SSH, as systemctl -H does.",
+                               valueName: "user@host"))
+    var host: String?
+
+    /// For `profile` and `replay`, which read files on this machine: `-H` is a usage error, not
+    /// silently ignored (an admin who asked for another machine must not get this one's answer).
+    func refuse(for verb: String) throws {
+        guard let host else { return }
+        throw ValidationError("\(verb) reads files on this machine; -H \(host) does not apply. Copy the file here, or run kioskctl on \(host).")
+    }
 }
 
 /// A failure of kioskctl's own (no terminal to prompt on, passcodes that differ, a file that

@@ -15,10 +15,13 @@ struct ProfileCommand: ParsableCommand {
             discussion: "Exits 1 if any file has an error."
         )
 
+        @OptionGroup(visibility: .hidden) var remote: HostOption
+
         @Argument(help: "The profile files to check.")
         var files: [String]
 
         func validate() throws {
+            try remote.refuse(for: "profile check")
             guard !files.isEmpty else { throw ValidationError("Name at least one profile file.") }
         }
 
@@ -43,9 +46,14 @@ struct ProfileCommand: ParsableCommand {
         )
 
         @OptionGroup var options: JSONOption
+        @OptionGroup(visibility: .hidden) var remote: HostOption
 
         @Argument(help: "The profile file.")
         var file: String
+
+        func validate() throws {
+            try remote.refuse(for: "profile show")
+        }
 
         func run() throws {
             let profile: Profile

@@ -25,6 +25,12 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: "The recording (evemu or libinput record), or '-' for stdin.")
     var trace: String
 
+    @OptionGroup(visibility: .hidden) var remote: HostOption
+
+    func validate() throws {
+        try remote.refuse(for: "replay")
+    }
+
     func run() throws {
         let policy: FilterPolicy
         let recording: Trace

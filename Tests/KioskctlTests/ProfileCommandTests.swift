@@ -71,6 +71,21 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect(try kioskctl("profile", "frobnicate").status == 64)
     }
 
+    /// `profile` and `replay` read files on this machine: `-H`, before or after the verb, is a usage
+    /// error instead of an answer about the wrong machine.
+    @Test(arguments: [
+        ["-H", "admin@kiosk-7", "profile", "check", "\(root)/policies/museum-map.toml"],
+        ["profile", "show", "--host", "admin@kiosk-7", "\(root)/policies/museum-map.toml"],
+        ["-H", "admin@kiosk-7", "replay", "--profile", "\(root)/policies/museum-map.toml", "-"],
+    ])
+    func offlineVerbsRefuseARemoteHost(arguments: [String]) throws {
+        let result = try BuildProducts.run("kioskctl", arguments)
+        #expect(result.status == 64)
+        #expect(result.stdout == "")
+        #expect(result.stderr.hasPrefix("Error: "), "\(result)")
+        #expect(result.stderr.contains(" reads files on this machine; -H admin@kiosk-7 does not apply."), "\(result)")
+    }
+
     @Test func helpIsStable() throws {
         let result = try kioskctl("profile", "check", "--help")
         #expect(result.status == 0)
