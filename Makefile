@@ -9,8 +9,11 @@ SWIFTFLAGS ?=
 APT_PACKAGES := pkg-config
 # libsystemd and the bus tests' real parts: dbus-daemon, busctl, gdbus, polkitd, python3-dbus, setpriv.
 APT_PACKAGES += libcrypt-dev libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
-# kioskctl -H user@host runs ssh (sd-bus's remote transport); a test checks its failure path.
-APT_PACKAGES += openssh-client
+# kioskctl -H user@host runs ssh (sd-bus's remote transport). KioskctlRemoteTests runs it against a
+# real sshd of its own (openssh-server) in a network namespace of its own, whose loopback it brings
+# up with ip (iproute2). NB: on a machine booted with systemd, installing openssh-server also enables
+# and starts the machine's ssh.service on port 22; the tests never use or touch that one.
+APT_PACKAGES += openssh-client openssh-server iproute2
 # LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
 APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 # The broker finds devices through udev (sd-device's monitor listens to udev's source): the VM runs systemd-udevd.
