@@ -88,6 +88,8 @@ enum DisplayWidth {
         if character.isASCII { return 1 }
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
+        // A flag is a pair of regional indicators, each 1 column to wcwidth, 2 in a terminal.
+        if (0x1F1E6...0x1F1FF).contains(first.value) { return 2 }
         var width = scalarWidth(first)
         if width == 1 && scalars.contains("\u{FE0F}") { width = 2 }
         return width
