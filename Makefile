@@ -10,10 +10,12 @@ APT_PACKAGES := pkg-config
 # libsystemd and the bus tests' real parts: dbus-daemon, busctl, gdbus, polkitd, python3-dbus, setpriv.
 APT_PACKAGES += libcrypt-dev libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
 # kioskctl -H user@host runs ssh (sd-bus's remote transport). KioskctlRemoteTests runs it against a
-# real sshd of its own (openssh-server) in a network namespace of its own, whose loopback it brings
-# up with ip (iproute2). NB: on a machine booted with systemd, installing openssh-server also enables
-# and starts the machine's ssh.service on port 22; the tests never use or touch that one.
-APT_PACKAGES += openssh-client openssh-server iproute2
+# real sshd of its own in a network namespace of its own, whose loopback it brings up with ip
+# (iproute2). openssh-server is NOT installed: on a machine booted with systemd that would also
+# enable and start the machine's own ssh.service on port 22. `test` runs Tests/Support/fetch-sshd,
+# which unpacks the openssh-server .deb of openssh-client's version into ~/.cache/kioskd-sshd.
+# libwrap0: the one library that sshd links and a minimal Debian 12 plus the packages here lacks.
+APT_PACKAGES += openssh-client iproute2 libwrap0
 # LinuxInput and its real-kernel tests (Tests/VM/run-in-vm boots Debian's kernel under QEMU).
 APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python3-evdev
 # The broker finds devices through udev (sd-device's monitor listens to udev's source): the VM runs systemd-udevd.
@@ -41,6 +43,7 @@ build: deps
 	$(SWIFT) build -c $(CONFIG) $(SWIFTFLAGS)
 
 test: deps
+	Tests/Support/fetch-sshd >/dev/null
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory test-vm

@@ -97,8 +97,9 @@ extension KioskctlBusTests.Fixture {
 }
 
 /// A "remote machine" made of namespaces: a real `sshd` in its own network and mount namespace,
-/// whose `/run` is a tmpfs holding only `/run/sshd` (its privilege-separation dir) and
-/// `/run/dbus/system_bus_socket`, a link to the private bus; its `/root` is an empty temp dir, so
+/// whose `/run` is a tmpfs holding only `/run/sshd` (its privilege-separation dir),
+/// `/run/dbus/system_bus_socket`, a link to the private bus, and `/run/openssh-server`, the
+/// unpacked package (below); its `/root` is an empty temp dir, so
 /// the login shell reads none of the machine's dotfiles. It listens on ports 22 and 2222 of
 /// 0.0.0.0 and ::1 inside that namespace (whose only interface is its own loopback), so `root@localhost` works as an admin types it, with
 /// no port taken on the machine and no race for a free one with other tests.
@@ -107,6 +108,14 @@ extension KioskctlBusTests.Fixture {
 /// `/root` is a temp home whose `.ssh/config` names the test's key and known_hosts, and `/run` is
 /// an empty tmpfs; `DBUS_SYSTEM_BUS_ADDRESS` names a socket that does not exist. No bus but the
 /// remote's can be reached from either end: if `-H` talked to a local bus, it would fail.
+///
+/// The sshd is the one `Tests/Support/fetch-sshd` unpacked from the openssh-server .deb into the
+/// cache (`make test` runs it first): installing the package would, on a machine booted with
+/// systemd, also enable and start the machine's own ssh.service on port 22. Nothing of the
+/// package's postinst has run, so sshd's mount namespace also gets its privilege-separation user:
+/// a copy of `/etc/passwd` with an `sshd` entry, bind-mounted over the machine's (sshd 9.2 exits
+/// with "Privilege separation user sshd does not exist" without it; `/etc/group` needs nothing,
+/// the entry's group is nogroup, as Debian's is). No user is added to the machine.
 ///
 /// Host and client keys are fresh ed25519 keys; sshd runs with `UsePAM no`,
 /// `PermitRootLogin prohibit-password` and `StrictModes no` (the keys sit under /tmp, which is
@@ -122,6 +131,7 @@ final class RemoteHost: Sendable {
     static let ports = [22, 2222]
 
     init(systemBus bus: PrivateBus) throws {
+        let sshdPath = try Self.unpackedSSHD()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-host-\(UUID().uuidString.prefix(8))")
         let fm = FileManager.default
         let dir = directory.path
@@ -147,6 +157,8 @@ final class RemoteHost: Sendable {
                 "StrictModes no",
                 "PidFile none",
                 "Subsystem sftp none",
+                // The package's own moduli (for diffie-hellman-group-exchange), not the machine's.
+                "ModuliFile \(Self.packageMount)/etc/ssh/moduli",
             ]).joined(separator: "\n").appending("\n").write(toFile: "\(dir)/server/sshd_config", atomically: true, encoding: .utf8)
 
             let config = """
@@ -169,15 +181,20 @@ final class RemoteHost: Sendable {
             try "localhost,127.0.0.1,::1,[localhost]:2222,[127.0.0.1]:2222,[::1]:2222 \(hostKey)\n"
                 .write(toFile: "\(dir)/client-home/.ssh/known_hosts", atomically: true, encoding: .utf8)
 
+            try Self.passwdWithSSHDUser().write(toFile: "\(dir)/server/passwd", atomically: true, encoding: .utf8)
+            chmod("\(dir)/server/passwd", 0o644)
+
             let socket = "\(bus.directory.path)/bus"
             let script = """
                 set -e
                 ip link set lo up
                 mount -t tmpfs -o mode=0755 tmpfs /run
-                mkdir /run/sshd /run/dbus
+                mkdir /run/sshd /run/dbus \(Self.packageMount)
                 ln -s "$1" /run/dbus/system_bus_socket
+                mount --bind -o ro "$5" \(Self.packageMount)
                 mount --bind "$2" /root
-                exec /usr/sbin/sshd -D -e -f "$3"
+                mount --bind "$4" /etc/passwd
+                exec \(Self.packageMount)/usr/sbin/sshd -D -e -f "$3"
                 """
             let logFD = open("\(dir)/sshd.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard logFD >= 0 else { throw HarnessError("Could not create \(dir)/sshd.log.") }
@@ -185,7 +202,8 @@ final class RemoteHost: Sendable {
             // unshare and sh exec, so this pid is sshd's (the listener), in the new namespaces.
             sshd = try ChildProcess.spawn("/usr/bin/unshare", [
                 "--net", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
-                socket, "\(dir)/remote-home", "\(dir)/server/sshd_config",
+                socket, "\(dir)/remote-home", "\(dir)/server/sshd_config", "\(dir)/server/passwd",
+                Self.packageRoot(ofSSHD: sshdPath),
             ], stdout: logFD, stderr: logFD)
         } catch {
             try? fm.removeItem(at: directory)
@@ -200,6 +218,43 @@ final class RemoteHost: Sendable {
             }
             usleep(20_000)
         }
+    }
+
+    /// The sshd `Tests/Support/fetch-sshd` unpacked (its `--check` fetches nothing); a clear
+    /// error naming the script if it has not run. Never a skip: `make test` runs the script.
+    static func unpackedSSHD() throws -> String {
+        let script = "\(root)/Tests/Support/fetch-sshd"
+        let check = try runTool(script, ["--check"])
+        let path = check.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard check.status == 0, path.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: path) else {
+            throw HarnessError("KioskctlRemoteTests needs the sshd that \(script) unpacks from the openssh-server .deb "
+                + "(make test runs it; run it once, as root, after apt-get update). \(script) --check: \(check)")
+        }
+        return path
+    }
+
+    /// Where sshd's mount namespace sees the unpacked package: the cache is usually under /root,
+    /// which the empty remote home hides, and sshd re-executes itself from its own path.
+    static let packageMount = "/run/openssh-server"
+
+    /// The unpacked package's root: the sshd path without `usr/sbin/sshd`.
+    static func packageRoot(ofSSHD path: String) -> String {
+        URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// `/etc/passwd` for sshd's mount namespace: the machine's lines, any `sshd` entry replaced by
+    /// the test's (a uid below 1000 that no other entry has, group nogroup, home /run/sshd,
+    /// nologin), so it is the same whether or not the machine ever had openssh-server.
+    static func passwdWithSSHDUser() throws -> String {
+        let lines = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("sshd:") }
+        let uids = Set(lines.compactMap { line in
+            line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(2).first.flatMap { Int($0) }
+        })
+        guard let uid = (100..<1000).reversed().first(where: { !uids.contains($0) }) else {
+            throw HarnessError("No free uid below 1000 in /etc/passwd for sshd's privilege-separation user.")
+        }
+        return (lines + ["sshd:x:\(uid):65534:kioskd test sshd:/run/sshd:/usr/sbin/nologin"]).joined(separator: "\n") + "\n"
     }
 
     /// Runs kioskctl as an admin on another machine would, in the sshd's network namespace and
