@@ -66,6 +66,9 @@ public final class InputBroker {
     /// kept open and grabbed, so that their events reach no one, until the locks are lifted or
     /// the node is removed. Fail closed: a failure never unlocks a device mid-session.
     private var held: [String: EvdevDevice] = [:]  // by syspath
+    /// Called in ``changed(_:)`` between draining a node and re-reading its description: tests
+    /// use it to put events in that window.
+    var afterChangeDrain: (() -> Void)?
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
@@ -320,6 +323,7 @@ public final class InputBroker {
         }
         readInput(node)  // what the node reported before the change goes out under the old description
         guard nodes[device.syspath] === node else { return }  // the read failed: released or held
+        afterChangeDrain?()
         let metadata = node.metadata
         do {
             try node.evdev.reload()
@@ -333,6 +337,12 @@ public final class InputBroker {
         switch BrokerChange(old: node.info, oldCalibration: node.device.calibrationMatrix,
                             new: info, newCalibration: device.calibrationMatrix) {
         case .keep:
+            // The new libevdev starts from the kernel's state now, which is ahead of the filter by
+            // whatever came after the drain above, and drops the events already in that state as
+            // duplicates (a lift's ABS_MT_TRACKING_ID -1 for a slot it sees ended): bring the filter
+            // to that state, or the contact stays down on the clone.
+            filter.resync(device: node.id, to: node.evdev.state, into: &output)
+            flush()
             logger.debug("Input device changed; its clone still matches it", metadata: metadata)
         case .release:
             release(node)

@@ -270,6 +270,44 @@ struct BrokerTests {
         #expect(seen.filter { $0.path == path }.isEmpty, "the node delivered: \(seen.filter { $0.path == path })")
     }
 
+    @Test("a finger lifted between the drain and the re-read of a udev change still ends the contact on the clone")
+    func liftDuringAChangeReachesTheClone() throws {
+        let harness = try BrokerHarness(policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0, width: 0.1, height: 1)])))
+        defer { try? harness.stop() }
+        let phys = "kioskd-vm-test/lifted-in-change"
+        let fake = try UInputClone(info: FakeDevice.touchscreen(name: "kioskd lifted touchscreen", phys: phys))
+        let path = try #require(fake.devnode)
+        try harness.waitUntil(path)
+        let brokered = try #require(try harness.devices.first { $0.path == path })
+        let watcher = try Probe.Watcher()
+        defer { watcher.stop() }
+        _ = try watcher.clone(of: phys)
+        let clonePhys = "kioskd-clone/" + phys
+        let tap = FakeDevice.tap(trackingID: 31, x: 100, y: 1000)  // x ≈ 0.02: outside the region
+        try fake.write(frames: Array(tap.prefix(2)))
+        try watcher.wait("the finger down on the clone") { $0.events.nonSync(phys: clonePhys).contains("ABS_MT_TRACKING_ID 31") }
+
+        // The lift comes in the window: the kernel's state has the slot ended when the broker
+        // re-reads the node, and the lift's events are still queued behind.
+        let lifted = Locked(false)
+        let writeFailed = Locked<String?>(nil)
+        try harness.onNextChangeDrain {
+            do { try fake.write(frame: tap[2]) } catch { writeFailed.value = "\(error)" }
+            lifted.value = true
+        }
+        try runTool("/usr/bin/udevadm", ["trigger", "--action=change", "--settle", brokered.syspath])
+        _ = try waitFor("the unchanged line") {
+            harness.log.entries(containing: "its clone still matches it").first { $0.metadata["device.path"] == path }
+        }
+        #expect(lifted.value)
+        #expect(writeFailed.value == nil)
+        let seen = try watcher.wait("the lift on the clone", timeout: .seconds(5)) {
+            $0.events.nonSync(phys: clonePhys).contains("ABS_MT_TRACKING_ID -1")
+        }.events.nonSync(phys: clonePhys)
+        #expect(seen.contains("BTN_TOUCH 0"), "\(seen)")
+        #expect(try harness.devices.first { $0.path == path }?.clonePath == brokered.clonePath)
+    }
+
     @Test("an overflowing udev monitor reports the uevents the kernel dropped, and the broker lists the devices again: keyboards whose add was lost are brokered all the same")
     func monitorOverflow() throws {
         // The monitor alone, with the smallest buffer, its loop busy while devices come.
