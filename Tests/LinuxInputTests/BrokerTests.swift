@@ -385,6 +385,48 @@ struct BrokerTests {
         #expect(try !harness.devices.contains { $0.path == path })
     }
 
+    @Test("a node whose clone failed outside a session, and one held silent through a session, are tried again: the next session has both grabbed, cloned and locked")
+    func failedNodesAreRetried() throws {
+        // Clones fail until the path the broker opens for uinput exists.
+        let uinput = "/tmp/kioskd-test-uinput"
+        try? FileManager.default.removeItem(atPath: uinput)
+        defer { try? FileManager.default.removeItem(atPath: uinput) }
+        let harness = try BrokerHarness(uinputPath: uinput)
+        defer { try? harness.stop() }
+        func line(_ text: String, _ path: String) throws -> LogRecorder.Entry {
+            try waitFor("'\(text)' for \(path)") { harness.log.entries(containing: text).first { $0.metadata["device.path"] == path } }
+        }
+        let outside = try UInputClone(info: FakeDevice.keyboard(name: "retried keyboard", phys: "kioskd-vm-test/retried-outside"))
+        let outsidePath = try #require(outside.devnode)
+        #expect(try line("Could not create the clone", outsidePath).level == .warning)
+
+        try harness.setPolicy(Self.session)
+        // Tried again when the session starts: held silent, like one plugged in during it.
+        _ = try line("held silent until the session ends", outsidePath)
+        let held = try UInputClone(info: FakeDevice.keyboard(name: "held keyboard", phys: "kioskd-vm-test/retried-held"))
+        let heldPath = try #require(held.devnode)
+        _ = try line("held silent until the session ends", heldPath)
+        for path in [outsidePath, heldPath] {
+            let other = try EvdevDevice(path: path)
+            defer { other.close() }
+            #expect(throws: EvdevError.self, "\(path) is grabbed") { try other.grab() }
+        }
+
+        try harness.setPolicy(.passThrough)
+        try FileManager.default.createSymbolicLink(atPath: uinput, withDestinationPath: "/dev/uinput")
+        try harness.setPolicy(Self.session)
+        for (fake, path, phys) in [(outside, outsidePath, "kioskd-vm-test/retried-outside"), (held, heldPath, "kioskd-vm-test/retried-held")] {
+            try harness.waitUntil(path, timeout: .seconds(10))
+            let watcher = try Probe.Watcher(spying: [path])
+            defer { watcher.stop() }
+            _ = try watcher.clone(of: phys)
+            try press(fake, ["KEY_VOLUMEUP", "KEY_A"])
+            let seen = try watcher.wait("KEY_A on the clone") { $0.events.keys(phys: "kioskd-clone/" + phys).contains("KEY_A 0") }.events
+            #expect(seen.keys(phys: "kioskd-clone/" + phys) == ["KEY_A 1", "KEY_A 0"])
+            #expect(seen.filter { $0.path == path }.isEmpty, "the grabbed node delivered: \(seen)")
+        }
+    }
+
     @Test("a SYN_DROPPED while the loop is busy resyncs: a forwarded key's release arrives, a locked key pressed meanwhile does not")
     func synDroppedResyncs() throws {
         var policy = FilterPolicy.passThrough
