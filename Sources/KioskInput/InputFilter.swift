@@ -74,7 +74,8 @@ public final class InputFilter {
     /// sync reports them: keys released or pressed meanwhile, contacts ended, moved or begun
     /// (each decided like any other). The next event starts a new frame. The caller reads the
     /// state and calls this; it builds no events of its own. Called with no drop pending, it
-    /// only brings the device to `state`.
+    /// brings the device to `state` too, and likewise drops a partial frame (events since the
+    /// last `SYN_REPORT`): call it between frames.
     public func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
         perEvent.resync(device: device, to: state, into: &output)
     }

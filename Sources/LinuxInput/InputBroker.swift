@@ -12,12 +12,13 @@ import SystemdKit
 /// frame the node reports goes through the filter and what is left reaches the clone in one
 /// `write`. LEDs the kiosk sets on a clone go back to the node. A node that vanishes (monitor
 /// `remove`, or `ENODEV` on read) leaves the filter and its clone is destroyed, which releases
-/// whatever was held on it. Every failure is one log line naming `device.path`; a node that
-/// cannot be brokered (no uinput) is skipped, never fatal; but while a session's locks are on,
-/// a node that fails after its grab (no clone, a read error) stays grabbed and silent until
-/// the locks are lifted: a failure never unlocks it. A node another process holds the grab of
-/// (`EBUSY`) is tried again on every policy change and on a timer, 1 s doubling to 30 s, until
-/// kioskd has it: while the other holder has it, its events escape the locks.
+/// whatever was held on it. Every failure is one log line naming `device.path`, never fatal;
+/// while a session's locks are on, a node that fails after its grab (no clone, a read error)
+/// stays grabbed and silent until the locks are lifted: a failure never unlocks it. A node
+/// another process holds the grab of (`EBUSY`), or that failed outside a session, or that was
+/// held silent until the session ended, is tried again on every policy change and on a timer,
+/// 1 s doubling to 30 s, until kioskd has it: while the other holder has it, its events escape
+/// the locks.
 ///
 /// The broker decides nothing: what passes is the filter's policy (``setPolicy(_:)``). A
 /// device plugged in during a session is under the current policy before its first event.
@@ -51,21 +52,28 @@ public final class InputBroker {
     private var monitor: DeviceMonitor?
     private var nodes: [String: Node] = [:]  // by syspath
     private var nodesByID: [Node?] = []  // by the filter's DeviceID
-    /// Nodes seen and not brokered (clones, nothing to lock, no clone outside a session): not
-    /// looked at again until they are removed.
+    /// Nodes seen and not for the broker, by syspath: clones (this kioskd's or another's) and
+    /// nodes with nothing a profile locks. Looked at again on their next `change` (or a monitor
+    /// overflow), forgotten when they are removed.
     private var skipped: Set<String> = []
-    /// Nodes another process holds the grab of (`EBUSY`), by syspath: tried again on every
-    /// policy change and by ``retryTimer`` while any are left (see ``retryBusy()``).
-    private var busy: [String: BusyNode] = [:]
+    /// Nodes to try again, by syspath: another process holds their grab (`EBUSY`), opening,
+    /// grabbing, cloning, watching or reading them failed outside a session, or they were held
+    /// silent (see ``held``) until the session ended. Tried again on every policy change and by
+    /// ``retryTimer`` while any are left (see ``retryPending()``).
+    private var retrying: [String: RetryNode] = [:]
     private var retryTimer: EventSource?
     private var retryDelay = InputBroker.firstRetry
-    /// The busy nodes' retry back-off: the first retry, doubled after each until the last.
+    /// The retry back-off: the first retry, doubled after each until the last.
     static let firstRetry = Duration.seconds(1)
     static let lastRetry = Duration.seconds(30)
     /// Nodes that failed (no clone, no watch, a read error) while a session's locks were on:
-    /// kept open and grabbed, so that their events reach no one, until the locks are lifted or
-    /// the node is removed. Fail closed: a failure never unlocks a device mid-session.
-    private var held: [String: EvdevDevice] = [:]  // by syspath
+    /// kept open and grabbed, so that their events reach no one, until the locks are lifted
+    /// (then they are tried again, see ``retrying``) or the node is removed. Fail closed: a
+    /// failure never unlocks a device mid-session.
+    private var held: [String: (device: Device, evdev: EvdevDevice)] = [:]  // by syspath
+    /// Called in ``changed(_:)`` between draining a node and re-reading its description: tests
+    /// use it to put events in that window.
+    var afterChangeDrain: (() -> Void)?
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
@@ -121,15 +129,15 @@ public final class InputBroker {
 
     /// The kernel dropped uevents the monitor had no room for: list the devices again. A node
     /// whose `add` was lost is taken now, one whose `change` was lost is judged again, and the
-    /// skipped and busy nodes whose `remove` was lost are forgotten. (A brokered node whose
-    /// `remove` was lost reads `ENODEV` and is released then.)
+    /// skipped nodes and those to retry whose `remove` was lost are forgotten. (A brokered node
+    /// whose `remove` was lost reads `ENODEV` and is released then.)
     private func monitorOverflowed(lost: UInt32) {
         logger.warning("The udev monitor dropped input device events; listing the input devices again",
                        metadata: ["monitor.lost": "\(lost)"])
         guard let listed = listDevices() else { return }
         let present = Set(listed.map(\.syspath))
         skipped = skipped.filter(present.contains)
-        busy = busy.filter { present.contains($0.key) }
+        retrying = retrying.filter { present.contains($0.key) }
         for device in listed { changed(device) }
         armRetry()
     }
@@ -141,10 +149,10 @@ public final class InputBroker {
         monitor = nil
         retryTimer?.cancel()
         retryTimer = nil
-        busy.removeAll()
         let count = nodes.count
         for node in Array(nodes.values) { release(node) }
-        releaseHeld()
+        releaseHeld(retrying: false)
+        retrying.removeAll()
         if count > 0 { logger.info("Released the input devices", metadata: ["device.count": "\(count)"]) }
     }
 
@@ -155,74 +163,90 @@ public final class InputBroker {
         guard policy != filter.policy else { return }
         filter.setPolicy(policy, into: &output)
         flush()
-        if policy == .passThrough { releaseHeld() }
-        // A session starting is when a node someone else holds matters most: try at once,
+        if policy == .passThrough { releaseHeld(retrying: true) }
+        // A session starting is when a node kioskd does not hold matters most: try at once,
         // and from the first back-off step again.
         retryDelay = Self.firstRetry
-        retryBusy()
+        retryPending()
     }
 
     /// Whether a node that failed must stay grabbed: while any lock is on.
     private var holdsFailedNodes: Bool { filter.policy != .passThrough }
 
     /// Keeps a failed node grabbed and silent (see ``held``).
-    private func hold(_ evdev: EvdevDevice, syspath: String) {
-        held[syspath] = evdev
+    private func hold(_ evdev: EvdevDevice, device: Device) {
+        held[device.syspath] = (device, evdev)
     }
 
-    private func releaseHeld() {
+    /// Lets the held nodes go; `retrying`: they are tried again from now on (see ``retrying``).
+    private func releaseHeld(retrying retry: Bool) {
         guard !held.isEmpty else { return }
         let count = held.count
-        for evdev in held.values { evdev.close() }
+        for (syspath, node) in held {
+            node.evdev.close()
+            if retry { retrying[syspath] = RetryNode(device: node.device, reason: .failed, logged: true) }
+        }
         held.removeAll()
-        logger.warning("Released the input devices held silent during the session; they are not brokered",
+        logger.warning(retry ? "Released the input devices held silent during the session; they are tried again"
+                             : "Released the input devices held silent during the session",
                        metadata: ["device.count": "\(count)"])
     }
 
-    // MARK: Busy nodes
+    // MARK: Nodes to retry
 
-    /// What the broker knows of a node another process holds the grab of.
-    private struct BusyNode {
+    /// What the broker knows of a node it tries again.
+    private struct RetryNode {
+        enum Reason: String {
+            /// Another process holds its grab (`EBUSY`).
+            case busy
+            /// Opening, grabbing, cloning, watching or reading it failed.
+            case failed
+        }
+
         var device: Device
+        var reason: Reason
         /// Whether its stretch was logged, and whether at error level (during a session).
         var logged = false
         var loggedAsError = false
     }
 
-    /// Records a node whose grab was refused with `EBUSY` and makes sure it is tried again.
-    /// Logged once per node per stretch (until kioskd takes it or it is removed): at error level
-    /// during a session, when its events escape the locks, at warning level outside one; a node
-    /// logged outside a session is logged again, at error level, when a session starts.
-    private func noteBusy(_ device: Device, was previous: BusyNode?, metadata: Logger.Metadata) {
-        var node = previous ?? BusyNode(device: device)
+    /// Records a node to try again and makes sure it is. Logged once per node per stretch
+    /// (until kioskd takes it, it fails for another reason or it is removed): `escaping` at error
+    /// level during a session, when its events escape the locks, `outside` at warning level
+    /// outside one; a node logged outside a session is logged again, at error level, when a
+    /// session starts. Other attempts in the stretch log one debug line.
+    private func retryLater(_ device: Device, _ reason: RetryNode.Reason, was previous: RetryNode?,
+                            escaping: Logger.Message, outside: Logger.Message, metadata: Logger.Metadata) {
+        var node = previous?.reason == reason ? previous! : RetryNode(device: device, reason: reason)
         node.device = device
         let inSession = holdsFailedNodes
+        let metadata = metadata.merging(["device.retry": "\(reason.rawValue)"]) { $1 }
         if !node.logged || (inSession && !node.loggedAsError) {
             if inSession {
-                logger.error("Another process holds the grab of an input device; its events escape the session's locks until kioskd can take it",
-                             metadata: metadata)
+                logger.error(escaping, metadata: metadata)
             } else {
-                logger.warning("Another process holds the grab of an input device; kioskd takes it once it is released",
-                               metadata: metadata)
+                logger.warning(outside, metadata: metadata)
             }
             node.logged = true
             node.loggedAsError = node.loggedAsError || inSession
+        } else {
+            logger.debug("Tried an input device again; it is still not brokered", metadata: metadata)
         }
-        busy[device.syspath] = node
+        retrying[device.syspath] = node
         armRetry()
     }
 
-    /// Tries every busy node again (open, grab, clone), then arms the timer for the rest.
-    private func retryBusy() {
-        for node in Array(busy.values) where busy[node.device.syspath] != nil {
+    /// Tries every node to retry again (open, grab, clone), then arms the timer for the rest.
+    private func retryPending() {
+        for node in Array(retrying.values) where retrying[node.device.syspath] != nil {
             adopt(node.device)
         }
         armRetry()
     }
 
-    /// Arms the retry timer `retryDelay` from now while any node is busy; disarms it otherwise.
+    /// Arms the retry timer `retryDelay` from now while any node is to retry; disarms it otherwise.
     private func armRetry() {
-        guard !busy.isEmpty else {
+        guard !retrying.isEmpty else {
             try? retryTimer?.setEnabled(.off)
             retryDelay = Self.firstRetry
             return
@@ -237,14 +261,14 @@ public final class InputBroker {
                 }
             }
         } catch {
-            logger.error("Could not arm the timer that retries busy input devices; they are tried again on the next policy change",
+            logger.error("Could not arm the timer that retries input devices; they are tried again on the next policy change",
                          metadata: ["error": "\(error)"])
         }
     }
 
     private func retryTimerFired() {
         retryDelay = min(retryDelay * 2, Self.lastRetry)
-        retryBusy()
+        retryPending()
     }
 
     // MARK: Nodes
@@ -291,8 +315,8 @@ public final class InputBroker {
             adopt(device)
         case .remove?:
             skipped.remove(device.syspath)
-            busy.removeValue(forKey: device.syspath)
-            held.removeValue(forKey: device.syspath)?.close()
+            retrying.removeValue(forKey: device.syspath)
+            held.removeValue(forKey: device.syspath)?.evdev.close()
             if let node = nodes[device.syspath] {
                 release(node)
                 logger.info("Input device removed", metadata: node.metadata)
@@ -309,7 +333,7 @@ public final class InputBroker {
     /// never let go meanwhile): with nothing left a profile locks it is released; if what its
     /// clone copies (name, ids, codes, properties, axis ranges) or its calibration changed, it
     /// gets a new clone and starts afresh in the filter; otherwise nothing happens. A node not
-    /// brokered (skipped, busy, or never seen) is tried as if it were added. A node held
+    /// brokered (skipped, to retry, or never seen) is tried as if it were added. A node held
     /// silent stays held.
     private func changed(_ device: Device) {
         guard device.sysname.hasPrefix("event"), held[device.syspath] == nil else { return }
@@ -320,12 +344,13 @@ public final class InputBroker {
         }
         readInput(node)  // what the node reported before the change goes out under the old description
         guard nodes[device.syspath] === node else { return }  // the read failed: released or held
+        afterChangeDrain?()
         let metadata = node.metadata
         do {
             try node.evdev.reload()
         } catch {
             logger.error(releaseFailed(node) ? "Could not read an input device again after a change; it is held silent until the session ends"
-                                             : "Could not read an input device again after a change; it is released",
+                                             : "Could not read an input device again after a change; it is released and tried again later",
                          metadata: metadata.adding(error))
             return
         }
@@ -333,6 +358,12 @@ public final class InputBroker {
         switch BrokerChange(old: node.info, oldCalibration: node.device.calibrationMatrix,
                             new: info, newCalibration: device.calibrationMatrix) {
         case .keep:
+            // The new libevdev starts from the kernel's state now, which is ahead of the filter by
+            // whatever came after the drain above, and drops the events already in that state as
+            // duplicates (a lift's ABS_MT_TRACKING_ID -1 for a slot it sees ended): bring the filter
+            // to that state, or the contact stays down on the clone.
+            filter.resync(device: node.id, to: node.evdev.state, into: &output)
+            flush()
             logger.debug("Input device changed; its clone still matches it", metadata: metadata)
         case .release:
             release(node)
@@ -344,7 +375,7 @@ public final class InputBroker {
                 clone = try UInputClone(cloning: node.evdev, uinputPath: uinputPath)
             } catch {
                 logger.error(releaseFailed(node) ? "Could not clone an input device again after a change; it is held silent until the session ends"
-                                                 : "Could not clone an input device again after a change; it is released",
+                                                 : "Could not clone an input device again after a change; it is released and tried again later",
                              metadata: metadata.adding(error))
                 return
             }
@@ -364,8 +395,8 @@ public final class InputBroker {
             skipped.insert(device.syspath)
             return
         }
-        // A busy node's stretch ends here unless its grab is refused again (then it goes back).
-        let wasBusy = busy.removeValue(forKey: device.syspath)
+        // A retried node's stretch ends here unless it fails the same way again (then it goes back).
+        let previous = retrying.removeValue(forKey: device.syspath)
         var metadata: Logger.Metadata = ["device.path": "\(devnode)"]
         let evdev: EvdevDevice
         do {
@@ -374,7 +405,10 @@ public final class InputBroker {
             if error.code == .notFound || error.code == .noDevice {  // unplugged before its add arrived
                 logger.debug("Input device gone before it could be opened", metadata: metadata.adding(error))
             } else {
-                logger.warning("Could not open an input device; it is not brokered", metadata: metadata.adding(error))
+                retryLater(device, .failed, was: previous,
+                           escaping: "Could not open an input device; its events escape the session's locks until kioskd can take it",
+                           outside: "Could not open an input device; it is not brokered, and tried again later",
+                           metadata: metadata.adding(error))
             }
             return
         }
@@ -404,14 +438,19 @@ public final class InputBroker {
         } catch {
             evdev.close()
             if error.code == .busy {
-                noteBusy(device, was: wasBusy, metadata: metadata.adding(error))
+                retryLater(device, .busy, was: previous,
+                           escaping: "Another process holds the grab of an input device; its events escape the session's locks until kioskd can take it",
+                           outside: "Another process holds the grab of an input device; kioskd takes it once it is released",
+                           metadata: metadata.adding(error))
             } else {
-                skipped.insert(device.syspath)
-                logger.error("Could not grab an input device; it is not brokered", metadata: metadata.adding(error))
+                retryLater(device, .failed, was: previous,
+                           escaping: "Could not grab an input device; its events escape the session's locks until kioskd can take it",
+                           outside: "Could not grab an input device; it is not brokered, and tried again later",
+                           metadata: metadata.adding(error))
             }
             return
         }
-        if wasBusy != nil {
+        if previous?.reason == .busy {
             logger.info("Took the grab of an input device another process had held", metadata: metadata)
         }
         let state = evdev.state  // what is held now was never forwarded
@@ -420,12 +459,15 @@ public final class InputBroker {
             clone = try UInputClone(cloning: evdev, uinputPath: uinputPath)
         } catch {
             if holdsFailedNodes {
-                hold(evdev, syspath: device.syspath)
+                hold(evdev, device: device)
                 logger.error("Could not create the clone of an input device; it is held silent until the session ends",
                              metadata: metadata.adding(error))
             } else {
                 evdev.close()
-                logger.error("Could not create the clone of an input device; it is left unbrokered", metadata: metadata.adding(error))
+                retryLater(device, .failed, was: previous,
+                           escaping: "Could not create the clone of an input device; it is not brokered, and tried again later",
+                           outside: "Could not create the clone of an input device; it is not brokered, and tried again later",
+                           metadata: metadata.adding(error))
             }
             return
         }
@@ -449,7 +491,7 @@ public final class InputBroker {
             }
         } catch {
             logger.error(releaseFailed(node) ? "Could not watch an input device; it is held silent until the session ends"
-                                             : "Could not watch an input device; it is left unbrokered",
+                                             : "Could not watch an input device; it is released and tried again later",
                          metadata: metadata.adding(error))
             return
         }
@@ -471,12 +513,18 @@ public final class InputBroker {
         if nodesByID.indices.contains(node.id.rawValue) { nodesByID[node.id.rawValue] = nil }
     }
 
-    /// Releases a node that failed; while locks are on it stays grabbed and silent (``held``).
-    /// Returns whether it is held.
+    /// Releases a node that failed; while locks are on it stays grabbed and silent (``held``),
+    /// otherwise it is tried again later (``retrying``; the caller logs the failure). Returns
+    /// whether it is held.
     private func releaseFailed(_ node: Node) -> Bool {
         let keep = holdsFailedNodes
         release(node, closing: !keep)
-        if keep { hold(node.evdev, syspath: node.device.syspath) }
+        if keep {
+            hold(node.evdev, device: node.device)
+        } else {
+            retrying[node.device.syspath] = RetryNode(device: node.device, reason: .failed, logged: true)
+            armRetry()
+        }
         return keep
     }
 
@@ -515,7 +563,7 @@ public final class InputBroker {
                     logger.error("Could not read an input device; it is held silent until the session ends",
                                  metadata: node.metadata.adding(error))
                 } else {
-                    logger.error("Could not read an input device; it is released", metadata: node.metadata.adding(error))
+                    logger.error("Could not read an input device; it is released and tried again later", metadata: node.metadata.adding(error))
                 }
                 return
             }

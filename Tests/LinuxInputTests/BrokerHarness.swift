@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import KioskInput
-import LinuxInput
+@testable import LinuxInput
 import Logging
 import SystemdKit
 
@@ -55,6 +55,18 @@ final class BrokerHarness: @unchecked Sendable {
 
     func setPolicy(_ policy: FilterPolicy) throws {
         try onLoop { [self] in broker!.setPolicy(policy) }
+    }
+
+    /// Runs `body` once, on the loop, in the broker's next `change` of a brokered node: after
+    /// the node is drained and before it is re-read.
+    func onNextChangeDrain(_ body: @escaping () -> Void) throws {
+        try onLoop { [self] in
+            let broker = broker!
+            broker.afterChangeDrain = { [unowned broker] in
+                broker.afterChangeDrain = nil
+                body()
+            }
+        }
     }
 
     var devices: [InputBroker.BrokeredDevice] {
