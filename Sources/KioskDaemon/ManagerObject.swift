@@ -49,6 +49,8 @@ public final class ManagerObject {
     /// Why the restored session's profile could not be loaded (see `sessionProblem`).
     private var restoreProblem = ""
     private var sessionTimer: EventSource?
+    /// Calls that may change the state (they passed their checks) and are not answered yet.
+    private var changesUnderway = 0
     private var exported: ExportedObject?
     /// Passcode attempts waiting for their turn, and the call of the one being hashed.
     private var waitingPasscodeAttempts: [PasscodeAttempt] = []
@@ -218,10 +220,11 @@ public final class ManagerObject {
         let appID = try AppID(app)
         let restrictionID = try RestrictionID(id)
         let newState = try RestrictionState(parsing: text)
-        // The no-op answer is only sure when no change is waiting to be saved: one that is could
-        // still set this restriction, and this call must then land after it.
+        // The no-op answer is only sure when no change is underway (being identified, authorized
+        // or waiting to be saved): one that is could still set this restriction, and this call
+        // must then land after it.
         let current = try state.registry.state(of: restrictionID, in: appID)
-        if current == newState, writer.isIdle { return .empty }
+        if current == newState, changesUnderway == 0, writer.isIdle { return .empty }
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
                 applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
@@ -589,6 +592,9 @@ public final class ManagerObject {
     /// whatever `next` throws becomes the call's error reply.
     private func identify(_ call: MethodCall, then next: @escaping (Caller) throws -> Void) throws {
         guard let sender = call.sender else { throw BusError.accessDenied("The call has no sender.") }
+        // Every call that may change the state comes through here: it is underway until answered.
+        changesUnderway += 1
+        call.whenAnswered { [weak self] in self?.changesUnderway -= 1 }
         try bus.unixUser(ofName: sender) { [unowned self] result in
             attempt(call) {
                 guard case .success(let uid) = result else {

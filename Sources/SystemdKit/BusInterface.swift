@@ -109,10 +109,28 @@ public final class MethodCall {
     /// The arguments, already checked by sd-bus against the method's in-signature.
     public let arguments: [DBusValue]
     private var replied = false
+    private var onAnswered: [() -> Void] = []
 
     init(message: Message, arguments: [DBusValue]) {
         self.message = message
         self.arguments = arguments
+    }
+
+    /// A call dropped without an answer is over too (sd-bus answers nothing for it).
+    deinit {
+        if !replied { answered() }
+    }
+
+    /// Runs `body` once the call is answered (`reply` or `replyError`, sent or not), or dropped
+    /// without an answer: for a service that must know which deferred calls are still open.
+    public func whenAnswered(_ body: @escaping () -> Void) {
+        onAnswered.append(body)
+    }
+
+    private func answered() {
+        let bodies = onAnswered
+        onAnswered = []
+        bodies.forEach { $0() }
     }
 
     /// The caller's unique bus name.
@@ -123,6 +141,7 @@ public final class MethodCall {
     public func reply(_ values: [DBusValue]) throws(Errno) {
         guard !replied else { return }
         replied = true
+        defer { answered() }
         var r: OpaquePointer?
         try Errno.check(sd_bus_message_new_method_return(message.handle, &r))
         let reply = Message(adopting: r!)
@@ -134,6 +153,7 @@ public final class MethodCall {
     public func replyError(_ error: BusError) throws(Errno) {
         guard !replied else { return }
         replied = true
+        defer { answered() }
         var e = csd_bus_error_null()
         defer { sd_bus_error_free(&e) }
         _ = sd_bus_error_set(&e, error.name, error.message)

@@ -164,10 +164,12 @@ import Testing
         #expect(fastDone < .milliseconds(400), "Hello waited for the deferred call: \(fastDone)")
         #expect(try await slow == [.string("deferred 400 ms")])
         #expect(ContinuousClock.now - start >= .milliseconds(400))
+        #expect(try await service.loop.perform { service.deferredAnswered } == 1)
 
         let busctl = try runTool(Tools.busctl, ["--address=\(bus.address)", "call", TestService.name, TestService.path,
                                                TestService.interface, "Defer", "u", "100"])
         #expect(busctl.stdout == "s \"deferred 100 ms\"\n", "\(busctl)")
+        #expect(try await service.loop.perform { service.deferredAnswered } == 2)  // once each
         try await client.close()
         try await service.stop()
     }

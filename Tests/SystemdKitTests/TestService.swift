@@ -17,6 +17,8 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
     private var object: ExportedObject?
     private var timers: [EventSource] = []
     var counter: UInt32 = 0
+    /// How many `Defer` calls were answered (`MethodCall.whenAnswered`).
+    var deferredAnswered = 0
 
     private init(loop: EventLoop, bus: Bus) {
         self.loop = loop
@@ -58,6 +60,7 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
                 },
                 BusMethod("Defer", in: [("u", "milliseconds")], out: [("s", "answer")]) { [unowned self] call in
                     let ms = call.arguments[0].uint64 ?? 0
+                    call.whenAnswered { [unowned self] in deferredAnswered += 1 }
                     timers.append(try loop.addTimer(after: .milliseconds(Int64(ms))) {
                         try? call.reply([.string("deferred \(ms) ms")])
                     })
