@@ -1,6 +1,7 @@
 import BusTestSupport
 import Foundation
 import Glibc
+import InputTestSupport
 import KioskCore
 import KioskTestSupport
 import KioskdTestSupport
@@ -62,20 +63,7 @@ final class LineCollector: @unchecked Sendable {
         if let environment { process.environment = environment }
         process.standardOutput = output
         try process.run()
-        let handle = output.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lock.withLock { collected.append(line) }
-                }
-            }
-        }
+        forEachLine(of: output.fileHandleForReading) { [self] line in lock.withLock { collected.append(line) } }
     }
 
     deinit { stop() }

@@ -141,28 +141,12 @@ public enum Probe {
             process.standardInput = input
             process.standardOutput = output
             try process.run()
-            let thread = Thread { [self] in readLines() }
-            thread.start()
+            forEachLine(of: output.fileHandleForReading) { [self] line in lock.withLock { take(line) } }
             try wait("evdev-probe.py watch to start", timeout: .seconds(60)) { $0.lines.contains("ready") }
         }
 
         deinit {
             if process.isRunning { process.terminate() }
-        }
-
-        private func readLines() {
-            let handle = output.fileHandleForReading
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lock.withLock { take(line) }
-                }
-            }
         }
 
         private func take(_ line: String) {
@@ -254,21 +238,7 @@ public enum Probe {
             process.standardInput = input
             process.standardOutput = output
             try process.run()
-            let thread = Thread { [self] in
-                let handle = output.fileHandleForReading
-                var buffer = Data()
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { return }
-                    buffer.append(chunk)
-                    while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                        buffer.removeSubrange(buffer.startIndex...newline)
-                        lock.withLock { lines.append(line) }
-                    }
-                }
-            }
-            thread.start()
+            forEachLine(of: output.fileHandleForReading) { [self] line in lock.withLock { lines.append(line) } }
             try wait(for: "grabbed")
         }
 
@@ -325,5 +295,22 @@ extension Sequence where Element == SeenEvent {
     /// Every event but `SYN_*` from nodes whose phys is `phys`.
     public func nonSync(phys: String) -> [String] {
         filter { $0.phys == phys && $0.type != type("EV_SYN") }.map(\.description)
+    }
+}
+
+/// Calls `body` with each line `handle` reads (without its newline), on a thread of its own,
+/// until the end of the input: a child process's output, collected as it comes.
+public func forEachLine(of handle: FileHandle, _ body: @escaping @Sendable (String) -> Void) {
+    Thread.detachNewThread {
+        var buffer = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { return }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                body(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                buffer.removeSubrange(buffer.startIndex...newline)
+            }
+        }
     }
 }
