@@ -189,14 +189,7 @@ public final class Bus: @unchecked Sendable {
             box.installed?(reply.error.map { .failure($0) } ?? .success(()))
             return 0
         }, box)
-        guard r >= 0, let slot else {
-            Unmanaged<MatchBox>.fromOpaque(box).release()
-            throw Errno(rawValue: -r)
-        }
-        sd_bus_slot_set_destroy_callback(slot) { userdata in
-            Unmanaged<MatchBox>.fromOpaque(userdata!).release()
-        }
-        return BusSlot(slot)
+        return try Self.matchSlot(r, slot, box: box)
     }
 
     /// Adds a match with a full match rule string, installed asynchronously.
@@ -208,6 +201,12 @@ public final class Bus: @unchecked Sendable {
             Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
             return 0
         }, nil, box)
+        return try Self.matchSlot(r, slot, box: box)
+    }
+
+    /// The slot of a match just added with `box` as its userdata: the box lives as long as the
+    /// slot (released by the slot's destroy callback), or is released now if adding failed.
+    private static func matchSlot(_ r: Int32, _ slot: OpaquePointer?, box: UnsafeMutableRawPointer) throws(Errno) -> BusSlot {
         guard r >= 0, let slot else {
             Unmanaged<MatchBox>.fromOpaque(box).release()
             throw Errno(rawValue: -r)
