@@ -8,6 +8,29 @@ public struct KioskState: Hashable, Sendable, Codable {
     public var passcodeHash: String?
 
     public init() {}
+
+    /// Decodes a state file's state. The file may have been edited by hand or damaged: values the
+    /// model's arithmetic could not take (a failure count at `Int.max`, a warning mark longer than
+    /// any time limit) are refused as corrupt rather than trapping later.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        registry = try container.decode(Registry.self, forKey: .registry)
+        session = try container.decode(GuidedSession.self, forKey: .session)
+        throttle = try container.decode(PasscodeThrottle.self, forKey: .throttle)
+        passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
+        let limit = Profile.Session.maximumTimeLimit
+        if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath + [CodingKeys.session],
+                debugDescription: "a pending warning of \(mark) is outside 0 to \(limit.kioskText)"))
+        }
+        guard (0...Self.maximumFailures).contains(throttle.failures) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath + [CodingKeys.throttle],
+                debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
+        }
+    }
+
+    /// The most wrong passcodes a state file may count (at one a second, over 30 years).
+    static let maximumFailures = 1_000_000_000
 }
 
 extension Registry {

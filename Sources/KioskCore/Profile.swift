@@ -92,6 +92,9 @@ public struct Profile: Hashable, Sendable, Codable {
     }
 
     public struct Session: Hashable, Sendable, Codable {
+        /// The longest time limit a profile may set.
+        public static let maximumTimeLimit: Duration = .seconds(7 * 86400)
+
         public var timeLimit: Duration?
         /// Remaining times at which `TimeLimitWarning` is sent, longest first.
         public var warnings: [Duration] = []

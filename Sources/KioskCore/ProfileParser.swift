@@ -429,8 +429,8 @@ private struct Reader {
         checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture"])
         let limitPath = path + [.key("time-limit")]
         if let value = table["time-limit"], let limit = duration(value, at: limitPath) {
-            if limit > .seconds(7 * 86400) {
-                error("session.time-limit is \(limit.kioskText); at most 7d is allowed", at: limitPath, value: true)
+            if limit > Profile.Session.maximumTimeLimit {
+                error("session.time-limit is \(limit.kioskText); at most \(Profile.Session.maximumTimeLimit.kioskText) is allowed", at: limitPath, value: true)
             } else {
                 session.timeLimit = limit
             }

@@ -18,8 +18,16 @@ public struct WallClockTime: Hashable, Comparable, Sendable, Codable, CustomStri
 
     public var description: String { "\(microseconds)µs" }
 
+    /// The times a state file may hold: the Unix epoch to the end of year 9999. Arithmetic on
+    /// them with the durations kioskd uses cannot overflow.
+    public static let representable: ClosedRange<Int64> = 0...253_402_300_799_999_999
+
     public init(from decoder: any Decoder) throws {
-        microseconds = try decoder.singleValueContainer().decode(Int64.self)
+        let container = try decoder.singleValueContainer()
+        microseconds = try container.decode(Int64.self)
+        guard Self.representable.contains(microseconds) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(microseconds) µs is not a time between 1970 and 9999")
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -57,6 +57,17 @@ func fileWith(badRestriction bad: String) -> String {
          "state.registry.applications.3.id", "org.example.A appears twice (first as application 0)"),
         (stateFile(apps: [app("A", []), #"{"id":"org.3example.B","ownerUID":1,"restrictions":[]}"#]),
          "state.registry.applications.1.id", "starting with a digit"),
+        // Numbers the model's arithmetic could not take: refused, not trapped on later.
+        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":9223372036854775807"#),
+         "state.throttle", "wrong passcodes is outside 0 to 1000000000"),
+        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":-1"#),
+         "state.throttle", "wrong passcodes is outside 0 to 1000000000"),
+        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":7,"lastFailure":9223372036854775807"#),
+         "state.throttle.lastFailure", "is not a time between 1970 and 9999"),
+        (stateFile(apps: []).replacingOccurrences(of: #""profileName":"""#, with: #""profileName":"","deadline":-9223372036854775808"#),
+         "state.session.deadline", "is not a time between 1970 and 9999"),
+        (stateFile(apps: []).replacingOccurrences(of: #""pendingWarnings":[]"#, with: #""pendingWarnings":[[600000000000,0]]"#),
+         "state.session", "a pending warning of"),
         (stateFile(apps: [app("A", (0...KioskAPI.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })]),
          "state.registry.applications.0.restrictions.256", "more restrictions than the limits allow"),
     ]
