@@ -56,7 +56,9 @@ enum CBus {
             try Errno.check(r)
         }
         func text(_ t: Unicode.Scalar, _ s: String) throws(Errno) {
-            // 's', 'o', 'g' take the char* itself (not a char**).
+            // 's', 'o', 'g' take the char* itself (not a char**), so a NUL inside would cut the
+            // string short: D-Bus strings cannot hold one, refuse it instead of sending less.
+            guard !s.utf8.contains(0) else { throw Errno(rawValue: EINVAL) }
             try Errno.check(s.withCString { sd_bus_message_append_basic(m, type(t), $0) })
         }
         func container(_ t: Unicode.Scalar, _ contents: String, _ items: [DBusValue]) throws(Errno) {

@@ -146,6 +146,11 @@ import Testing
         await #expect(throws: Errno.self) {
             try await client.call("Hello", [.array(elementSignature: "s", [.uint32(1)])])
         }
+        // A string with a NUL inside cannot be a D-Bus string: refused, never sent cut short.
+        await #expect(throws: Errno(rawValue: EINVAL)) {
+            try await client.call("Hello", [.string("12\u{0}349")])
+        }
+        #expect(try await client.call("Hello", [.string("12")]) == [.string("hello, 12")])
         try await client.close()
         try await service.stop()
     }
