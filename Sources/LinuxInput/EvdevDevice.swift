@@ -38,7 +38,7 @@ public final class EvdevDevice {
         do {
             dev = try Libevdev.newDevice(fd: fileDescriptor)
         } catch {
-            Libevdev.close(fileDescriptor)
+            // Every property is set, so the throw runs deinit, which closes the fd once.
             throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
         }
     }

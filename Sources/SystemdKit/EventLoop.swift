@@ -42,7 +42,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         handle = e
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard fd >= 0 else {
-            sd_event_unref(e)
+            sd_event_unref(e)  // not fully initialised yet: no deinit runs
             throw Errno.current
         }
         wakeFD = fd
@@ -54,11 +54,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainJobs()
             return 0
         }, me)
-        guard r >= 0 else {
-            close(fd)
-            sd_event_unref(e)
-            throw Errno(rawValue: -r)
-        }
+        // Every property is set by now, so a throw runs deinit, which closes the fd and unrefs
+        // the loop: doing it here too would close and unref twice.
+        guard r >= 0 else { throw Errno(rawValue: -r) }
         wakeSource = source
     }
 
