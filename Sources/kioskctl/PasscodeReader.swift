@@ -7,12 +7,41 @@ enum PasscodeReader {
     static func stdinLines(_ count: Int, naming what: [String]) throws(CommandError) -> [String] {
         var lines: [String] = []
         for index in 0..<count {
-            guard let line = readLine(strippingNewline: true) else {
+            // Bytes from fd 0, not readLine: readLine repairs invalid UTF-8 into U+FFFD, which
+            // would set a passcode other than the one given.
+            guard let bytes = line(from: 0) else {
                 throw CommandError("stdin ended before \(what[index]) (expected \(count) line\(count == 1 ? "" : "s")).")
             }
-            lines.append(line)
+            lines.append(try text(bytes, naming: what[index]))
         }
         return lines
+    }
+
+    /// One line's bytes from `fd` without its line break, read a byte at a time so nothing after
+    /// it is consumed; nil at the end of input before any byte. A line ends at `\n` (a `\r`
+    /// before it is dropped), or at `\r` too with `endsAtReturn` (a terminal that does not turn
+    /// Return into `\n`).
+    private static func line(from fd: Int32, endsAtReturn: Bool = false) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return bytes.isEmpty ? nil : bytes }
+            if byte == UInt8(ascii: "\n") || (endsAtReturn && byte == UInt8(ascii: "\r")) { break }
+            bytes.append(byte)
+        }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return bytes
+    }
+
+    /// The passcode `bytes` spell, refused rather than changed: not UTF-8, or with a NUL (which a
+    /// D-Bus string cannot hold).
+    static func text(_ bytes: [UInt8], naming what: String) throws(CommandError) -> String {
+        guard !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) else {
+            throw CommandError("\(what) is not UTF-8 text without NUL bytes; kioskctl would not send what was typed.")
+        }
+        return text
     }
 
     /// Prompts on /dev/tty and reads one line with echo off, as readpassphrase(3) does; the
@@ -32,23 +61,14 @@ enum PasscodeReader {
             TerminalRestore.arm(fd: fd, saved: saved)
             _ = tcsetattr(fd, TCSAFLUSH, &quiet)
         }
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        var ended = false
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { ended = bytes.isEmpty; break }
-            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            bytes.append(byte)
-        }
+        let bytes = line(from: fd, endsAtReturn: true)
         if isTerminal {
             _ = tcsetattr(fd, TCSAFLUSH, &saved)
             TerminalRestore.disarm()
         }
         write(fd, "\n")
-        if ended { throw CommandError("the terminal closed before a passcode was entered.") }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let bytes else { throw CommandError("the terminal closed before a passcode was entered.") }
+        return try text(bytes, naming: "the passcode")
     }
 
     private static func write(_ fd: Int32, _ text: String) {

@@ -500,6 +500,16 @@ import Testing
         let short = try f.ctl("passcode", "set", "--passcode-stdin", input: "5678\n")
         #expect(short.status == 1)
         #expect(short.stderr == "Failed to set the passcode: stdin ended before the new passcode (expected 2 lines).\n")
+        // A NUL or bytes that are not UTF-8 are refused, not sent cut short or repaired into U+FFFD
+        // (the passcode stays 5678, which ends the session below).
+        let refused = "is not UTF-8 text without NUL bytes; kioskctl would not send what was typed.\n"
+        let nul = try f.ctl("passcode", "set", "--passcode-stdin", input: "5678\n12\u{0}349\n")
+        #expect(nul.status == 1)
+        #expect(nul.stderr == "Failed to set the passcode: the new passcode " + refused, "\(nul)")
+        let latin1 = try runTool("/bin/sh", ["-c", "printf '5678\\r\\np\\344sse\\n' | \"$0\" passcode set --passcode-stdin",
+                                             BuildProducts.path(of: "kioskctl")], environment: f.bus.environment)
+        #expect(latin1.status == 1)
+        #expect(latin1.stderr == "Failed to set the passcode: the new passcode " + refused, "\(latin1)")
         // A profile without a hash ends with the passcode set here.
         try f.kioskd.writeProfile("plain", "app = \"\(Self.app)\"\n")
         _ = try f.ctl("start", "plain")
