@@ -92,9 +92,15 @@ public actor GuidedAccessClient {
                 mirror.sync { done.resume(with: $0) }
             }
         } catch let refusal as KioskError {
-            // kioskd refused these declarations: reconnects send the last accepted ones, not these.
+            // kioskd refused these declarations: reconnects send the last accepted ones, not these;
+            // a refused first registration leaves no app, so another id may be registered.
             registration = previous
-            try? mirror.track(app: app, registration: previous)
+            if previous == nil {
+                shared.withLock { $0.app = nil }
+                mirror.untrack()
+            } else {
+                try? mirror.track(app: app, registration: previous)
+            }
             throw refusal
         }
     }

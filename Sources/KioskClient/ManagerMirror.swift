@@ -46,6 +46,8 @@ final class ManagerMirror {
     var onUpdate: () -> Void = {}
 
     private var slots: [BusSlot] = []
+    /// The match on the tracked app's signals (also in `slots`).
+    private var appSlot: BusSlot?
     private var generation = 0
     private var waiting: [(Result<Void, any Error>) -> Void] = []
 
@@ -77,7 +79,7 @@ final class ManagerMirror {
         try match(ManagerWire.timeLimitWarningRule)
         switch scope {
         case .allApps: try match(ManagerWire.restrictionRule(app: nil))
-        case .none: if let app { try match(ManagerWire.restrictionRule(app: app)) }
+        case .none: if let app { appSlot = try match(ManagerWire.restrictionRule(app: app)) }
         }
     }
 
@@ -89,7 +91,18 @@ final class ManagerMirror {
         app = newApp
         restrictions = []
         states = [:]
-        try match(ManagerWire.restrictionRule(app: newApp))
+        appSlot = try match(ManagerWire.restrictionRule(app: newApp))
+    }
+
+    /// Follows no app again: its first registration was refused, and the client may register
+    /// another id.
+    func untrack() {
+        appSlot?.cancel()
+        appSlot = nil
+        app = nil
+        registration = nil
+        restrictions = []
+        states = [:]
     }
 
     /// Removes the matches and fails whatever waits for a snapshot.
@@ -100,11 +113,14 @@ final class ManagerMirror {
         finishWaiting(.failure(KioskClientError(.busUnavailable, "The connection to kioskd was closed.")))
     }
 
-    private func match(_ rule: String) throws(Errno) {
-        slots.append(try bus.addMatch(rule: rule) { [weak self] message in
+    @discardableResult
+    private func match(_ rule: String) throws(Errno) -> BusSlot {
+        let slot = try bus.addMatch(rule: rule) { [weak self] message in
             guard let self, let signal = ManagerWire.signal(message) else { return }
             handle(signal)
-        })
+        }
+        slots.append(slot)
+        return slot
     }
 
     // MARK: signals

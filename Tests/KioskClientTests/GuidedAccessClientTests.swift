@@ -113,6 +113,26 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         await f.stop()
     }
 
+    /// kioskd refuses a first registration (a restriction id twice): the client is left with no
+    /// app, so it may register another id, and nothing of the refused one is reported.
+    @Test func aRefusedFirstRegistrationLeavesTheClientFree() async throws {
+        let f = try await Fixture()
+        let twice = try RestrictionDeclaration(id: "org.example.Refused.x", title: "X", detail: "")
+        await #expect {
+            try await f.client.register(appID: "org.example.Refused", restrictions: [twice, twice])
+        } throws: { ($0 as? KioskError)?.code == .invalidArgument }
+        #expect(try await f.admin.listApplications() == [])
+        #expect(f.client.state(for: "org.example.Refused.x") == nil)
+        try await f.client.register(appID: Self.app, restrictions: [
+            RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: ""),
+        ])
+        #expect(f.client.state(for: Self.controls) == .allow)
+        try await f.admin.setRestrictionState(.deny, of: Self.controls, in: Self.app)
+        for _ in 0..<200 where f.client.state(for: Self.controls) != .deny { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(f.client.state(for: Self.controls) == .deny)
+        await f.stop()
+    }
+
     @Test func reRegisteringAddsRestrictionsAndRefusalsThrow() async throws {
         let f = try await Fixture()
         try await f.client.register(appID: Self.app, restrictions: [
