@@ -63,12 +63,16 @@ public struct DeviceDescription: Sendable, Equatable {
         codes[type]?.contains(code) ?? false
     }
 
+    /// The most slots tracked, as libevdev's `MAX_SLOTS`: a description claiming more (a broken
+    /// device or a hand-made trace) must not size the filter's tables by it.
+    public static let maximumSlots = 256
+
     public var touchProtocol: TouchProtocol {
         // HID consumer-control nodes advertise every axis up to ABS_MISC + n; with
         // ABS_MT_SLOT − 1 set, libevdev and libinput call the device "fake MT": not touch.
         if hasAxis(ABS.mtSlot - 1) { return .none }
         if hasAxis(ABS.mtSlot), let slot = absInfo[ABS.mtSlot] {
-            return .multitouchB(slots: max(1, Int(slot.maximum) + 1))
+            return .multitouchB(slots: min(max(1, Int(slot.maximum) + 1), Self.maximumSlots))
         }
         if hasAxis(ABS.mtPositionX) && hasAxis(ABS.mtPositionY) { return .multitouchA }
         if supports(type: EV.key, code: BTN.touch) && hasAxis(ABS.x) && hasAxis(ABS.y) { return .singleTouch }

@@ -41,6 +41,7 @@ public enum EvemuParser {
                 sawDescription = true
             case "P":
                 for field in fields {
+                    try checkCodeRange(byteOffset: propertyByte, lineNumber)
                     let byte = try hex8(field, lineNumber, "property byte")
                     for bit in 0..<8 where byte & (1 << bit) != 0 { properties.insert(UInt16(propertyByte * 8 + bit)) }
                     propertyByte += 1
@@ -53,6 +54,7 @@ public enum EvemuParser {
                 let type = UInt16(try hex8(fields[0], lineNumber, "event type"))
                 var offset = byteOffsets[type, default: 0]
                 for field in fields.dropFirst() {
+                    try checkCodeRange(byteOffset: offset, lineNumber)
                     let byte = try hex8(field, lineNumber, "capability byte")
                     for bit in 0..<8 where byte & (1 << bit) != 0 {
                         codes[type, default: []].insert(UInt16(offset * 8 + bit))
@@ -97,12 +99,20 @@ public enum EvemuParser {
         return Trace(devices: [Trace.Device(description: description, events: events)])
     }
 
+    /// A `B:`/`P:` byte at `byteOffset` holds codes `8 × byteOffset …`: past 0xffff there are none.
+    private static func checkCodeRange(byteOffset: Int, _ line: Int) throws(TraceParseError) {
+        guard byteOffset < 8192 else {
+            throw TraceParseError(.badValue, line: line, "more bitmask bytes than there are event codes (0 to 0xffff)")
+        }
+    }
+
     /// One `E: sec.usec type code value` line's fields (type and code hex, value decimal).
     static func event(_ fields: [Substring], line: Int) throws(TraceParseError) -> InputEvent {
         try expect(fields, count: 4, line: line, what: "an E: line (sec.usec type code value)")
         let time = fields[0].split(separator: ".", omittingEmptySubsequences: false)
-        guard time.count == 2, let seconds = Int(time[0]), seconds >= 0, time[1].count <= 6,
-              let microseconds = Int(time[1]), microseconds >= 0, time[1].allSatisfy(\.isASCII)
+        guard time.count == 2, let seconds = Int(time[0]), time[1].count <= 6,
+              let microseconds = Int(time[1]), time[1].allSatisfy(\.isASCII),
+              InputEvent.isValidTimestamp(seconds: seconds, microseconds: microseconds)
         else {
             throw TraceParseError(.badNumber, line: line, "bad timestamp `\(fields[0])`, expected sec.usec")
         }

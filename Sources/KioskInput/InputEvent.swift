@@ -17,6 +17,12 @@ public struct InputEvent: Sendable, Hashable {
         self.value = value
     }
 
+    /// Whether `seconds.microseconds` is a timestamp a trace may hold: not negative, and small
+    /// enough that ``time`` (in microseconds) cannot overflow.
+    public static func isValidTimestamp(seconds: Int, microseconds: Int) -> Bool {
+        (0...Int(Int64.max / 1_000_000 - 1)).contains(seconds) && (0..<1_000_000).contains(microseconds)
+    }
+
     /// The timestamp in microseconds.
     public var time: Int64 { Int64(seconds) * 1_000_000 + Int64(microseconds) }
 

@@ -82,7 +82,7 @@ public enum LibinputRecordParser {
                 guard numbers.count == 5 else {
                     throw TraceParseError(.badValue, line: line(of: item), "an evdev event needs [sec, usec, type, code, value], found \(numbers.count) numbers")
                 }
-                guard numbers[0] >= 0, numbers[1] >= 0, numbers[1] < 1_000_000 else {
+                guard InputEvent.isValidTimestamp(seconds: numbers[0], microseconds: numbers[1]) else {
                     throw TraceParseError(.badValue, line: line(of: item), "bad timestamp \(numbers[0]).\(numbers[1])")
                 }
                 events.append(InputEvent(

@@ -43,6 +43,11 @@ import Testing
         ("N: x\n\nB: 01 0g\n", 3, .badNumber),
         ("N: x\nA: 35 0 799\n", 2, .missingField),
         ("N: x\nQ: what\n", 2, .unknownLine),
+        // Numbers the replay's arithmetic could not take: refused, not a trap later.
+        ("N: x\nE: 9223372036854.775807 0000 0000 0\n", 2, .badNumber),
+        ("N: x\nE: -1.000000 0000 0000 0\n", 2, .badNumber),
+        ("N: x\nB: 01 " + String(repeating: "00 ", count: 8192) + "ff\n", 2, .badValue),
+        ("N: x\nP: " + String(repeating: "00 ", count: 8192) + "01\n", 2, .badValue),
         ("garbage\n", 1, .unknownLine),
         ("", 1, .noDevice),
     ])
@@ -135,6 +140,7 @@ import Testing
         ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3]\n", .badValue),
         ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3, x, 1]\n", .badNumber),
         ("version: 1\ndevices:\n- evdev:\n    id: [1, 2]\n", .badValue),
+        ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [9223372036854775807, 0, 0, 0, 0]\n", .badValue),
         ("version: 1\ndevices:\n- evdev:\n    name: a\n  udev:\n    properties:\n    - LIBINPUT_CALIBRATION_MATRIX=1 0\n", .badValue),
     ])
     func malformedLibinputRecordIsATypedError(text: String, code: TraceParseError.Code) {
@@ -144,6 +150,12 @@ import Testing
             guard let error = error as? TraceParseError else { return false }
             return error.code == code && error.line >= 1
         }
+    }
+
+    /// A description claiming 2^31 slots (a hand-made trace) sizes nothing by it: libevdev's 256.
+    @Test func slotCountsAreCappedAtLibevdevs() throws {
+        let trace = try EvemuParser.parse("N: x\nB: 03 00 00 00 00 00 80 00 00\nA: 2f 0 2147483647 0 0\n")
+        #expect(trace.devices[0].description.touchProtocol == .multitouchB(slots: DeviceDescription.maximumSlots))
     }
 
     @Test func malformedLibinputRecordNamesTheLine() {
