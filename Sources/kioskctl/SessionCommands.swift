@@ -29,10 +29,8 @@ struct StartCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let summary = try await options.run("start the session") { manager in
-            try await manager.startSession(profile: profile)
-            return options.json ? try await StatusSummary.read(manager) : nil
-        }
+        try await options.run("start the session") { try await $0.startSession(profile: profile) }
+        let summary = try await StatusSummary.readForJSON(options, after: "the session was started")
         // Another host's escape paths cannot be read from here; its admin runs start there.
         let escapePaths = options.host == nil ? EscapePaths.audit(root: escapePathsRoot) : nil
         if var json = summary?.json {
@@ -68,12 +66,12 @@ struct EndCommand: AsyncParsableCommand {
     var passcodeStdin = false
 
     func run() async throws {
-        let summary = try await options.run("end the session") { manager in
+        try await options.run("end the session") { manager in
             let passcode = passcodeStdin ? try PasscodeReader.stdinLines(1, naming: ["the passcode"])[0]
                                          : try PasscodeReader.prompt("Passcode: ")
             try await manager.endSession(passcode: passcode)
-            return options.json ? try await StatusSummary.read(manager) : nil
         }
+        let summary = try await StatusSummary.readForJSON(options, after: "the session was ended")
         if let summary { return Output.json(summary.json) }
         Output.write("Ended the guided-access session.\n")
     }
@@ -93,10 +91,8 @@ struct ForceEndCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let summary = try await options.run("force-end the session") { manager in
-            try await manager.forceEndSession()
-            return options.json ? try await StatusSummary.read(manager) : nil
-        }
+        try await options.run("force-end the session") { try await $0.forceEndSession() }
+        let summary = try await StatusSummary.readForJSON(options, after: "the session was ended")
         if let summary { return Output.json(summary.json) }
         Output.write("Ended the guided-access session without the passcode.\n")
     }

@@ -29,6 +29,14 @@ struct StatusSummary {
     var restrictions: Int
     var denied: Int
 
+    /// With `--json`, the status a verb prints once its change is made; nil otherwise. Read on
+    /// its own, after the change's call returned, so that a failure to read it says the change
+    /// was made (`done`) instead of reporting the change as failed.
+    static func readForJSON(_ options: GlobalOptions, after done: String) async throws -> StatusSummary? {
+        guard options.json else { return nil }
+        return try await options.run("read the status (\(done))") { try await read($0) }
+    }
+
     static func read(_ manager: KioskManager) async throws -> StatusSummary {
         let status = try await manager.status()
         let apps = try await AppCount.read(manager)
