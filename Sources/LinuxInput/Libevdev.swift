@@ -7,13 +7,6 @@ import Glibc
 import SystemdKit
 
 enum Libevdev {
-    /// A libevdev-style return code: negative values are `-errno`.
-    @discardableResult
-    static func check(_ rc: Int32) throws(Errno) -> Int32 {
-        if rc < 0 { throw Errno(rawValue: -rc) }
-        return rc
-    }
-
     // MARK: File descriptors
 
     static func open(_ path: String, flags: Int32) throws(Errno) -> Int32 {
@@ -59,17 +52,17 @@ enum Libevdev {
 
     static func newDevice(fd: Int32) throws(Errno) -> OpaquePointer {
         var dev: OpaquePointer?
-        try check(libevdev_new_from_fd(fd, &dev))
+        try Errno.check(libevdev_new_from_fd(fd, &dev))
         guard let dev else { throw Errno(rawValue: ENOMEM) }
         return dev
     }
 
     static func grab(fd: Int32, _ on: Bool) throws(Errno) {
-        try check(cevdev_grab(fd, on ? 1 : 0))
+        try Errno.check(cevdev_grab(fd, on ? 1 : 0))
     }
 
     static func setClockID(_ dev: OpaquePointer, _ clock: clockid_t) throws(Errno) {
-        try check(libevdev_set_clock_id(dev, clock))
+        try Errno.check(libevdev_set_clock_id(dev, clock))
     }
 
     /// What `libevdev_next_event` returned.
@@ -89,13 +82,13 @@ enum Libevdev {
         case Int32(LIBEVDEV_READ_STATUS_SYNC.rawValue): return sync ? .event(event) : .dropped(event)
         case -EAGAIN: return .empty
         default:
-            try check(rc)
+            try Errno.check(rc)
             return .empty
         }
     }
 
     static func setLED(_ dev: OpaquePointer, code: UInt32, on: Bool) throws(Errno) {
-        try check(libevdev_kernel_set_led_value(dev, code, on ? LIBEVDEV_LED_ON : LIBEVDEV_LED_OFF))
+        try Errno.check(libevdev_kernel_set_led_value(dev, code, on ? LIBEVDEV_LED_ON : LIBEVDEV_LED_OFF))
     }
 
     static func string(_ cString: UnsafePointer<CChar>?) -> String? {
@@ -111,22 +104,22 @@ enum Libevdev {
     }
 
     static func enable(_ dev: OpaquePointer, type: UInt32, code: UInt32, data: UnsafeRawPointer?) throws(Errno) {
-        try check(libevdev_enable_event_code(dev, type, code, data))
+        try Errno.check(libevdev_enable_event_code(dev, type, code, data))
     }
 
     static func enable(_ dev: OpaquePointer, property: UInt32) throws(Errno) {
-        try check(libevdev_enable_property(dev, property))
+        try Errno.check(libevdev_enable_property(dev, property))
     }
 
     /// `libevdev_uinput_create_from_device` does not pass on the phys, but keeps
     /// what was set on the fd before it creates the device.
     static func setUInputPhys(_ uinputFD: Int32, _ phys: String) throws(Errno) {
-        try check(cevdev_uinput_set_phys(uinputFD, phys))
+        try Errno.check(cevdev_uinput_set_phys(uinputFD, phys))
     }
 
     static func createUInput(from dev: OpaquePointer, uinputFD: Int32) throws(Errno) -> OpaquePointer {
         var uidev: OpaquePointer?
-        try check(libevdev_uinput_create_from_device(dev, uinputFD, &uidev))
+        try Errno.check(libevdev_uinput_create_from_device(dev, uinputFD, &uidev))
         guard let uidev else { throw Errno(rawValue: ENOMEM) }
         return uidev
     }

@@ -23,10 +23,10 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Errno {
-    /// Turns a libsystemd return value (`-errno` on failure) into a thrown `Errno`;
-    /// passes the non-negative value through.
+    /// Turns a `-errno`-on-failure return value (libsystemd's, libevdev's) into a thrown
+    /// `Errno`; passes the non-negative value through.
     @inline(__always) @discardableResult
-    static func check(_ result: Int32) throws(Errno) -> Int32 {
+    public static func check(_ result: Int32) throws(Errno) -> Int32 {
         if result < 0 { throw Errno(rawValue: -result) }
         return result
     }
