@@ -527,8 +527,7 @@ public final class ManagerObject {
             }
             let delay = max(.zero, wake - clock.now())
             if let sessionTimer {
-                try sessionTimer.setTime(after: delay)
-                try sessionTimer.setEnabled(.oneshot)
+                try sessionTimer.rearm(after: delay)
             } else {
                 sessionTimer = try loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) { [unowned self] in
                     sessionTick()

@@ -253,8 +253,7 @@ public final class InputBroker {
         }
         do {
             if let retryTimer {
-                try retryTimer.setTime(after: retryDelay)
-                try retryTimer.setEnabled(.oneshot)
+                try retryTimer.rearm(after: retryDelay)
             } else {
                 retryTimer = try loop.addTimer(after: retryDelay, accuracy: .milliseconds(50)) { [unowned self] in
                     retryTimerFired()

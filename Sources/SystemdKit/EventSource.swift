@@ -34,6 +34,12 @@ public final class EventSource {
         try Errno.check(sd_event_source_set_time_relative(h, interval.microseconds))
     }
 
+    /// Fires a timer once more, `interval` from now (after it fired, or to move it).
+    public func rearm(after interval: Duration) throws(Errno) {
+        try setTime(after: interval)
+        try setEnabled(.oneshot)
+    }
+
     public enum Enabled: Int32, Sendable {
         case off = 0  // SD_EVENT_OFF
         case on = 1  // SD_EVENT_ON
