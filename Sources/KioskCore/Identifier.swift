@@ -138,7 +138,7 @@ public enum Text {
     /// Whether `scalar` is a control character: Unicode's general category Cc, which is
     /// U+0000–U+001F and U+007F–U+009F and, by Unicode's stability policy, will stay so.
     /// (Its UTF-8 starts with a byte below 0x20, 0x7F, or 0xC2.)
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
@@ -149,7 +149,7 @@ public enum Text {
         for scalar in string.unicodeScalars {
             if count == limit { out += "…"; break }
             count += 1
-            if scalar.properties.generalCategory == .control || scalar == "\"" || scalar == "\\" {
+            if isControl(scalar) || scalar == "\"" || scalar == "\\" {
                 out += scalar.escaped(asASCII: true)
             } else {
                 out.unicodeScalars.append(scalar)
@@ -159,7 +159,7 @@ public enum Text {
     }
 
     static func describe(scalar: Unicode.Scalar) -> String {
-        if scalar.properties.generalCategory == .control || scalar == " " {
+        if isControl(scalar) || scalar == " " {
             return scalar == " " ? "' ' (a space)" : "the control character U+\(hex(scalar.value))"
         }
         return "'\(scalar)' (U+\(hex(scalar.value)))"

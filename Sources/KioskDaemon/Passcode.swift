@@ -15,7 +15,7 @@ enum Passcode {
         guard bytes <= maxBytes else {
             throw KioskError(.invalidArgument, "The new passcode is \(bytes) bytes long; at most \(maxBytes) are allowed.")
         }
-        guard !passcode.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !passcode.unicodeScalars.contains(where: Text.isControl) else {
             throw KioskError(.invalidArgument, "The new passcode contains a control character, which is not allowed.")
         }
     }
