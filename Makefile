@@ -27,7 +27,13 @@ APT_PACKAGES += dmsetup e2fsprogs
 
 all: build
 
-# Install what is missing; `apt-get update` runs first whenever anything is.
+# Install what is missing, by name: apt picks the archive's candidate, so nothing here depends on
+# a version that was current the day it was written. `apt-get update` runs first whenever anything
+# is missing; an install that fails (a download the archive no longer serves, an interrupted
+# unpack) runs `apt-get update` and `apt-get -f install` once and tries again. Installed packages
+# are left as they are (no upgrade), except what apt must upgrade so that a new package's
+# dependencies hold (a -dev package needs its library's exact version).
+APT := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -q
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -35,8 +41,10 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root to install:$$missing" >&2; exit 1; fi; \
-	  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -q && \
-	  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $$missing; \
+	  $(APT) update && $(APT) install -y --no-install-recommends $$missing || { \
+	    echo "deps: apt-get install failed; apt-get update, apt-get -f install, and one more try" >&2; \
+	    $(APT) update && $(APT) -f install -y --no-install-recommends && \
+	    $(APT) install -y --no-install-recommends $$missing; }; \
 	fi
 
 build: deps
