@@ -4,10 +4,17 @@
 Run: python3 scripts/gen-event-codes.py > Sources/KioskInput/EventCode+Names.swift
 The kernel header is the source of truth for evdev names; the generated table is
 committed so KioskInput stays pure (no C import) and builds anywhere.
-"""
-import re, sys
 
-HEADER = sys.argv[1] if len(sys.argv) > 1 else "/usr/include/linux/input-event-codes.h"
+The header read is the committed copy next to this script (scripts/linux/, from
+Debian 12's linux-libc-dev 6.1), never the machine's: a Debian update of
+linux-libc-dev must not change the table or break the test that regenerates it
+(EventCodesTests). To take a newer kernel's codes, copy its header over the
+committed one and regenerate, in one change. A path argument reads another header.
+"""
+import os, re, sys
+
+HEADER = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "linux", "input-event-codes.h")
 PREFIXES = ["EV", "SYN", "KEY", "BTN", "REL", "ABS", "MSC", "SW", "LED", "SND", "REP", "INPUT_PROP"]
 SKIP = re.compile(r"_(MAX|CNT)$")
 
