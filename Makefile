@@ -100,7 +100,7 @@ bench-bus: deps
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (README § Packaging).
-.PHONY: release-build install install-files deb test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build install install-files deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -190,6 +190,12 @@ deb: deps-packaging
 	  --changes-file=$(DEB_DIR)/kioskd.changes --changes-option=-u$(DEB_DIR)
 	lintian --fail-on error $(DEB_DIR)/*.deb
 	@ls -l $(DEB_DIR)/*.deb
+
+# What a brand-new machine sees (Tests/Fresh/run): every step that fetches from Debian's archive
+# (the test sshd, the VM's kernel, the boot test's root) with empty caches, missing or stale apt
+# lists, and an installed openssh-client older than the archive's. The first step of .ci/run.
+test-fresh: deps-boot
+	Tests/Fresh/run
 
 # systemd-analyze verify + security, the D-Bus policy on a private system bus, make install
 # into a DESTDIR and ldd on what it installed (Tests/Packaging/run).
