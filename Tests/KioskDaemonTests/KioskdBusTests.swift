@@ -128,8 +128,8 @@ import Testing
         #expect(kioskd.process?.isRunning == true)
     }
 
-    @Test func nobodyGetsAccessDeniedAndNothingChanges_needsRoot() throws {
-        try #require(getuid() == 0, "needs root to call as nobody through setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to call as nobody through setpriv"))))
+    func nobodyGetsAccessDeniedAndNothingChanges_needsRoot() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)

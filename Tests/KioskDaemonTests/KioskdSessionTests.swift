@@ -141,8 +141,8 @@ import Testing
         #expect(kioskd.log.contains("Could not save the state"), "\(kioskd.log)")
     }
 
-    @Test func forceEndSessionWorksForRootAndIsDeniedToNobody_needsRoot() throws {
-        try #require(getuid() == 0, "needs root to call as nobody through setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to call as nobody through setpriv"))))
+    func forceEndSessionWorksForRootAndIsDeniedToNobody_needsRoot() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let (kioskd, client) = try start(bus)

@@ -58,8 +58,8 @@ import Testing
         return (kioskd, agent)
     }
 
-    @Test func aRuleAllowedUIDDoesEveryAdminMethodAndNobodyChangesNothing_needsRoot() throws {
-        try #require(getuid() == 0, "needs root: polkitd in a mount namespace, and setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("polkitd in a mount namespace, and setpriv"))))
+    func aRuleAllowedUIDDoesEveryAdminMethodAndNobodyChangesNothing_needsRoot() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let (kioskd, polkit) = try start(bus, polkit: true)
@@ -97,8 +97,8 @@ import Testing
         #expect(try client.property("SessionState") == .string("active"))
     }
 
-    @Test func anAppIDStaysWithItsOwnerUnderPolkit_needsRoot() throws {
-        try #require(getuid() == 0, "needs root: polkitd in a mount namespace, and setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("polkitd in a mount namespace, and setpriv"))))
+    func anAppIDStaysWithItsOwnerUnderPolkit_needsRoot() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let (kioskd, polkit) = try start(bus, polkit: true)
@@ -126,8 +126,8 @@ import Testing
         ])])
     }
 
-    @Test func withoutPolkitOnlyRootIsAllowed_needsRoot() throws {
-        try #require(getuid() == 0, "needs root: setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("setpriv"))))
+    func withoutPolkitOnlyRootIsAllowed_needsRoot() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let (kioskd, _) = try start(bus, polkit: false)

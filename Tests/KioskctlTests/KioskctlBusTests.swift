@@ -347,8 +347,8 @@ import Testing
                 "\(result)")
     }
 
-    @Test func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
-        try #require(getuid() == 0, "needs root to run kioskctl as nobody through setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to run kioskctl as nobody through setpriv"))))
+    func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
         let f = try await Fixture()
         defer { f.stop() }
         let before = f.kioskd.stateBytes

@@ -16,7 +16,8 @@ import Testing
 /// `DBUS_SYSTEM_BUS_ADDRESS`; and ssh reads `~/.ssh/config` from the passwd entry's home, not
 /// `$HOME`. So environment variables cannot point either end anywhere: `RemoteHost` gives
 /// each its own mount namespace instead (see there).
-@Suite(.serialized) struct KioskctlRemoteTests {
+@Suite(.serialized, .enabled(if: Root.isRoot, Comment(rawValue: Root.needs("sshd and kioskctl in network and mount namespaces of their own"))))
+struct KioskctlRemoteTests {
     typealias Fixture = KioskctlBusTests.Fixture
 
     /// `status`, `apps` and `--json status` print over `-H` exactly what they print locally

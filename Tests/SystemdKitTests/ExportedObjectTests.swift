@@ -218,8 +218,8 @@ import Testing
         try await service.stop()
     }
 
-    @Test func senderUIDIsTheCallersSyncAndAsync_needsRoot() async throws {
-        try #require(getuid() == 0, "needs root to call as nobody through setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to call as nobody through setpriv"))))
+    func senderUIDIsTheCallersSyncAndAsync_needsRoot() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let service = try await TestService.start(address: bus.address)

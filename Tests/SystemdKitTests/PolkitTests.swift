@@ -37,8 +37,8 @@ import Testing
         return try runTool(uid == 0 ? args.removeFirst() : Tools.setpriv, args)
     }
 
-    @Test func polkitOnThePrivateBusAllowsRootAndRuledUIDsAndDeniesNobody_needsRoot() async throws {
-        try #require(getuid() == 0, "needs root: polkitd in a mount namespace, and setpriv")
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("polkitd in a mount namespace, and setpriv"))))
+    func polkitOnThePrivateBusAllowsRootAndRuledUIDsAndDeniesNobody_needsRoot() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let polkit = try PrivatePolkit(bus: bus, actions: ["org.kioskd.Test1.policy": Self.policy],
