@@ -23,7 +23,7 @@ APT_PACKAGES += udev
 # The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
 APT_PACKAGES += dmsetup e2fsprogs
 
-.PHONY: all deps build test test-vm demo bench bench-store bench-input bench-bus clean
+.PHONY: all deps build test test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
 
 all: build
 
@@ -76,7 +76,12 @@ demo: deps
 BENCH_FLAGS := -c release --static-swift-stdlib
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
-bench: bench-store bench-input bench-bus
+bench: bench-store bench-input bench-bus bench-footprint
+
+# What a small kiosk board pays: each package's Installed-Size and executables (make deb), and
+# kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).
+bench-footprint: deps-packaging
+	scripts/bench-footprint
 
 bench-store: deps
 	$(SWIFT) build $(BENCH_FLAGS) --product StoreBench $(SWIFTFLAGS)
