@@ -153,10 +153,12 @@ install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
-	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
 	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
+	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
 	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
