@@ -99,7 +99,7 @@ bench-bus: deps
 	"$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
 # ------------------------------------------------------------------------ packaging ----
-# `make install` (DESTDIR, PREFIX), `make deb`, and their tests (README § Packaging).
+# `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
 .PHONY: release-build install install-files deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
