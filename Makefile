@@ -104,7 +104,7 @@ bench-bus: deps
 	"$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
 # ------------------------------------------------------------------------ packaging ----
-# `make install` (DESTDIR, PREFIX), `make deb`, and their tests (README § Packaging).
+# `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
 .PHONY: release-build install install-files deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
@@ -158,10 +158,12 @@ install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
-	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
 	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
+	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
 	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile

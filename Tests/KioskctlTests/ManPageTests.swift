@@ -1,10 +1,13 @@
 import Foundation
+import KioskCore
 import KioskTestSupport
 import Testing
 
-/// kioskctl(1) and kioskd(8) are written by hand; these tests keep them in step with `--help`:
-/// every verb has its section, every flag is there (a verb's own flags in its section), and the
-/// pages name no flag that does not exist.
+/// kioskctl(1), kioskd(8) and kioskd.profile(5) are written by hand; these tests keep them in
+/// step with the code. kioskctl(1) and kioskd(8) follow `--help`: every verb has its section,
+/// every flag is there (a verb's own flags in its section), and the pages name no flag that does
+/// not exist. kioskd.profile(5) follows ProfileParser: every key it takes is described in the
+/// section of its table, no key it refuses is, and the page's example parses.
 @Suite struct ManPageTests {
     /// A man page's text with roff's escapes undone (`\-` → `-`, font changes dropped), split into
     /// its `.SS` sections; the part before the first one is under the key "".
@@ -54,6 +57,18 @@ import Testing
         /// Every `--long` flag the page mentions.
         var longFlags: Set<String> {
             Set(text.matches(of: /--[a-z][a-z-]*/).map { String($0.output) })
+        }
+
+        /// The tags of the `.TP` entries in `body`: the first word of the line after each `.TP`,
+        /// a font macro (`.B`, `.BR`, …) skipped.
+        static func tags(in body: String) -> [String] {
+            let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
+            return lines.indices.dropLast().compactMap { index in
+                guard lines[index] == ".TP" else { return nil }
+                var words = lines[index + 1].split(separator: " ")
+                if words.first?.hasPrefix(".") == true { words.removeFirst() }
+                return words.first.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            }
         }
     }
 
@@ -138,6 +153,129 @@ import Testing
                     "kioskd(8) SYNOPSIS lacks \(flag)")
         }
         #expect(page.longFlags.subtracting(help.flags).isEmpty, "kioskd(8) names flags kioskd does not have")
+    }
+
+    // MARK: kioskd.profile(5)
+
+    /// Where a table of a profile is, from the top level: keys, and `.element` for an element of
+    /// an array of tables.
+    enum ProfilePath: Hashable {
+        case key(String)
+        case element
+    }
+
+    /// A key no profile table takes, and far from every key it does: the parser refuses it with
+    /// "unknown key …; expected one of: …", the list of the keys that table takes.
+    static let probeKey = "zzzzzzzzzzzzzzzz"
+
+    /// A profile whose only value is a table holding `probeKey`, at `path` (inline tables and
+    /// arrays: `touch = { locked-region = [ { zzz… = 1 } ] }`).
+    static func probeProfile(at path: [ProfilePath]) -> String {
+        var value = "{ \(probeKey) = 1 }"
+        for component in path.reversed() {
+            switch component {
+            case .key(let key): value = "{ \(key) = \(value) }"
+            case .element: value = "[ \(value) ]"
+            }
+        }
+        return String(value.dropFirst(2).dropLast(2))  // the top level is a table already
+    }
+
+    /// The keys ProfileParser takes in the table at `path`, as it lists them when it refuses
+    /// `probeKey` there; `nil` when it reads no table of fixed keys there (a value, or the
+    /// `[restrictions]` tables, whose keys are ids).
+    static func profileKeys(at path: [ProfilePath]) -> [String]? {
+        do throws(ProfileError) {
+            _ = try ProfileParser.parse(source: probeProfile(at: path), file: "probe.toml")
+        } catch {
+            for diagnostic in error.diagnostics where diagnostic.message.hasPrefix("unknown key \"\(probeKey)\"") {
+                if let list = diagnostic.message.components(separatedBy: "; expected one of: ").dropFirst().first {
+                    return list.components(separatedBy: ", ")
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Every table of fixed keys a profile has, with its keys, asked of the parser from the top
+    /// level down: each key is tried as a table, then as an array of tables.
+    static func profileTables() -> [(path: [ProfilePath], keys: [String])] {
+        var tables: [(path: [ProfilePath], keys: [String])] = []
+        var pending: [[ProfilePath]] = [[]]
+        while !pending.isEmpty {
+            let path = pending.removeFirst()
+            guard path.count < 8, let keys = profileKeys(at: path) else { continue }
+            tables.append((path, keys))
+            for key in keys {
+                let keyPath = path + [.key(key)]
+                if profileKeys(at: keyPath) != nil {
+                    pending.append(keyPath)
+                } else if profileKeys(at: keyPath + [.element]) != nil {
+                    pending.append(keyPath + [.element])
+                }
+            }
+        }
+        return tables
+    }
+
+    /// The heading of a table's section in kioskd.profile(5): the table as a TOML header names
+    /// it (`[buttons]`, `[[touch.locked-region]]`, `[touch.locked-region.rect]`).
+    static func profileHeading(of path: [ProfilePath]) -> String {
+        guard !path.isEmpty else { return "Top-level keys" }
+        let name = path.compactMap { component -> String? in
+            if case .key(let key) = component { return key }
+            return nil
+        }.joined(separator: ".")
+        return path.last == .element ? "[[\(name)]]" : "[\(name)]"
+    }
+
+    @Test func profilePageHasEveryProfileKey() throws {
+        let page = try ManPage("kioskd.profile.5")
+        let tables = Self.profileTables()
+        let headings = tables.map { Self.profileHeading(of: $0.path) }
+        // The parser was asked: the tables every example in policies/ uses were found.
+        for heading in ["Top-level keys", "[buttons]", "[[touch.locked-region]]", "[session.exit-gesture]"] {
+            #expect(headings.contains(heading), "the parser's tables: \(headings)")
+        }
+        for (path, keys) in tables {
+            let heading = Self.profileHeading(of: path)
+            guard let section = page.sections.first(where: { $0.heading == heading }) else {
+                Issue.record("kioskd.profile(5) has no section \(heading) for the keys \(keys)")
+                continue
+            }
+            let tags = ManPage.tags(in: section.body)
+            for key in keys where !tags.contains(key) {
+                Issue.record("kioskd.profile(5) does not describe \(key) under \(heading)")
+            }
+            for tag in tags where !keys.contains(tag) {
+                Issue.record("kioskd.profile(5) describes \(tag) under \(heading), which the parser does not take there")
+            }
+        }
+    }
+
+    @Test func profilePageExampleParses() throws {
+        let page = try ManPage("kioskd.profile.5")
+        let example = try #require(page.text.components(separatedBy: ".SH EXAMPLE").dropFirst().first?
+            .components(separatedBy: ".nf\n").dropFirst().first?.components(separatedBy: "\n.fi").first)
+        #expect(example.contains("[buttons]"))
+        do throws(ProfileError) {
+            _ = try ProfileParser.parse(source: example, file: "kioskd.profile.5 EXAMPLE")
+        } catch {
+            Issue.record("kioskd.profile(5)'s example does not parse:\n\(error)")
+        }
+    }
+
+    /// The profile checks can fail: a key the parser takes is found, and so is a page without it.
+    @Test func aMissingProfileKeyIsFound() {
+        #expect(Self.probeProfile(at: []) == "\(Self.probeKey) = 1")
+        #expect(Self.probeProfile(at: [.key("touch"), .key("locked-region"), .element])
+                == "touch = { locked-region = [ { \(Self.probeKey) = 1 } ] }")
+        #expect(Self.profileKeys(at: [.key("passcode")]) == ["hash"])
+        #expect(Self.profileKeys(at: [.key("app")]) == nil)
+        #expect(Self.profileKeys(at: [.key("restrictions")]) == nil)
+        #expect(Self.profileHeading(of: [.key("touch"), .key("locked-region"), .element]) == "[[touch.locked-region]]")
+        let tags = ManPage.tags(in: ".TP\n.B power\nLocks it.\n.TP\n.BR escape-chords \" = x\"\nText.\n.TP\nhash\n")
+        #expect(tags == ["power", "escape-chords", "hash"])
     }
 
     /// The checks above can fail: a page without a flag or a verb is caught.
