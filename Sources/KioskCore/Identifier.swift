@@ -68,8 +68,8 @@ enum ReverseDNS {
             labelStart = false
         }
         if count == 0 { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
-        if count > KioskAPI.Limits.idBytes {
-            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskAPI.Limits.idBytes) are allowed.")
+        if count > KioskWire.Limits.idBytes {
+            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskWire.Limits.idBytes) are allowed.")
         }
         if labelStart { throw emptyLabel(string, what: what, label: labels) }
         if labels < 2 {

@@ -35,13 +35,13 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
             switch storage {
             case .invalidArgument: "org.freedesktop.DBus.Error.InvalidArgs"
             case .accessDenied: "org.freedesktop.DBus.Error.AccessDenied"
-            case .unknownApplication: "\(KioskAPI.errorPrefix).UnknownApplication"
-            case .unknownRestriction: "\(KioskAPI.errorPrefix).UnknownRestriction"
-            case .unknownProfile: "\(KioskAPI.errorPrefix).UnknownProfile"
-            case .wrongPasscode: "\(KioskAPI.errorPrefix).WrongPasscode"
-            case .throttled: "\(KioskAPI.errorPrefix).Throttled"
-            case .sessionActive: "\(KioskAPI.errorPrefix).SessionActive"
-            case .noSession: "\(KioskAPI.errorPrefix).NoSession"
+            case .unknownApplication: "\(KioskWire.errorPrefix).UnknownApplication"
+            case .unknownRestriction: "\(KioskWire.errorPrefix).UnknownRestriction"
+            case .unknownProfile: "\(KioskWire.errorPrefix).UnknownProfile"
+            case .wrongPasscode: "\(KioskWire.errorPrefix).WrongPasscode"
+            case .throttled: "\(KioskWire.errorPrefix).Throttled"
+            case .sessionActive: "\(KioskWire.errorPrefix).SessionActive"
+            case .noSession: "\(KioskWire.errorPrefix).NoSession"
             }
         }
 

@@ -36,12 +36,12 @@ public struct RestrictionDeclaration: Hashable, Sendable, Codable {
 
     /// The rule for a title, wherever one comes from (a client, a profile, the state file).
     static func validate(title: String, of id: RestrictionID) throws(KioskError) {
-        try Text.validate(title, what: "title of \(id)", maxBytes: KioskAPI.Limits.titleBytes, multiline: false)
+        try Text.validate(title, what: "title of \(id)", maxBytes: KioskWire.Limits.titleBytes, multiline: false)
     }
 
     /// The rule for a detail text, wherever one comes from.
     static func validate(detail: String, of id: RestrictionID) throws(KioskError) {
-        try Text.validate(detail, what: "detail text of \(id)", maxBytes: KioskAPI.Limits.detailBytes, multiline: true)
+        try Text.validate(detail, what: "detail text of \(id)", maxBytes: KioskWire.Limits.detailBytes, multiline: true)
     }
 }
 
