@@ -25,6 +25,17 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.0"),
     ],
     targets: [
+        // MARK: KioskAPI — what apps and the daemon agree on: wire names, ids and their rules, states, errors, limits, time (no dependencies)
+        .target(
+            name: "KioskAPI",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskAPITests",
+            dependencies: ["KioskAPI"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
         .target(
             name: "KioskInput",
@@ -46,10 +57,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: KioskCore — pure model (ids, registry, profiles, session, throttle)
+        // MARK: KioskCore — pure model (registry, profiles, session, throttle) on KioskAPI's types
         .target(
             name: "KioskCore",
-            dependencies: ["KioskInput", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["KioskAPI", "KioskInput", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

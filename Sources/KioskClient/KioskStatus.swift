@@ -1,8 +1,5 @@
 import KioskCore
 
-/// A session's state on the bus: `inactive`, `active` or `expired`.
-public typealias SessionState = GuidedSession.State
-
 /// The manager's properties: the session and the daemon's version.
 public struct KioskStatus: Hashable, Sendable {
     public var sessionState: SessionState

@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// Everything kioskd persists: the registry, the session, the passcode throttle and the
 /// passcode hash. One value, written as a whole, so a reader never sees half an update.
 public struct KioskState: Hashable, Sendable, Codable {

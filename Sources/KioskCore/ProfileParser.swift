@@ -1,3 +1,4 @@
+import KioskAPI
 import KioskInput
 import TOMLKit
 

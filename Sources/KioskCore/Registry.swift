@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// Every app's declared restrictions and their states: the model kioskd persists.
 ///
 /// A pure value: no I/O. Every mutation validates first and changes nothing when it throws.

@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// One app's restrictions, packed so that the registry stays small: kioskd keeps up to 1,024
 /// apps × 512 restrictions in memory for as long as it runs (issue 3: 1,000 × 50 must fit in
 /// 30 MB with everything else). As `Restriction` values each one would cost about 320 bytes
@@ -129,12 +131,5 @@ struct RestrictionTable: Hashable, Sendable {
 
     private func string(_ range: Range<Int>) -> String {
         text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
-    }
-}
-
-extension ReverseDNSIdentifier {
-    /// An identifier read back from text that was validated when it was stored.
-    init(validated rawValue: String) {
-        self.rawValue = rawValue
     }
 }

@@ -29,6 +29,12 @@ public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, 
         try self.init(Text.decode(bytes, what: Kind.what))
     }
 
+    /// An identifier read back from text that was validated when it was stored (the registry's
+    /// packed tables): no second check. Package-only, so an app cannot skip the rule.
+    package init(validated rawValue: String) {
+        self.rawValue = rawValue
+    }
+
     public var description: String { rawValue }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 

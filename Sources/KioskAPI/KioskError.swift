@@ -65,5 +65,5 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    static func invalid(_ message: String) -> KioskError { KioskError(.invalidArgument, message) }
+    package static func invalid(_ message: String) -> KioskError { KioskError(.invalidArgument, message) }
 }
