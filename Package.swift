@@ -219,7 +219,7 @@ let package = Package(
         // MARK: KioskClient — the library apps and kioskctl use: a typed proxy, the app API, reconnects
         .target(
             name: "KioskClient",
-            dependencies: ["KioskCore", "SystemdKit"],
+            dependencies: ["KioskAPI", "SystemdKit"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

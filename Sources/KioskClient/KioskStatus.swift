@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 
 /// The manager's properties: the session and the daemon's version.
 public struct KioskStatus: Hashable, Sendable {

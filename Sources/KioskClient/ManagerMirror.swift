@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import SystemdKit
 
 /// kioskd's state as seen over one bus connection: the status, and the restriction states of

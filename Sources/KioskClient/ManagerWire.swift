@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import SystemdKit
 
 /// How the manager's replies, properties and signals look on the wire, decoded into the
