@@ -39,20 +39,32 @@ let package = Package(
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
         .target(
             name: "KioskInput",
-            dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskInputTests",
             dependencies: ["KioskInput"],
-            resources: [.copy("Fixtures"), .copy("Scenarios")],
+            resources: [.copy("Scenarios")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskTraces — recordings: evemu and `libinput record` parsers, the offline Replay (the only module with Yams; never in kioskd)
+        .target(
+            name: "KioskTraces",
+            dependencies: ["KioskInput", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskTracesTests",
+            dependencies: ["KioskTraces", "KioskInput"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
 
         // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
         .executableTarget(
             name: "InputFilterBench",
-            dependencies: ["KioskInput", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            dependencies: ["KioskInput", "KioskTraces", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
             path: "Benchmarks/InputFilterBench",
             swiftSettings: swiftSettings
         ),
@@ -134,7 +146,8 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", "KioskTraces", "KioskClient", "CTerminal",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
