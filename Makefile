@@ -23,7 +23,7 @@ APT_PACKAGES += udev
 # The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
 APT_PACKAGES += dmsetup e2fsprogs
 
-.PHONY: all deps build test test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
+.PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
 
 all: build
 
@@ -51,10 +51,17 @@ build: deps
 	$(SWIFT) build -c $(CONFIG) $(SWIFTFLAGS)
 
 test: deps
+	$(MAKE) --no-print-directory check-module-graph
 	Tests/Support/fetch-sshd >/dev/null
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFTFLAGS)
 	$(MAKE) --no-print-directory test-vm
+
+# The module graph of README § Architecture, checked against Package.swift: pure modules reach
+# only what they may, an app linking KioskClient gets no TOML, YAML, filter or daemon model, and
+# kioskd never links Yams. Seconds, no build.
+check-module-graph:
+	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).

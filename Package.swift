@@ -20,36 +20,59 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-log.git", "1.16.0"..<"1.17.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.11.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.0"),
     ],
     targets: [
+        // MARK: KioskAPI — what apps and the daemon agree on: wire names, ids and their rules, states, errors, limits, time (no dependencies)
+        .target(
+            name: "KioskAPI",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskAPITests",
+            dependencies: ["KioskAPI"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
         .target(
             name: "KioskInput",
-            dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskInputTests",
             dependencies: ["KioskInput"],
-            resources: [.copy("Fixtures"), .copy("Scenarios")],
+            resources: [.copy("Scenarios")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskTraces — recordings: evemu and `libinput record` parsers, the offline Replay (the only module with Yams; never in kioskd)
+        .target(
+            name: "KioskTraces",
+            dependencies: ["KioskInput", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskTracesTests",
+            dependencies: ["KioskTraces", "KioskInput"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
 
         // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
         .executableTarget(
             name: "InputFilterBench",
-            dependencies: ["KioskInput", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            dependencies: ["KioskInput", "KioskTraces", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
             path: "Benchmarks/InputFilterBench",
             swiftSettings: swiftSettings
         ),
 
-        // MARK: KioskCore — pure model (ids, registry, profiles, session, throttle)
+        // MARK: KioskCore — pure model (registry, profiles, session, throttle) on KioskAPI's types
         .target(
             name: "KioskCore",
-            dependencies: ["KioskInput", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["KioskAPI", "KioskInput", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -123,7 +146,8 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskCore", "KioskInput", "KioskTraces", "KioskClient", "CTerminal",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -208,7 +232,7 @@ let package = Package(
         // MARK: KioskClient — the library apps and kioskctl use: a typed proxy, the app API, reconnects
         .target(
             name: "KioskClient",
-            dependencies: ["KioskCore", "SystemdKit"],
+            dependencies: ["KioskAPI", "SystemdKit"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

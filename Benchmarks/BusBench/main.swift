@@ -63,7 +63,7 @@ func startKioskd(bus: PrivateBus, name: String, stateRoot: URL? = nil, state: Ki
     defer { close(log) }
     let process = try ChildProcess.spawn(kioskdPath, ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--no-input"],
                                          environment: env, stdout: log, stderr: log)
-    if notify == nil { try bus.waitForOwner(KioskAPI.busName) }
+    if notify == nil { try bus.waitForOwner(KioskWire.busName) }
     return process
 }
 
@@ -75,7 +75,7 @@ func call(_ bus: Bus, _ destination: String, _ path: String, _ interface: String
 }
 
 func manager(_ bus: Bus, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-    try call(bus, KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface, member, arguments)
+    try call(bus, KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface, member, arguments)
 }
 
 /// Connections that subscribe to RestrictionStateChanged on one loop thread and record when
@@ -93,8 +93,8 @@ final class Subscribers: @unchecked Sendable {
             let bus = try Bus.open(address: address)
             try bus.attach(to: loop)
             buses.append(bus)
-            slots.append(try bus.matchSignal(sender: KioskAPI.busName, path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
-                                             member: KioskAPI.Member.restrictionStateChanged,
+            slots.append(try bus.matchSignal(sender: KioskWire.busName, path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                                             member: KioskWire.Member.restrictionStateChanged,
                                              installed: { [unowned self] _ in installed.add(1, ordering: .sequentiallyConsistent) }) { [unowned self] _ in
                 let t = now()
                 arrivals.withLock { $0.append(t) }
@@ -207,7 +207,7 @@ let batches = 60, perBatch = 250
 var samples: [String: [UInt64]] = ["get": [], "id": [], "ping": []]
 let getState = { _ = try manager(client, "GetRestrictionState", [.string(app), .string(restriction)]) }
 let getID = { _ = try call(client, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId") }
-let ping = { _ = try call(client, KioskAPI.busName, KioskAPI.objectPath, "org.freedesktop.DBus.Peer", "Ping") }
+let ping = { _ = try call(client, KioskWire.busName, KioskWire.objectPath, "org.freedesktop.DBus.Peer", "Ping") }
 for _ in 0..<200 { try getState(); try getID(); try ping() }  // warm-up
 for batch in 0..<batches {
     let (key, body) = [("get", getState), ("id", getID), ("ping", ping)][batch % 3]

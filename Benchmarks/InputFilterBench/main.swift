@@ -1,6 +1,6 @@
 // InputFilterBench: filter throughput and allocations per event, in release mode.
 // `make bench-input` builds and runs it from the package root; it reads the real traces from
-// Tests/KioskInputTests/Fixtures (or the directory given as the first argument).
+// Tests/KioskTracesTests/Fixtures (or the directory given as the first argument).
 //
 // Throughput: events per second through `InputFilter.process` (output cleared after every
 // frame, as the broker does after its write), next to a plain copy loop over the same events
@@ -10,6 +10,7 @@
 
 import Glibc
 import KioskInput
+import KioskTraces
 import MallocInterposerSwift
 
 // MARK: - Allocation counting (ordo-one/malloc-interposer, preloaded by `make bench-input`)
@@ -144,7 +145,7 @@ func pad(_ text: String, _ width: Int) -> String {
 
 // MARK: - Main
 
-let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskInputTests/Fixtures"
+let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskTracesTests/Fixtures"
 let traceNames = [
     "atmel-maxtouch-ts.2-fingers-touch-release.evemu",
     "atmel-maxtouch-ts.4-finger-drag-down.evemu",

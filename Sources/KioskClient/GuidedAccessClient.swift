@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import Synchronization
 import SystemdKit
 

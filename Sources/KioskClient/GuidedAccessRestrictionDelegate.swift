@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 
 /// What an app tells kioskd about its restrictions, and how it hears of changes: iOS's
 /// `UIGuidedAccessRestrictionDelegate` in Swift spelling.

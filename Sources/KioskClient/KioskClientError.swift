@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import SystemdKit
 
 /// A failure to reach kioskd, as opposed to kioskd refusing a call (that is a `KioskError`,

@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import Synchronization
 import SystemdKit
 
@@ -70,12 +70,12 @@ public final class KioskManager: Sendable {
 
     /// `RegisterApplication`: declares `appID`'s restrictions in presentation order.
     public func registerApplication(_ appID: String, restrictions: [RestrictionDeclaration]) async throws {
-        try await call(KioskAPI.Member.registerApplication, [.string(appID), ManagerWire.declarations(restrictions)])
+        try await call(KioskWire.Member.registerApplication, [.string(appID), ManagerWire.declarations(restrictions)])
     }
 
     /// `ListApplications`: every registered app id.
     public func listApplications() async throws -> [String] {
-        guard let ids = try await call(KioskAPI.Member.listApplications).first?.strings else {
+        guard let ids = try await call(KioskWire.Member.listApplications).first?.strings else {
             throw KioskClientError.unexpected("ListApplications did not return as")
         }
         return ids
@@ -83,12 +83,12 @@ public final class KioskManager: Sendable {
 
     /// `ListRestrictions`: an app's restrictions in presentation order.
     public func listRestrictions(of appID: String) async throws -> [RestrictionInfo] {
-        try ManagerWire.restrictions(fromList: try await call(KioskAPI.Member.listRestrictions, [.string(appID)]))
+        try ManagerWire.restrictions(fromList: try await call(KioskWire.Member.listRestrictions, [.string(appID)]))
     }
 
     /// `GetRestrictionState`.
     public func restrictionState(of restrictionID: String, in appID: String) async throws -> RestrictionState {
-        guard let text = try await call(KioskAPI.Member.getRestrictionState, [.string(appID), .string(restrictionID)]).first?.string else {
+        guard let text = try await call(KioskWire.Member.getRestrictionState, [.string(appID), .string(restrictionID)]).first?.string else {
             throw KioskClientError.unexpected("GetRestrictionState did not return s")
         }
         return try ManagerWire.restrictionState(text)
@@ -96,34 +96,34 @@ public final class KioskManager: Sendable {
 
     /// `SetRestrictionState` (admin).
     public func setRestrictionState(_ state: RestrictionState, of restrictionID: String, in appID: String) async throws {
-        try await call(KioskAPI.Member.setRestrictionState, [.string(appID), .string(restrictionID), .string(state.rawValue)])
+        try await call(KioskWire.Member.setRestrictionState, [.string(appID), .string(restrictionID), .string(state.rawValue)])
     }
 
     /// `StartSession` (admin): `profile` is a name in kioskd's profile directory.
     public func startSession(profile: String) async throws {
-        try await call(KioskAPI.Member.startSession, [.string(profile)])
+        try await call(KioskWire.Member.startSession, [.string(profile)])
     }
 
     /// `EndSession`: anyone who knows the passcode (wrong attempts are throttled).
     public func endSession(passcode: String) async throws {
-        try await call(KioskAPI.Member.endSession, [.string(passcode)])
+        try await call(KioskWire.Member.endSession, [.string(passcode)])
     }
 
     /// `ForceEndSession` (admin): ends the session without the passcode; kioskd journals it.
     public func forceEndSession() async throws {
-        try await call(KioskAPI.Member.forceEndSession)
+        try await call(KioskWire.Member.forceEndSession)
     }
 
     /// `SetPasscode` (admin). `current` is ignored while no passcode is set.
     public func setPasscode(current: String, new: String) async throws {
-        try await call(KioskAPI.Member.setPasscode, [.string(current), .string(new)])
+        try await call(KioskWire.Member.setPasscode, [.string(current), .string(new)])
     }
 
     // MARK: properties and events
 
     /// The properties, read with one `GetAll` (properties this client does not know are ignored).
     public func status() async throws -> KioskStatus {
-        try ManagerWire.status(fromGetAll: try await call("GetAll", [.string(KioskAPI.managerInterface)],
+        try ManagerWire.status(fromGetAll: try await call("GetAll", [.string(KioskWire.managerInterface)],
                                                            interface: ManagerWire.properties))
     }
 
@@ -172,10 +172,10 @@ public final class KioskManager: Sendable {
 
     @discardableResult
     private func call(_ member: String, _ arguments: [DBusValue] = [],
-                      interface: String = KioskAPI.managerInterface) async throws -> [DBusValue] {
+                      interface: String = KioskWire.managerInterface) async throws -> [DBusValue] {
         let bus = try bus
         do {
-            return try await bus.call(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface,
+            return try await bus.call(destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface,
                                       member: member, arguments: arguments)
         } catch {
             let mapped = ErrorMapping.map(error)

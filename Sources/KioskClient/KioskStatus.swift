@@ -1,7 +1,4 @@
-import KioskCore
-
-/// A session's state on the bus: `inactive`, `active` or `expired`.
-public typealias SessionState = GuidedSession.State
+import KioskAPI
 
 /// The manager's properties: the session and the daemon's version.
 public struct KioskStatus: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import SystemdKit
 
 /// kioskd's state as seen over one bus connection: the status, and the restriction states of
@@ -197,7 +197,7 @@ final class ManagerMirror {
 
     private func register(_ g: Int) {
         guard let app, let registration else { return list(g, error: nil) }
-        call(KioskAPI.Member.registerApplication, [.string(app), ManagerWire.declarations(registration)]) { [unowned self] result in
+        call(KioskWire.Member.registerApplication, [.string(app), ManagerWire.declarations(registration)]) { [unowned self] result in
             guard g == generation else { return }
             switch result {
             case .success: list(g, error: nil)
@@ -209,7 +209,7 @@ final class ManagerMirror {
 
     private func list(_ g: Int, error: (any Error)?) {
         guard let app else { return readStatus(g, error: error) }
-        call(KioskAPI.Member.listRestrictions, [.string(app)]) { [unowned self] result in
+        call(KioskWire.Member.listRestrictions, [.string(app)]) { [unowned self] result in
             guard g == generation else { return }
             switch result {
             case .success(let values):
@@ -244,7 +244,7 @@ final class ManagerMirror {
     }
 
     private func getAll(_ completion: @escaping (Result<KioskStatus, any Error>) -> Void) {
-        call("GetAll", [.string(KioskAPI.managerInterface)], interface: ManagerWire.properties) { result in
+        call("GetAll", [.string(KioskWire.managerInterface)], interface: ManagerWire.properties) { result in
             completion(result.flatMap { values in Result { try ManagerWire.status(fromGetAll: values) } })
         }
     }
@@ -276,10 +276,10 @@ final class ManagerMirror {
 
     /// Calls a method of kioskd; `completion` runs on the loop, in reply order, with the reply's
     /// values or the mapped error. The corresponding C call is `sd_bus_call_async`.
-    private func call(_ member: String, _ arguments: [DBusValue], interface: String = KioskAPI.managerInterface,
+    private func call(_ member: String, _ arguments: [DBusValue], interface: String = KioskWire.managerInterface,
                       _ completion: @escaping (Result<[DBusValue], any Error>) -> Void) {
         do {
-            let message = try bus.makeMethodCall(destination: KioskAPI.busName, path: KioskAPI.objectPath,
+            let message = try bus.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath,
                                                  interface: interface, member: member)
             try message.append(arguments)
             try bus.callAsync(message) { result in

@@ -1,4 +1,4 @@
-import KioskCore
+import KioskAPI
 import SystemdKit
 
 /// How the manager's replies, properties and signals look on the wire, decoded into the
@@ -11,8 +11,8 @@ enum ManagerWire {
 
     // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
 
-    static func rule(sender: String = KioskAPI.busName, path: String = KioskAPI.objectPath,
-                     interface: String = KioskAPI.managerInterface, member: String, arg0: String? = nil) -> String {
+    static func rule(sender: String = KioskWire.busName, path: String = KioskWire.objectPath,
+                     interface: String = KioskWire.managerInterface, member: String, arg0: String? = nil) -> String {
         var rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
         if let arg0 { rule += ",arg0='\(arg0)'" }
         return rule
@@ -20,15 +20,15 @@ enum ManagerWire {
 
     /// `RestrictionStateChanged` of one app (`arg0` = its id), or of every app.
     static func restrictionRule(app: String?) -> String {
-        rule(member: KioskAPI.Member.restrictionStateChanged, arg0: app)
+        rule(member: KioskWire.Member.restrictionStateChanged, arg0: app)
     }
 
-    static let propertiesRule = rule(interface: properties, member: "PropertiesChanged", arg0: KioskAPI.managerInterface)
-    static let exitRequestedRule = rule(member: KioskAPI.Member.exitRequested)
-    static let timeLimitWarningRule = rule(member: KioskAPI.Member.timeLimitWarning)
+    static let propertiesRule = rule(interface: properties, member: "PropertiesChanged", arg0: KioskWire.managerInterface)
+    static let exitRequestedRule = rule(member: KioskWire.Member.exitRequested)
+    static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
-                                arg0: KioskAPI.busName)
+                                arg0: KioskWire.busName)
     /// sd-bus's local signal when the connection drops (matched locally, never sent to the bus).
     static let disconnectedRule = "type='signal',path='/org/freedesktop/DBus/Local',interface='org.freedesktop.DBus.Local',member='Disconnected'"
 
@@ -38,7 +38,7 @@ enum ManagerWire {
         guard let first = values.first, let properties = first.dictionary else {
             throw .unexpected("GetAll did not return a{sv}")
         }
-        guard let state = properties[KioskAPI.Member.sessionState]?.string else {
+        guard let state = properties[KioskWire.Member.sessionState]?.string else {
             throw .unexpected("the SessionState property is missing")
         }
         var status = KioskStatus(sessionState: try sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
@@ -50,19 +50,19 @@ enum ManagerWire {
     static func merge(_ changed: [String: DBusValue], into status: inout KioskStatus) throws(KioskClientError) {
         for (name, value) in changed {
             switch name {
-            case KioskAPI.Member.sessionState:
+            case KioskWire.Member.sessionState:
                 guard let text = value.string else { throw .unexpected("SessionState is not a string") }
                 status.sessionState = try sessionState(text)
-            case KioskAPI.Member.activeProfile:
+            case KioskWire.Member.activeProfile:
                 guard let text = value.string else { throw .unexpected("ActiveProfile is not a string") }
                 status.activeProfile = text
-            case KioskAPI.Member.sessionDeadline:
+            case KioskWire.Member.sessionDeadline:
                 guard let usec = value.uint64 else { throw .unexpected("SessionDeadline is not a uint64") }
                 status.sessionDeadline = usec == 0 ? nil : WallClockTime(microseconds: Int64(clamping: usec))
-            case KioskAPI.Member.version:
+            case KioskWire.Member.version:
                 guard let text = value.string else { throw .unexpected("Version is not a string") }
                 status.version = text
-            case KioskAPI.Member.sessionProblem:
+            case KioskWire.Member.sessionProblem:
                 guard let text = value.string else { throw .unexpected("SessionProblem is not a string") }
                 status.sessionProblem = text.isEmpty ? nil : text
             default:
@@ -117,21 +117,21 @@ enum ManagerWire {
     static func signal(_ message: Message) -> Signal? {
         guard let member = message.member, let values = try? message.readAll() else { return nil }
         switch (message.interface, member) {
-        case (KioskAPI.managerInterface, KioskAPI.Member.restrictionStateChanged):
+        case (KioskWire.managerInterface, KioskWire.Member.restrictionStateChanged):
             guard values.count == 3, let app = values[0].string, let id = values[1].string,
                   let text = values[2].string, let state = RestrictionState(rawValue: text) else { return nil }
             return .restriction(app: app, id: id, state: state)
-        case (KioskAPI.managerInterface, KioskAPI.Member.exitRequested):
+        case (KioskWire.managerInterface, KioskWire.Member.exitRequested):
             return .exitRequested
-        case (KioskAPI.managerInterface, KioskAPI.Member.timeLimitWarning):
+        case (KioskWire.managerInterface, KioskWire.Member.timeLimitWarning):
             guard let seconds = values.first?.uint64 else { return nil }
             return .timeLimitWarning(secondsLeft: seconds)
         case (properties, "PropertiesChanged"):
-            guard values.count == 3, values[0].string == KioskAPI.managerInterface,
+            guard values.count == 3, values[0].string == KioskWire.managerInterface,
                   let changed = values[1].dictionary, let invalidated = values[2].strings else { return nil }
             return .properties(changed: changed, invalidated: invalidated)
         case (driver, "NameOwnerChanged"):
-            guard values.count == 3, values[0].string == KioskAPI.busName, let owner = values[2].string else { return nil }
+            guard values.count == 3, values[0].string == KioskWire.busName, let owner = values[2].string else { return nil }
             return .owner(owner)
         case ("org.freedesktop.DBus.Local", "Disconnected"):
             return .disconnected

@@ -48,11 +48,6 @@ extension Duration {
         if s > 0 { out += "\(s)s" }
         return out
     }
-
-    /// Whole microseconds, as the bus carries deadlines.
-    public var microseconds: Int64 {
-        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
-    }
 }
 
 extension String {

@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// A guided-access session: the state machine of DESIGN §2, with the time limit and the
 /// restriction presets it applied. Pure: every transition takes the time as an argument.
 ///
@@ -7,9 +9,8 @@
 ///     +------end---------+--------end---------+
 /// ```
 public struct GuidedSession: Hashable, Sendable, Codable {
-    public enum State: String, Hashable, Sendable, Codable {
-        case inactive, active, expired
-    }
+    /// `inactive`, `active` or `expired`: what the bus and apps see, so it is defined with them.
+    public typealias State = SessionState
 
     /// A restriction the session preset, with the state to go back to at the end.
     public struct SavedState: Hashable, Sendable, Codable {

@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// Everything kioskd persists: the registry, the session, the passcode throttle and the
 /// passcode hash. One value, written as a whole, so a reader never sees half an update.
 public struct KioskState: Hashable, Sendable, Codable {
@@ -73,7 +75,7 @@ extension Registry.Application {
         // file never exist as `Restriction` values all at once.
         var list = try container.nestedUnkeyedContainer(forKey: .restrictions)
         var table = RestrictionTable()
-        let most = KioskAPI.Limits.restrictionsPerApp + KioskAPI.Limits.retiredPerApp
+        let most = KioskWire.Limits.restrictionsPerApp + KioskWire.Limits.retiredPerApp
         table.reserveCapacity(entries: min(list.count ?? 0, most), textBytes: 0)
         var firstIndex = [RestrictionID: Int]()
         var declared = 0, retired = 0
@@ -88,8 +90,8 @@ extension Registry.Application {
                 throw corrupt("id", "the restriction \(restriction.id) of \(id) appears twice (first as restriction \(first))")
             }
             if restriction.retired { retired += 1 } else { declared += 1 }
-            guard declared <= KioskAPI.Limits.restrictionsPerApp, retired <= KioskAPI.Limits.retiredPerApp else {
-                throw corrupt(nil, "\(id) has more restrictions than the limits allow (\(KioskAPI.Limits.restrictionsPerApp) declared and \(KioskAPI.Limits.retiredPerApp) retired)")
+            guard declared <= KioskWire.Limits.restrictionsPerApp, retired <= KioskWire.Limits.retiredPerApp else {
+                throw corrupt(nil, "\(id) has more restrictions than the limits allow (\(KioskWire.Limits.restrictionsPerApp) declared and \(KioskWire.Limits.retiredPerApp) retired)")
             }
             table.append(id: restriction.id, title: restriction.title, detail: restriction.detail,
                          state: restriction.state, retired: restriction.retired)

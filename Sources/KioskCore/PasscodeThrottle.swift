@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// The back-off for wrong passcodes, persisted so a restart or a reboot does not reset it.
 ///
 /// The schedule (README § Passcode throttle): the first 5 wrong passcodes cost nothing;

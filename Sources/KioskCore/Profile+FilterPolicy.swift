@@ -1,3 +1,4 @@
+import KioskAPI
 import KioskInput
 
 /// What each `[buttons]` group of a profile locks, by evdev name.

@@ -1,3 +1,5 @@
+import KioskAPI
+
 extension Profile {
     /// The longest profile name, in bytes.
     public static let maxNameLength = 250

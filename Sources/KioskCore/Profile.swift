@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// A guided-access profile: what a session locks and presets (DESIGN §2).
 ///
 /// Built only by ``ProfileParser``, so every value in it has been validated.

@@ -1,3 +1,4 @@
+import KioskAPI
 import KioskInput
 import TOMLKit
 
@@ -234,7 +235,7 @@ private struct Reader {
         }
         if let value = root["description"], let text = string(value, at: [.key("description")]) {
             do {
-                try Text.validate(text, what: "description", maxBytes: KioskAPI.Limits.detailBytes, multiline: true)
+                try Text.validate(text, what: "description", maxBytes: KioskWire.Limits.detailBytes, multiline: true)
                 profile.description = text
             } catch { self.error(error.message, at: [.key("description")], value: true) }
         }
@@ -319,7 +320,7 @@ private struct Reader {
         var name = "region \(index + 1)"
         if let value = table["name"], let text = string(value, at: path + [.key("name")]) {
             do {
-                try Text.validate(text, what: "region name", maxBytes: KioskAPI.Limits.titleBytes, multiline: false)
+                try Text.validate(text, what: "region name", maxBytes: KioskWire.Limits.titleBytes, multiline: false)
                 name = text
             } catch { self.error(error.message, at: path + [.key("name")], value: true) }
         }

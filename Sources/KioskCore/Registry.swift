@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// Every app's declared restrictions and their states: the model kioskd persists.
 ///
 /// A pure value: no I/O. Every mutation validates first and changes nothing when it throws.
@@ -39,12 +41,12 @@ public struct Registry: Hashable, Sendable, Codable {
     public init() {}
 
     /// A registry holding `applications`, in this order, checked as a state file is: at most
-    /// ``KioskAPI/Limits/applications`` apps, no id twice. (Each app's restrictions were checked
+    /// ``KioskWire/Limits/applications`` apps, no id twice. (Each app's restrictions were checked
     /// when it was read.)
     package init(checking applications: [Application]) throws(FileProblem) {
-        guard applications.count <= KioskAPI.Limits.applications else {
-            throw FileProblem(application: KioskAPI.Limits.applications, field: nil, message:
-                "\(applications.count) applications, more than the \(KioskAPI.Limits.applications) allowed")
+        guard applications.count <= KioskWire.Limits.applications else {
+            throw FileProblem(application: KioskWire.Limits.applications, field: nil, message:
+                "\(applications.count) applications, more than the \(KioskWire.Limits.applications) allowed")
         }
         var byID = (0..<Int32(applications.count)).map { $0 }
         byID.sort { (applications[Int($0)].id, $0) < (applications[Int($1)].id, $1) }
@@ -120,8 +122,8 @@ public struct Registry: Hashable, Sendable, Codable {
         _ appID: AppID, restrictions declarations: [RestrictionDeclaration], uid: UInt32, isAdmin: Bool = false,
         initialState: (RestrictionID) -> RestrictionState = { _ in .allow }
     ) throws(KioskError) -> Bool {
-        guard declarations.count <= KioskAPI.Limits.restrictionsPerApp else {
-            throw .invalid("\(appID) declares \(declarations.count) restrictions; at most \(KioskAPI.Limits.restrictionsPerApp) are allowed per app.")
+        guard declarations.count <= KioskWire.Limits.restrictionsPerApp else {
+            throw .invalid("\(appID) declares \(declarations.count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
         }
         var seen = Set<RestrictionID>()
         for declaration in declarations where !seen.insert(declaration.id).inserted {
@@ -134,8 +136,8 @@ public struct Registry: Hashable, Sendable, Codable {
                 throw KioskError(.accessDenied, "The application id \(appID) belongs to uid \(owner); uid \(uid) may not register it.")
             }
         } else {
-            guard applications.count < KioskAPI.Limits.applications else {
-                throw .invalid("There are already \(KioskAPI.Limits.applications) applications registered, the most kioskd keeps; \(appID) was not added.")
+            guard applications.count < KioskWire.Limits.applications else {
+                throw .invalid("There are already \(KioskWire.Limits.applications) applications registered, the most kioskd keeps; \(appID) was not added.")
             }
         }
 
@@ -143,7 +145,7 @@ public struct Registry: Hashable, Sendable, Codable {
         // Newly retired first (in their old order), then those retired before, up to the cap.
         let retiring = old.indices.filter { !old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
             + old.indices.filter { old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
-        let kept = retiring.prefix(KioskAPI.Limits.retiredPerApp)
+        let kept = retiring.prefix(KioskWire.Limits.retiredPerApp)
 
         var next = RestrictionTable()
         next.reserveCapacity(entries: declarations.count + kept.count, textBytes:

@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// One app's restrictions, packed so that the registry stays small: kioskd keeps up to 1,024
 /// apps × 512 restrictions in memory for as long as it runs (issue 3: 1,000 × 50 must fit in
 /// 30 MB with everything else). As `Restriction` values each one would cost about 320 bytes
@@ -12,7 +14,7 @@
 /// gaps and nothing else, so two tables hold the same restrictions exactly when they are equal
 /// as values (the synthesized `Hashable` is the model's equality). Every string was validated
 /// before it was appended (ids by ``ReverseDNSIdentifier``, titles and details against
-/// ``KioskAPI/Limits``), so reading one back checks nothing.
+/// ``KioskWire/Limits``), so reading one back checks nothing.
 ///
 /// Looking an id up compares UTF-8 bytes in place and allocates nothing; listing materializes
 /// `Restriction` values.
@@ -106,8 +108,8 @@ struct RestrictionTable: Hashable, Sendable {
     private mutating func appendEntry(offset: Int, idCount: Int, titleCount: Int, detailCount: Int,
                                       state: RestrictionState, retired: Bool) {
         // The limits are checked before a string gets here; past them this is a bug, not input.
-        precondition(idCount <= KioskAPI.Limits.idBytes && titleCount <= KioskAPI.Limits.titleBytes
-                     && detailCount <= KioskAPI.Limits.detailBytes && text.count <= UInt32.max,
+        precondition(idCount <= KioskWire.Limits.idBytes && titleCount <= KioskWire.Limits.titleBytes
+                     && detailCount <= KioskWire.Limits.detailBytes && text.count <= UInt32.max,
                      "a restriction's text exceeds the limits it was validated against")
         entries.append(Entry(offset: UInt32(offset), titleCount: UInt16(titleCount), detailCount: UInt16(detailCount),
                              idCount: UInt8(idCount), state: state, retired: retired))
@@ -129,12 +131,5 @@ struct RestrictionTable: Hashable, Sendable {
 
     private func string(_ range: Range<Int>) -> String {
         text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
-    }
-}
-
-extension ReverseDNSIdentifier {
-    /// An identifier read back from text that was validated when it was stored.
-    init(validated rawValue: String) {
-        self.rawValue = rawValue
     }
 }

@@ -1,40 +1,4 @@
-/// A point in wall-clock time (CLOCK_REALTIME), in microseconds since the Unix epoch:
-/// the unit the bus uses for `SessionDeadline`. Wall-clock, not monotonic, because
-/// deadlines and passcode back-offs must survive a reboot.
-public struct WallClockTime: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
-    public var microseconds: Int64
-
-    public init(microseconds: Int64) { self.microseconds = microseconds }
-
-    public static func < (a: WallClockTime, b: WallClockTime) -> Bool { a.microseconds < b.microseconds }
-
-    public static func + (t: WallClockTime, d: Duration) -> WallClockTime {
-        WallClockTime(microseconds: t.microseconds + d.microseconds)
-    }
-
-    public static func - (a: WallClockTime, b: WallClockTime) -> Duration {
-        .microseconds(a.microseconds - b.microseconds)
-    }
-
-    public var description: String { "\(microseconds)µs" }
-
-    /// The times a state file may hold: the Unix epoch to the end of year 9999. Arithmetic on
-    /// them with the durations kioskd uses cannot overflow.
-    public static let representable: ClosedRange<Int64> = 0...253_402_300_799_999_999
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        microseconds = try container.decode(Int64.self)
-        guard Self.representable.contains(microseconds) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(microseconds) µs is not a time between 1970 and 9999")
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(microseconds)
-    }
-}
+import KioskAPI
 
 /// Where the pure model gets the time from: the daemon passes the real clock, tests a
 /// manual one. The model itself never reads a clock.

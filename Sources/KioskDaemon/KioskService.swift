@@ -56,7 +56,7 @@ public enum KioskService {
         manager.restoreSession()
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.start()
-        try bus.requestName(KioskAPI.busName)
+        try bus.requestName(KioskWire.busName)
 
         var sources: [EventSource] = []
         for signal in [SIGTERM, SIGINT] {
@@ -70,7 +70,7 @@ public enum KioskService {
         }
         if let watchdog = try Notify.startWatchdog(on: loop) { sources.append(watchdog) }
         try Notify.ready(status: "Serving \(state.registry.applications.count) applications")
-        logger.info("Ready", metadata: ["bus.name": "\(KioskAPI.busName)", "store.path": "\(store.path)"])
+        logger.info("Ready", metadata: ["bus.name": "\(KioskWire.busName)", "store.path": "\(store.path)"])
 
         let code = try loop.run()
         broker?.stop()  // the devices deliver to everyone again

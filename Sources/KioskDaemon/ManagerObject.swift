@@ -27,7 +27,7 @@ struct Caller {
 /// `state` (and the reply and signals go out) only once it is on disk. Meanwhile the loop serves
 /// reads, other callers and input.
 public final class ManagerObject {
-    private typealias Member = KioskAPI.Member
+    private typealias Member = KioskWire.Member
 
     private let bus: Bus
     private let loop: EventLoop
@@ -78,15 +78,15 @@ public final class ManagerObject {
         }
     }
 
-    /// Serves the interface at `KioskAPI.objectPath`. Call before taking the bus name.
+    /// Serves the interface at `KioskWire.objectPath`. Call before taking the bus name.
     public func export() throws(Errno) {
-        exported = try bus.export(interface, at: KioskAPI.objectPath)
+        exported = try bus.export(interface, at: KioskWire.objectPath)
     }
 
     // MARK: The interface
 
     var interface: BusInterface {
-        BusInterface(KioskAPI.managerInterface, methods: [
+        BusInterface(KioskWire.managerInterface, methods: [
             method(Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")]) { [unowned self] in
                 try registerApplication($0)
             },
@@ -117,7 +117,7 @@ public final class ManagerObject {
                 .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
             },
             BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
-            BusProperty(Member.version, "s", flags: [.const]) { .string(KioskAPI.version) },
+            BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },
         ])
     }
 
@@ -138,7 +138,7 @@ public final class ManagerObject {
             if owner == nil || owner == caller.uid || caller.uid == 0 {
                 applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: caller.uid == 0)
             } else {
-                try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions,
+                try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions,
                               doing: "register the application id \(appID), which belongs to uid \(owner!),") { [unowned self] in
                     applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
                 }
@@ -152,8 +152,8 @@ public final class ManagerObject {
             throw KioskError(.invalidArgument, "RegisterApplication takes (s app_id, a(sss) restrictions).")
         }
         let appID = try AppID(app)
-        guard items.count <= KioskAPI.Limits.restrictionsPerApp else {
-            throw KioskError(.invalidArgument, "\(appID) declares \(items.count) restrictions; at most \(KioskAPI.Limits.restrictionsPerApp) are allowed per app.")
+        guard items.count <= KioskWire.Limits.restrictionsPerApp else {
+            throw KioskError(.invalidArgument, "\(appID) declares \(items.count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
         }
         var declarations: [RestrictionDeclaration] = []
         declarations.reserveCapacity(items.count)
@@ -226,7 +226,7 @@ public final class ManagerObject {
         let current = try state.registry.state(of: restrictionID, in: appID)
         if current == newState, changesUnderway == 0, writer.isIdle { return .empty }
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskAPI.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
+            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
                 applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
             }
         }
@@ -267,7 +267,7 @@ public final class ManagerObject {
                     throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(state.session.profileName)) is already \(state.session.state.rawValue).")
                 }
                 try identify(call) { [unowned self] caller in
-                    try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
+                    try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
                         applyStartSession(call, caller: caller, name: name, profile: profile)
                     }
                 }
@@ -307,7 +307,7 @@ public final class ManagerObject {
     private func forceEndSession(_ call: MethodCall) throws -> MethodReply {
         guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskAPI.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
+            try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
                 applyEndSession(call, caller: caller, forced: true)
             }
         }
@@ -349,7 +349,7 @@ public final class ManagerObject {
         }
         try Passcode.validateNew(new)
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskAPI.Action.setPasscode, doing: "set the passcode") { [unowned self] in
+            try authorize(call, caller: caller, action: KioskWire.Action.setPasscode, doing: "set the passcode") { [unowned self] in
                 try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
             }
         }
@@ -731,7 +731,7 @@ public final class ManagerObject {
 
     private func emitSessionChanged() {
         do {
-            try bus.emitPropertiesChanged(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
+            try bus.emitPropertiesChanged(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
                                           properties: [Member.sessionState, Member.activeProfile, Member.sessionDeadline,
                                                        Member.sessionProblem])
         } catch {
@@ -741,7 +741,7 @@ public final class ManagerObject {
 
     private func emit(_ member: String, _ arguments: [DBusValue]) {
         do {
-            try bus.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface, member: member, arguments: arguments)
+            try bus.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface, member: member, arguments: arguments)
         } catch {
             logger.error("Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(error)"])
         }

@@ -1,21 +1,22 @@
 // The handful of evdev numbers the filter decides on, spelled as the kernel does in
 // <linux/input-event-codes.h>. Everything else goes through `EventCodes` by name.
+// `EV` and `SYN` are `package`: KioskTraces' parsers need them too.
 
-enum EV {
-    static let syn: UInt16 = 0x00
-    static let key: UInt16 = 0x01
-    static let rel: UInt16 = 0x02
-    static let abs: UInt16 = 0x03
-    static let msc: UInt16 = 0x04
-    static let sw: UInt16 = 0x05
-    static let led: UInt16 = 0x11
+package enum EV {
+    package static let syn: UInt16 = 0x00
+    package static let key: UInt16 = 0x01
+    package static let rel: UInt16 = 0x02
+    package static let abs: UInt16 = 0x03
+    package static let msc: UInt16 = 0x04
+    package static let sw: UInt16 = 0x05
+    package static let led: UInt16 = 0x11
 }
 
-enum SYN {
-    static let report: UInt16 = 0
-    static let config: UInt16 = 1
-    static let mtReport: UInt16 = 2
-    static let dropped: UInt16 = 3
+package enum SYN {
+    package static let report: UInt16 = 0
+    package static let config: UInt16 = 1
+    package static let mtReport: UInt16 = 2
+    package static let dropped: UInt16 = 3
 }
 
 enum MSC {

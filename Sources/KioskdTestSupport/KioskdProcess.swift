@@ -55,7 +55,7 @@ public final class KioskdProcess: @unchecked Sendable {
         var arguments = ["--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path]
         if !input { arguments.append("--no-input") }
         process = try ChildProcess.spawn(Self.binary, arguments, environment: environment, stdout: fd, stderr: fd)
-        if waitForName { try bus.waitForOwner(KioskAPI.busName, timeout: timeout) }
+        if waitForName { try bus.waitForOwner(KioskWire.busName, timeout: timeout) }
     }
 
     /// Waits for kioskd to exit by itself; returns the exit status.
@@ -73,7 +73,7 @@ public final class KioskdProcess: @unchecked Sendable {
         process.signal(signal)
         let status = process.wait(timeout: .seconds(20))
         let deadline = ContinuousClock.now + .seconds(5)
-        while (try? bus.hasOwner(KioskAPI.busName)) == true, ContinuousClock.now < deadline { usleep(10_000) }
+        while (try? bus.hasOwner(KioskWire.busName)) == true, ContinuousClock.now < deadline { usleep(10_000) }
         return status
     }
 

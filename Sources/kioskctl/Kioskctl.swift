@@ -12,7 +12,7 @@ struct Kioskctl: AsyncParsableCommand {
             --json prints JSON with stable keys.
             Exit status: 0 ok, 1 the operation failed (stderr names the cause), 64 usage error.
             """,
-        version: KioskAPI.version,
+        version: KioskWire.version,
         subcommands: [
             // Over D-Bus, through KioskClient:
             StatusCommand.self,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KioskCore
 import KioskInput
+import KioskTraces
 
 /// `kioskctl replay --profile FILE TRACE`: a dry run of a profile on a recording of the kiosk's
 /// own devices, offline, through the same filter kioskd runs.

@@ -54,7 +54,7 @@ import Testing
         #expect(try await m.restrictionState(of: Self.controls, in: Self.app) == .allow)
 
         #expect(try await m.status() == KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil,
-                                                    version: KioskAPI.version))
+                                                    version: KioskWire.version))
         try await m.startSession(profile: "museum")
         let active = try await m.status()
         #expect(active.sessionState == .active)
@@ -159,7 +159,7 @@ import Testing
         let m = f.manager
         try await m.registerApplication(Self.app, restrictions: Self.declarations)
         let events = Recorder(await m.events())
-        let inactive = KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskAPI.version)
+        let inactive = KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskWire.version)
         #expect(await events.wait(count: 1) == [.statusChanged(inactive)])
 
         try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
@@ -170,9 +170,9 @@ import Testing
             .statusChanged(inactive),
             .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny),
             .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .deny),
-            .statusChanged(KioskStatus(sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskAPI.version)),
+            .statusChanged(KioskStatus(sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)),
             .timeLimitWarning(secondsLeft: 1),
-            .statusChanged(KioskStatus(sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline, version: KioskAPI.version)),
+            .statusChanged(KioskStatus(sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)),
         ])
 
         f.kioskd.stop()
@@ -196,11 +196,11 @@ import Testing
         let events = Recorder(await f.manager.events())
         #expect(await events.wait(count: 1) == [.daemonStopped])
         let standIn = try Bus.open(address: f.bus.address)
-        try standIn.requestName(KioskAPI.busName)
-        try standIn.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
-                               member: KioskAPI.Member.exitRequested, arguments: [])
-        try standIn.emitSignal(path: KioskAPI.objectPath, interface: KioskAPI.managerInterface,
-                               member: KioskAPI.Member.timeLimitWarning, arguments: [.uint64(300)])
+        try standIn.requestName(KioskWire.busName)
+        try standIn.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                               member: KioskWire.Member.exitRequested, arguments: [])
+        try standIn.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                               member: KioskWire.Member.timeLimitWarning, arguments: [.uint64(300)])
         try standIn.flush()
         let seen = await events.wait { $0.count >= 4 }
         #expect(seen == [.daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300)])

@@ -69,9 +69,9 @@ import Testing
 
     /// Non-ASCII text and the longest strings the limits allow survive packing unchanged.
     @Test func longestAndNonASCIITextRoundTrips() throws {
-        let longID = app.rawValue + "." + String(repeating: "x", count: KioskAPI.Limits.idBytes - app.rawValue.utf8.count - 1)
-        let title = String(repeating: "é", count: KioskAPI.Limits.titleBytes / 2)
-        let detail = String(repeating: "🗺️\n", count: KioskAPI.Limits.detailBytes / "🗺️\n".utf8.count)
+        let longID = app.rawValue + "." + String(repeating: "x", count: KioskWire.Limits.idBytes - app.rawValue.utf8.count - 1)
+        let title = String(repeating: "é", count: KioskWire.Limits.titleBytes / 2)
+        let detail = String(repeating: "🗺️\n", count: KioskWire.Limits.detailBytes / "🗺️\n".utf8.count)
         var registry = Registry()
         try registry.declare(app, restrictions: [
             try RestrictionDeclaration(id: longID, title: title, detail: detail),
@@ -85,11 +85,11 @@ import Testing
 
     static let restrictionFile = [
         (#"[["org.example.A.x","t","d","allow",false],["org.example.A.x","t","d","deny",true]]"#, "appears twice"),
-        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskAPI.Limits.titleBytes + 1))","d","allow",false]]"#, "is 257 bytes long; at most 256 are allowed"),
-        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskAPI.Limits.detailBytes + 1))","allow",false]]"#, "is 4097 bytes long; at most 4096 are allowed"),
-        ("[" + (0...KioskAPI.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }.joined(separator: ",") + "]",
+        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskWire.Limits.titleBytes + 1))","d","allow",false]]"#, "is 257 bytes long; at most 256 are allowed"),
+        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskWire.Limits.detailBytes + 1))","allow",false]]"#, "is 4097 bytes long; at most 4096 are allowed"),
+        ("[" + (0...KioskWire.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }.joined(separator: ",") + "]",
          "more restrictions than the limits allow"),
-        ("[" + (0...KioskAPI.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }.joined(separator: ",") + "]",
+        ("[" + (0...KioskWire.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }.joined(separator: ",") + "]",
          "more restrictions than the limits allow"),
         (#"[["org.example.A.x","t","d","allow",false,1]]"#, "more than 5 fields"),
         (#"[["org.example.A.x","t","d","maybe",false]]"#, #"The state "maybe" is unknown"#),
@@ -167,14 +167,14 @@ import Testing
 
     /// The limits themselves are allowed in a file.
     @Test func aFileAtTheLimitsIsRead() throws {
-        let declared = (0..<KioskAPI.Limits.restrictionsPerApp).map { #"["org.example.A.d\#($0)","t","d","deny",false]"# }
-        let retired = (0..<KioskAPI.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }
+        let declared = (0..<KioskWire.Limits.restrictionsPerApp).map { #"["org.example.A.d\#($0)","t","d","deny",false]"# }
+        let retired = (0..<KioskWire.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }
         let json = #"{"applications":[{"id":"org.example.A","ownerUID":7,"restrictions":[\#((declared + retired).joined(separator: ","))]}]}"#
         let registry = try JSONDecoder().decode(Registry.self, from: Data(json.utf8))
         let a = try AppID("org.example.A")
-        #expect(try registry.restrictions(of: a).count == KioskAPI.Limits.restrictionsPerApp)
-        #expect(try registry.restrictions(of: a, includeRetired: true).count == KioskAPI.Limits.restrictionsPerApp + KioskAPI.Limits.retiredPerApp)
-        #expect(registry.deniedCount == KioskAPI.Limits.restrictionsPerApp)
+        #expect(try registry.restrictions(of: a).count == KioskWire.Limits.restrictionsPerApp)
+        #expect(try registry.restrictions(of: a, includeRetired: true).count == KioskWire.Limits.restrictionsPerApp + KioskWire.Limits.retiredPerApp)
+        #expect(registry.deniedCount == KioskWire.Limits.restrictionsPerApp)
         #expect(try registry.application(a).ownerUID == 7)
     }
 }

@@ -73,7 +73,7 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         var registry = Registry()
         try registry.declare(app, restrictions: declarations(app.rawValue, ["a"]), uid: 1000)
         if kind == "tooManyApps" {
-            for i in 1..<KioskAPI.Limits.applications {
+            for i in 1..<KioskWire.Limits.applications {
                 try registry.declare(AppID("org.example.Filler\(i)"), restrictions: [], uid: 1000)
             }
         }
@@ -117,7 +117,7 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
             try registry.declare(app, restrictions: declarations(app.rawValue, (0..<200).map { "g\(round)r\($0)" }), uid: 1000)
         }
         let all = try registry.restrictions(of: app, includeRetired: true)
-        #expect(all.count { $0.retired } == KioskAPI.Limits.retiredPerApp)
+        #expect(all.count { $0.retired } == KioskWire.Limits.retiredPerApp)
         // The most recently retired are the ones kept.
         #expect(all.contains { $0.id.rawValue == "org.example.MuseumMap.g1r0" })
         #expect(!all.contains { $0.id.rawValue == "org.example.MuseumMap.g0r199" })

@@ -53,7 +53,7 @@ enum BusGarbage {
                 .enumerated().map { $0.offset == 4 ? 0xFF : $0.element },   // body length 255 with no body
             [UInt8(ascii: "l"), 1, 0, 1, 0xFF, 0xFF, 0xFF, 0x7F, 2, 0, 0, 0, 0, 0, 0, 0],   // a 2 GiB body
             [UInt8(ascii: "B"), 9, 0, 7] + random(60),                                           // bad type and version
-            methodCall(serial: 2, member: "GetRestrictionState", interface: KioskAPI.managerInterface, signature: "s(",
+            methodCall(serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "s(",
                        body: encodeStrings([[0x61]])),                                           // bad signature
         ]
         for message in broken {
@@ -69,10 +69,10 @@ enum BusGarbage {
         if c.authenticate() {
             c.send(hello() + methodCall(serial: 2, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
                                         signature: "", body: []))
-            let marker = Array("<interface name=\"\(KioskAPI.managerInterface)\">".utf8)
+            let marker = Array("<interface name=\"\(KioskWire.managerInterface)\">".utf8)
             let (answer, _) = c.receive(until: { $0.contains(marker) }, timeout: 5)
             report.controlAnswered = answer.contains(marker)
-            let invalid = methodCall(serial: 3, member: "GetRestrictionState", interface: KioskAPI.managerInterface, signature: "ss",
+            let invalid = methodCall(serial: 3, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
                                      body: encodeStrings([[0x6F, 0x72, 0x67, 0x2E, 0xC3, 0x28], [0xFF, 0xFE, 0x2E, 0x78]]))
             c.send(invalid)
             let (_, closed) = c.receive(until: { _ in false }, timeout: 5)
@@ -84,12 +84,12 @@ enum BusGarbage {
         // on, but sd-bus refuses them in strings: kioskd must drop the message and keep serving.
         let n = try RawConnection(path: path)
         if n.authenticate() {
-            let call = methodCall(serial: 2, member: "GetRestrictionState", interface: KioskAPI.managerInterface, signature: "ss",
+            let call = methodCall(serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
                                   body: encodeStrings([Array("org.a".utf8) + [0xEF, 0xBF, 0xBE], Array("org.a.".utf8) + [0xEF, 0xB7, 0x90]]))
             let ping = methodCall(serial: 3, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
                                   signature: "", body: [])
             n.send(hello() + call + ping)
-            let marker = Array("<interface name=\"\(KioskAPI.managerInterface)\">".utf8)
+            let marker = Array("<interface name=\"\(KioskWire.managerInterface)\">".utf8)
             let (answer, closed) = n.receive(until: { $0.contains(marker) }, timeout: 5)
             report.nonCharacterAnswered = answer.contains(marker)
             report.nonCharacterReply = String(decoding: answer.filter { $0 >= 0x20 && $0 < 0x7F }, as: UTF8.self)
@@ -107,7 +107,7 @@ enum BusGarbage {
                    interface: "org.freedesktop.DBus", signature: "", body: [])
     }
 
-    static func methodCall(serial: UInt32, destination: String = KioskAPI.busName, path: String = KioskAPI.objectPath,
+    static func methodCall(serial: UInt32, destination: String = KioskWire.busName, path: String = KioskWire.objectPath,
                            member: String, interface: String, signature: String, body: [UInt8]) -> [UInt8] {
         var m = WireBuffer()
         m.bytes = [UInt8(ascii: "l"), 1, 0, 1]

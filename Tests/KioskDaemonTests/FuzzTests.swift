@@ -126,11 +126,11 @@ struct Fuzzer {
 
     // MARK: Calls
 
-    private mutating func send(_ member: String, _ arguments: [DBusValue], path: String = KioskAPI.objectPath,
-                               interface: String = KioskAPI.managerInterface) -> Result<[DBusValue], BusError> {
+    private mutating func send(_ member: String, _ arguments: [DBusValue], path: String = KioskWire.objectPath,
+                               interface: String = KioskWire.managerInterface) -> Result<[DBusValue], BusError> {
         count += 1
         do {
-            let m = try client.bus.makeMethodCall(destination: KioskAPI.busName, path: path, interface: interface, member: member)
+            let m = try client.bus.makeMethodCall(destination: KioskWire.busName, path: path, interface: interface, member: member)
             try m.append(arguments)
             return .success(try client.bus.callBlocking(m, timeout: .seconds(10)).readAll())
         } catch let error as BusError {
@@ -151,7 +151,7 @@ struct Fuzzer {
     }
 
     private mutating func expectError(_ member: String, _ arguments: [DBusValue], in names: Set<String>,
-                                      path: String = KioskAPI.objectPath, interface: String = KioskAPI.managerInterface) {
+                                      path: String = KioskWire.objectPath, interface: String = KioskWire.managerInterface) {
         switch send(member, arguments, path: path, interface: interface) {
         case .success:
             failures.append("invalid call \(interface).\(member) \(arguments.map { String($0.description.prefix(80)) }) succeeded")
@@ -275,10 +275,10 @@ struct Fuzzer {
         case 2:
             expectError(Self.members.randomElement(using: &rng)!.0, [], in: Self.dispatchErrors, interface: "org.kioskd.\(name)")
         case 3:
-            expectError("Get", [.string(KioskAPI.managerInterface), .string(name)], in: Self.dispatchErrors,
+            expectError("Get", [.string(KioskWire.managerInterface), .string(name)], in: Self.dispatchErrors,
                         interface: "org.freedesktop.DBus.Properties")
         case 4:
-            expectError("Set", [.string(KioskAPI.managerInterface), .string("SessionState"), .variant(.string("inactive"))],
+            expectError("Set", [.string(KioskWire.managerInterface), .string("SessionState"), .variant(.string("inactive"))],
                         in: Self.dispatchErrors, interface: "org.freedesktop.DBus.Properties")
         default:
             count += 1  // harmless reads of other interfaces
@@ -368,7 +368,7 @@ struct Fuzzer {
         case 3: bad = [item("\(app).t", "t", String(repeating: "d", count: Int.random(in: 4097...9000, using: &rng)))]
         case 4: bad = [item("\(app).t", "t", "bell\u{7}")]
         case 5: bad = [item("\(app).dup"), item("\(app).dup")]
-        default: bad = (0...KioskAPI.Limits.restrictionsPerApp).map { item("\(app).many\($0)") }
+        default: bad = (0...KioskWire.Limits.restrictionsPerApp).map { item("\(app).many\($0)") }
         }
         items.insert(contentsOf: bad, at: Int.random(in: 0...items.count, using: &rng))
         return .array(elementSignature: "(sss)", items)

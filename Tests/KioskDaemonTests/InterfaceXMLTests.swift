@@ -11,17 +11,17 @@ import Testing
 /// methods, arguments (name, type, direction), signals, properties (type, access) and annotations.
 @Suite(.serialized) struct InterfaceXMLTests {
     static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../packaging/dbus/\(KioskAPI.busName).xml").standardized
+        .appendingPathComponent("../../packaging/dbus/\(KioskWire.busName).xml").standardized
 
     static func shipped() throws -> Interface {
         let data = try Data(contentsOf: file)
         let interfaces = try Interface.parse(data)
-        return try #require(interfaces[KioskAPI.managerInterface], "\(file.path) has no \(KioskAPI.managerInterface)")
+        return try #require(interfaces[KioskWire.managerInterface], "\(file.path) has no \(KioskWire.managerInterface)")
     }
 
     @Test func theShippedFileDescribesEveryMemberOfTheAPI() throws {
         let xml = try Self.shipped()
-        typealias M = KioskAPI.Member
+        typealias M = KioskWire.Member
         #expect(Set(xml.methods.keys) == [M.registerApplication, M.listApplications, M.listRestrictions, M.getRestrictionState,
                                            M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode])
         #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])
@@ -43,11 +43,11 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         let out = tool == "busctl"
-            ? try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskAPI.busName, KioskAPI.objectPath])
-            : try runTool(Tools.gdbus, ["introspect", "--address", bus.address, "--dest", KioskAPI.busName,
-                                        "--object-path", KioskAPI.objectPath, "--xml"])
+            ? try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskWire.busName, KioskWire.objectPath])
+            : try runTool(Tools.gdbus, ["introspect", "--address", bus.address, "--dest", KioskWire.busName,
+                                        "--object-path", KioskWire.objectPath, "--xml"])
         #expect(out.status == 0, "\(out)")
-        let runtime = try #require(try Interface.parse(Data(out.stdout.utf8))[KioskAPI.managerInterface], "\(out)")
+        let runtime = try #require(try Interface.parse(Data(out.stdout.utf8))[KioskWire.managerInterface], "\(out)")
         let shipped = try Self.shipped()
         #expect(runtime.differences(from: shipped) == [], "update \(Self.file.path) to match what kioskd serves")
         #expect(runtime == shipped)
@@ -56,7 +56,7 @@ import Testing
     @Test func theComparisonNoticesAnExtraPropertyAndARenamedArgument() throws {
         var changed = try Self.shipped()
         changed.properties["Locked"] = Interface.Property(type: "b", access: "read", annotations: [:])
-        changed.methods[KioskAPI.Member.endSession]?.arguments[0].name = "code"
+        changed.methods[KioskWire.Member.endSession]?.arguments[0].name = "code"
         let differences = changed.differences(from: try Self.shipped())
         #expect(differences.contains("property Locked: b read [:] vs absent"), "\(differences)")
         #expect(differences.count == 2, "\(differences)")

@@ -9,7 +9,7 @@ import Testing
 /// The built `kioskd` on a private bus, driven by busctl, python3-dbus and a SystemdKit client.
 /// Serialized: each test runs its own dbus-daemon and kioskd, and the machine is small.
 @Suite(.serialized) struct KioskdBusTests {
-    static let manager = [KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface]
+    static let manager = [KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface]
     static let app = "org.example.MuseumMap"
     static let controls = "org.example.MuseumMap.controls"
     static let share = "org.example.MuseumMap.share"
@@ -76,7 +76,7 @@ import Testing
     static let badCalls: [(String, String, [DBusValue], String)] = {
         let invalid = KioskError.Code.invalidArgument.dbusName
         let longID = "org.example." + String(repeating: "a", count: 250)
-        let tooMany: [DBusValue] = (0...KioskAPI.Limits.restrictionsPerApp).map {
+        let tooMany: [DBusValue] = (0...KioskWire.Limits.restrictionsPerApp).map {
             .structure([.string("org.example.MuseumMap.r\($0)"), .string("t"), .string("d")])
         }
         func set(_ app: String, _ id: String, _ state: String) -> [DBusValue] { [.string(app), .string(id), .string(state)] }
@@ -185,7 +185,7 @@ import Testing
         let notify = try NotifySocket(directory: bus.directory)
         try kioskd.start(notify: notify, waitForName: false)
         let seen = try notify.waitFor("READY=1")
-        #expect(try bus.hasOwner(KioskAPI.busName), "READY=1 before the name was owned: \(seen)")
+        #expect(try bus.hasOwner(KioskWire.busName), "READY=1 before the name was owned: \(seen)")
         #expect(kioskd.stop(SIGTERM) == 0, "\(kioskd.log)")
         try notify.waitFor("STOPPING=1", timeout: .seconds(2))
     }
@@ -200,7 +200,7 @@ import Testing
         #expect(kioskd.waitForExit() == 1)
         #expect(kioskd.stateBytes == garbage)
         #expect(kioskd.log.contains("corrupt"), "\(kioskd.log)")
-        #expect(try !bus.hasOwner(KioskAPI.busName))
+        #expect(try !bus.hasOwner(KioskWire.busName))
     }
 
     @Test func sessionStartsWithAProfileAndEndsWithThePasscode() throws {

@@ -18,8 +18,8 @@ final class ManagerClient {
 
     /// Calls `member` and returns the reply's values; an error reply throws its `BusError`.
     @discardableResult
-    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = KioskAPI.managerInterface) throws -> [DBusValue] {
-        let m = try bus.makeMethodCall(destination: KioskAPI.busName, path: KioskAPI.objectPath, interface: interface, member: member)
+    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = KioskWire.managerInterface) throws -> [DBusValue] {
+        let m = try bus.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface, member: member)
         try m.append(arguments)
         return try bus.callBlocking(m, timeout: .seconds(10)).readAll()
     }
@@ -59,7 +59,7 @@ final class ManagerClient {
     }
 
     func property(_ name: String) throws -> DBusValue? {
-        let value = try call("Get", [.string(KioskAPI.managerInterface), .string(name)], interface: "org.freedesktop.DBus.Properties").first
+        let value = try call("Get", [.string(KioskWire.managerInterface), .string(name)], interface: "org.freedesktop.DBus.Properties").first
         if case .variant(let inner) = value { return inner }
         return value
     }
@@ -85,8 +85,8 @@ enum Python {
         from gi.repository import GLib
         DBusGMainLoop(set_as_default=True)
         bus = dbus.bus.BusConnection(sys.argv[1])
-        obj = bus.get_object("\(KioskAPI.busName)", "\(KioskAPI.objectPath)")
-        m = dbus.Interface(obj, "\(KioskAPI.managerInterface)")
+        obj = bus.get_object("\(KioskWire.busName)", "\(KioskWire.objectPath)")
+        m = dbus.Interface(obj, "\(KioskWire.managerInterface)")
         props = dbus.Interface(obj, "org.freedesktop.DBus.Properties")
         def error_name(f, *args):
             try:

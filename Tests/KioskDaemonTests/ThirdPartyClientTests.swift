@@ -48,8 +48,8 @@ import Testing
         ("SetPasscode", ["", ""], .error(.invalidArgument)),
         ("SetPasscode", ["", "1234"], .reply("()")),
         ("StartSession", ["museum"], .reply("()")),
-        ("Properties.Get", [KioskAPI.managerInterface, "SessionState"], .reply("(<'active'>,)")),
-        ("Properties.Get", [KioskAPI.managerInterface, "ActiveProfile"], .reply("(<'museum'>,)")),
+        ("Properties.Get", [KioskWire.managerInterface, "SessionState"], .reply("(<'active'>,)")),
+        ("Properties.Get", [KioskWire.managerInterface, "ActiveProfile"], .reply("(<'museum'>,)")),
         ("GetRestrictionState", [app, share], .reply("('deny',)")),
         ("StartSession", ["museum"], .error(.sessionActive)),
         ("EndSession", ["0000"], .error(.wrongPasscode)),
@@ -57,8 +57,8 @@ import Testing
         ("GetRestrictionState", [app, share], .reply("('allow',)")),
         ("StartSession", ["museum"], .reply("()")),
         ("ForceEndSession", [], .reply("()")),
-        ("Properties.GetAll", [KioskAPI.managerInterface],
-         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskAPI.version)'>},)")),
+        ("Properties.GetAll", [KioskWire.managerInterface],
+         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskWire.version)'>},)")),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
     ]
@@ -72,9 +72,9 @@ import Testing
         defer { kioskd.stop() }
         for (index, (member, arguments, expected)) in Self.gdbusSteps.enumerated() {
             let method = member.hasPrefix("Properties.")
-                ? "org.freedesktop.DBus.\(member)" : "\(KioskAPI.managerInterface).\(member)"
-            let out = try runTool(Tools.gdbus, ["call", "--address", bus.address, "--dest", KioskAPI.busName,
-                                                "--object-path", KioskAPI.objectPath, "--method", method] + arguments)
+                ? "org.freedesktop.DBus.\(member)" : "\(KioskWire.managerInterface).\(member)"
+            let out = try runTool(Tools.gdbus, ["call", "--address", bus.address, "--dest", KioskWire.busName,
+                                                "--object-path", KioskWire.objectPath, "--method", method] + arguments)
             let got: String
             if out.status == 0 {
                 got = out.stdout.trimmingCharacters(in: .newlines)
@@ -98,9 +98,9 @@ import Testing
         defer { kioskd.stop() }
         try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
         // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
-        func send(_ member: String, _ arguments: String..., interface: String = KioskAPI.managerInterface) throws -> ToolOutput {
-            try runTool(Tools.dbusSend, ["--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskAPI.busName)",
-                                         KioskAPI.objectPath, "\(interface).\(member)"] + arguments)
+        func send(_ member: String, _ arguments: String..., interface: String = KioskWire.managerInterface) throws -> ToolOutput {
+            try runTool(Tools.dbusSend, ["--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskWire.busName)",
+                                         KioskWire.objectPath, "\(interface).\(member)"] + arguments)
         }
         var out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
         #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "allow", "\(out)")
@@ -110,8 +110,8 @@ import Testing
         #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "deny", "\(out)")
         out = try send("ListApplications")
         #expect(out.stdout.contains(Self.app), "\(out)")
-        out = try send("Get", "string:\(KioskAPI.managerInterface)", "string:Version", interface: "org.freedesktop.DBus.Properties")
-        #expect(out.stdout.contains(KioskAPI.version), "\(out)")
+        out = try send("Get", "string:\(KioskWire.managerInterface)", "string:Version", interface: "org.freedesktop.DBus.Properties")
+        #expect(out.stdout.contains(KioskWire.version), "\(out)")
         out = try send("Ping", interface: "org.freedesktop.DBus.Peer")
         #expect(out.status == 0, "\(out)")
         // Errors: dbus-send prints "Error <name>: <message>" and exits 1.
@@ -148,18 +148,18 @@ import Testing
     }
 
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
-        let changed = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
-        let preset = "\(KioskAPI.objectPath): \(KioskAPI.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
-        let properties = "\(KioskAPI.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskAPI.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
-        let (output, seen) = try monitor(Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskAPI.busName] },
+        let changed = "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
+        let preset = "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
+        let properties = "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
+        let (output, seen) = try monitor(Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
                                          ready: "is owned by") { $0.contains(properties) }
         #expect(seen, "\(output)")
         let lines = output.split(separator: "\n").map(String.init)
-        #expect(lines.filter { $0.hasPrefix(KioskAPI.objectPath) } == [changed, preset, properties], "\(output)")
+        #expect(lines.filter { $0.hasPrefix(KioskWire.objectPath) } == [changed, preset, properties], "\(output)")
     }
 
     @Test func busctlMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
-        let (output, seen) = try monitor(Tools.busctl, { ["--address=\($0.address)", "monitor", "--json=short", KioskAPI.busName] },
+        let (output, seen) = try monitor(Tools.busctl, { ["--address=\($0.address)", "monitor", "--json=short", KioskWire.busName] },
                                          ready: "Monitoring bus message stream.") { $0.contains("\"PropertiesChanged\"") }
         #expect(seen, "\(output)")
         let signals = output.split(separator: "\n").compactMap { line -> [String: Any]? in
@@ -168,7 +168,7 @@ import Testing
             return object
         }
         let members = signals.map { "\($0["interface"] ?? "").\($0["member"] ?? "")" }
-        #expect(members == ["\(KioskAPI.managerInterface).RestrictionStateChanged", "\(KioskAPI.managerInterface).RestrictionStateChanged",
+        #expect(members == ["\(KioskWire.managerInterface).RestrictionStateChanged", "\(KioskWire.managerInterface).RestrictionStateChanged",
                             "org.freedesktop.DBus.Properties.PropertiesChanged"], "\(output)")
         guard signals.count == 3 else { return }
         let first = signals[0]["payload"] as? [String: Any]
@@ -177,7 +177,7 @@ import Testing
         let payload = signals[2]["payload"] as? [String: Any]
         let data = payload?["data"] as? [Any]
         #expect(payload?["type"] as? String == "sa{sv}as")
-        #expect(data?.first as? String == KioskAPI.managerInterface)
+        #expect(data?.first as? String == KioskWire.managerInterface)
         let changed = data?.dropFirst().first as? [String: [String: Any]]
         #expect(changed?["SessionState"]?["data"] as? String == "active", "\(output)")
         #expect(changed?["ActiveProfile"]?["data"] as? String == "museum")
@@ -191,12 +191,12 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         let a = "--address=\(bus.address)"
-        let state = try runTool(Tools.busctl, [a, "get-property", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface,
+        let state = try runTool(Tools.busctl, [a, "get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface,
                                                "SessionState", "SessionDeadline", "Version"])
-        #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskAPI.version)\"\n", "\(state)")
-        let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskAPI.busName])
-        #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskAPI.objectPath)), "\(tree)")
-        let table = try runTool(Tools.busctl, [a, "introspect", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface])
+        #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskWire.version)\"\n", "\(state)")
+        let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskWire.busName])
+        #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskWire.objectPath)), "\(tree)")
+        let table = try runTool(Tools.busctl, [a, "introspect", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface])
         #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss") , "\(table)")
     }
 }

@@ -68,7 +68,7 @@ func fileWith(badRestriction bad: String) -> String {
          "state.session.deadline", "is not a time between 1970 and 9999"),
         (stateFile(apps: []).replacingOccurrences(of: #""pendingWarnings":[]"#, with: #""pendingWarnings":[[600000000000,0]]"#),
          "state.session", "a pending warning of"),
-        (stateFile(apps: [app("A", (0...KioskAPI.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })]),
+        (stateFile(apps: [app("A", (0...KioskWire.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })]),
          "state.registry.applications.0.restrictions.256", "more restrictions than the limits allow"),
     ]
 
@@ -89,7 +89,7 @@ func fileWith(badRestriction bad: String) -> String {
     /// What the checks allow: line breaks and tabs in a detail, the longest title, non-ASCII text.
     @Test func textTheRulesAllowLoads() throws {
         let store = StateStore(directory: try temporaryDirectory())
-        let title = String(repeating: "é", count: KioskAPI.Limits.titleBytes / 2)
+        let title = String(repeating: "é", count: KioskWire.Limits.titleBytes / 2)
         let json = fileWith(badRestriction: restriction("org.example.B.ok", title: title, detail: #"line\n\tindented ©\u00a0"#))
         try Data(json.utf8).write(to: URL(fileURLWithPath: store.path))
         let listed = try store.load().registry.restrictions(of: AppID("org.example.B"))

@@ -65,7 +65,7 @@ import Testing
           "restrictions" : 2,
           "session_deadline_usec" : 0,
           "session_state" : "\(state)",
-          "version" : "\(KioskAPI.version)"
+          "version" : "\(KioskWire.version)"
         }
 
         """
@@ -82,7 +82,7 @@ import Testing
             deadline     none
             apps         1
             restrictions 2, 0 denied
-            version      \(KioskAPI.version)
+            version      \(KioskWire.version)
 
             """, "\(text)")
         #expect(text.stderr == "")
@@ -426,7 +426,7 @@ import Testing
             deadline     none
             apps         1
             restrictions 2, 1 denied
-            version      \(KioskAPI.version)
+            version      \(KioskWire.version)
 
             """)
         let again = try f.ctl("start", "museum")

@@ -4,7 +4,7 @@ import Testing
 
 /// `kioskctl replay --profile FILE TRACE`: the session's filter, offline, on a recording.
 @Suite struct ReplayCommandTests {
-    let fixtures = "\(root)/Tests/KioskInputTests/Fixtures"
+    let fixtures = "\(root)/Tests/KioskTracesTests/Fixtures"
 
     func temp(_ name: String, _ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-replay-\(UUID())-\(name)").path

@@ -28,14 +28,14 @@ extension KioskdProcess {
     /// Calls a manager method with busctl (as root, so polkit is not asked).
     @discardableResult
     func call(_ member: String, _ signature: String = "", _ arguments: [String] = []) throws -> String {
-        var args = ["call", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface, member]
+        var args = ["call", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface, member]
         if !signature.isEmpty { args += [signature] + arguments }
         return try busctl(args)
     }
 
     /// A manager property as busctl prints it, e.g. `s "active"`.
     func property(_ name: String) throws -> String {
-        try busctl(["get-property", KioskAPI.busName, KioskAPI.objectPath, KioskAPI.managerInterface, name])
+        try busctl(["get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface, name])
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -43,8 +43,8 @@ extension KioskdProcess {
     func endSession(passcode: String) throws {
         let client = try Bus.open(address: bus.address)
         defer { client.close() }
-        let m = try client.makeMethodCall(destination: KioskAPI.busName, path: KioskAPI.objectPath,
-                                          interface: KioskAPI.managerInterface, member: KioskAPI.Member.endSession)
+        let m = try client.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath,
+                                          interface: KioskWire.managerInterface, member: KioskWire.Member.endSession)
         try m.append(.string(passcode))
         _ = try client.callBlocking(m, timeout: .seconds(60))
     }

@@ -97,8 +97,8 @@ struct SlowDiskVMTests {
         from gi.repository import GLib
         DBusGMainLoop(set_as_default=True)
         bus = dbus.bus.BusConnection(sys.argv[1])
-        obj = bus.get_object("\(KioskAPI.busName)", "\(KioskAPI.objectPath)")
-        m = dbus.Interface(obj, "\(KioskAPI.managerInterface)")
+        obj = bus.get_object("\(KioskWire.busName)", "\(KioskWire.objectPath)")
+        m = dbus.Interface(obj, "\(KioskWire.managerInterface)")
         props = dbus.Interface(obj, "org.freedesktop.DBus.Properties")
         def ms(t):
             return (time.monotonic() - t) * 1e3

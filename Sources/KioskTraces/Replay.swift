@@ -1,3 +1,5 @@
+import KioskInput
+
 /// The offline dry run behind `kioskctl replay --profile FILE TRACE`: a recording through the
 /// session's filter, printed as what would reach the kiosk.
 public enum Replay {

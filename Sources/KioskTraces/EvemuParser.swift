@@ -1,3 +1,5 @@
+import KioskInput
+
 /// Reads evemu recordings (evemu 1.x): description lines `N:` name, `I:` ids, `P:` property
 /// bytes, `B:` capability bytes, `A:` absinfo, `L:`/`S:` LED and switch state, and `E:`
 /// events; `#` starts a comment anywhere.

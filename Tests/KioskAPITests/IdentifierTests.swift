@@ -1,4 +1,4 @@
-@testable import KioskCore
+import KioskAPI
 import Testing
 
 @Suite struct IdentifierTests {

@@ -1,5 +1,6 @@
 import Foundation
 import KioskInput
+import KioskTraces
 
 enum Fixtures {
     static let touchTraces = [

@@ -1,5 +1,6 @@
 import Testing
 @testable import KioskInput
+@testable import KioskTraces
 
 @Suite struct ParserTests {
     @Test func evemuDescriptionOfTheAtmelTouchscreen() throws {

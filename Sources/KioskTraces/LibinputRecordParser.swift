@@ -1,3 +1,4 @@
+import KioskInput
 import Yams
 
 /// Reads `libinput record` YAML: every device's `evdev` description (name, id, codes,

@@ -1,3 +1,5 @@
+import KioskInput
+
 /// A recording: one or more devices, each with its description and its events, on one time
 /// base. evemu files hold one device; `libinput record` files may hold several.
 public struct Trace: Sendable, Equatable {

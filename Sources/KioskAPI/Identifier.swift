@@ -29,6 +29,12 @@ public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, 
         try self.init(Text.decode(bytes, what: Kind.what))
     }
 
+    /// An identifier read back from text that was validated when it was stored (the registry's
+    /// packed tables): no second check. Package-only, so an app cannot skip the rule.
+    package init(validated rawValue: String) {
+        self.rawValue = rawValue
+    }
+
     public var description: String { rawValue }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
@@ -68,8 +74,8 @@ enum ReverseDNS {
             labelStart = false
         }
         if count == 0 { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
-        if count > KioskAPI.Limits.idBytes {
-            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskAPI.Limits.idBytes) are allowed.")
+        if count > KioskWire.Limits.idBytes {
+            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskWire.Limits.idBytes) are allowed.")
         }
         if labelStart { throw emptyLabel(string, what: what, label: labels) }
         if labels < 2 {

@@ -1,5 +1,6 @@
 import Testing
 @testable import KioskInput
+@testable import KioskTraces
 
 @Suite struct TraceTests {
     static func slotsOf(_ description: DeviceDescription) -> Int {

@@ -1,6 +1,6 @@
 /// The wire names of kioskd's D-Bus API v1, defined once and used by the daemon,
 /// the client library, `kioskctl` and the tests alike.
-public enum KioskAPI {
+public enum KioskWire {
     public static let busName = "org.kioskd.GuidedAccess1"
     public static let objectPath = "/org/kioskd/GuidedAccess1"
     public static let managerInterface = "org.kioskd.GuidedAccess1.Manager"

@@ -35,13 +35,13 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
             switch storage {
             case .invalidArgument: "org.freedesktop.DBus.Error.InvalidArgs"
             case .accessDenied: "org.freedesktop.DBus.Error.AccessDenied"
-            case .unknownApplication: "\(KioskAPI.errorPrefix).UnknownApplication"
-            case .unknownRestriction: "\(KioskAPI.errorPrefix).UnknownRestriction"
-            case .unknownProfile: "\(KioskAPI.errorPrefix).UnknownProfile"
-            case .wrongPasscode: "\(KioskAPI.errorPrefix).WrongPasscode"
-            case .throttled: "\(KioskAPI.errorPrefix).Throttled"
-            case .sessionActive: "\(KioskAPI.errorPrefix).SessionActive"
-            case .noSession: "\(KioskAPI.errorPrefix).NoSession"
+            case .unknownApplication: "\(KioskWire.errorPrefix).UnknownApplication"
+            case .unknownRestriction: "\(KioskWire.errorPrefix).UnknownRestriction"
+            case .unknownProfile: "\(KioskWire.errorPrefix).UnknownProfile"
+            case .wrongPasscode: "\(KioskWire.errorPrefix).WrongPasscode"
+            case .throttled: "\(KioskWire.errorPrefix).Throttled"
+            case .sessionActive: "\(KioskWire.errorPrefix).SessionActive"
+            case .noSession: "\(KioskWire.errorPrefix).NoSession"
             }
         }
 
@@ -65,5 +65,5 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    static func invalid(_ message: String) -> KioskError { KioskError(.invalidArgument, message) }
+    package static func invalid(_ message: String) -> KioskError { KioskError(.invalidArgument, message) }
 }

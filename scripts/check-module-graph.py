@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Check the module graph of README § Architecture against Package.swift (`make test` runs it).
+
+Run: python3 scripts/check-module-graph.py   (SWIFT=/path/to/swift to use another toolchain)
+
+It reads the targets from `swift package dump-package` and the packages from `swift package
+show-dependencies`, computes what each target reaches (its transitive closure), and fails when:
+- a pure module reaches anything beyond what it is allowed (ONLY), or
+- a target reaches something it must never link (NEVER): an app linking KioskClient gets no
+  TOML, no YAML, no filter and no daemon model; kioskd never links Yams.
+A product of another package stands for that package and every package it depends on, so a
+dependency that arrives through a third package is caught too.
+"""
+import json, os, subprocess, sys
+
+# A pure module may reach exactly these (local targets, or other packages by identity).
+ONLY = {
+    "KioskAPI": set(),
+    "KioskInput": set(),
+    "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
+    "KioskTraces": {"KioskInput", "yams"},
+}
+# What a target must never reach.
+NEVER = {
+    "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
+                    "tomlkit", "yams"},
+    "kioskd": {"KioskTraces", "yams"},
+}
+SHOW = ["KioskClient", "kioskd", "kioskctl"]
+
+
+def swift_json(*args):
+    swift = os.environ.get("SWIFT", "swift")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = subprocess.run([swift, "package", *args], cwd=root, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"check-module-graph: swift package {' '.join(args)} failed:\n{result.stderr}")
+    return json.loads(result.stdout)
+
+
+def main():
+    manifest = swift_json("dump-package")
+    tree = swift_json("show-dependencies", "--format", "json")
+
+    # Package-level edges: identity -> identities it depends on.
+    packages = {}
+    def walk(node):
+        packages[node["identity"]] = {child["identity"] for child in node["dependencies"]}
+        for child in node["dependencies"]:
+            walk(child)
+    for child in tree["dependencies"]:
+        walk(child)
+
+    targets = {t["name"]: t for t in manifest["targets"]}
+    edges = {}
+    for name, target in targets.items():
+        out = set()
+        for dep in target["dependencies"]:
+            kind, value = next(iter(dep.items()))
+            if kind in ("byName", "target") and value[0] in targets:
+                out.add(value[0])
+            elif kind == "product":
+                out.add(value[1].lower())
+            elif kind == "byName" and value[0].lower() in packages:
+                out.add(value[0].lower())
+            else:
+                sys.exit(f"check-module-graph: {name}: cannot place the dependency {dep}")
+        edges[name] = out
+    for identity, deps in packages.items():
+        edges[identity] = deps
+
+    def closure(start):
+        seen, stack = set(), [start]
+        while stack:
+            for nxt in edges.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    problems = []
+    for name in [*ONLY, *NEVER, *SHOW]:
+        if name not in targets:
+            problems.append(f"{name}: no such target in Package.swift")
+    for name, allowed in ONLY.items():
+        if name in targets and (extra := closure(name) - allowed):
+            problems.append(f"{name} is pure and may reach only {sorted(allowed) or 'nothing'}, "
+                            f"but reaches {sorted(extra)}")
+    for name, banned in NEVER.items():
+        if name in targets and (bad := closure(name) & banned):
+            problems.append(f"{name} must never reach {sorted(bad)}")
+
+    for name in SHOW:
+        if name in targets:
+            print(f"{name} reaches: {' '.join(sorted(closure(name), key=str.lower))}")
+    if problems:
+        for problem in problems:
+            print(f"check-module-graph: {problem}", file=sys.stderr)
+        sys.exit(1)
+    print("module graph: ok")
+
+
+main()
