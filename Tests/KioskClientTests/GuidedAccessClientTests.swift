@@ -210,8 +210,12 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         try await f.admin.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
         #expect(await f.delegate.wait(count: 2) == [RestrictionChange(id: Self.controls, state: .deny),
                                                     RestrictionChange(id: Self.zoom, state: .deny)])
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(f.delegate.all.count == 2)
+        // A second barrier instead of a sleep: a late duplicate of either change would be
+        // delivered before this one, as third.
+        try await f.admin.setRestrictionState(.allow, of: Self.zoom, in: Self.app)
+        #expect(await f.delegate.wait(count: 3) == [RestrictionChange(id: Self.controls, state: .deny),
+                                                    RestrictionChange(id: Self.zoom, state: .deny),
+                                                    RestrictionChange(id: Self.zoom, state: .allow)])
         await f.stop()
     }
 
@@ -232,8 +236,11 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         try await f.admin.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
         expected.append(RestrictionChange(id: Self.zoom, state: .deny))
         #expect(await f.delegate.wait(count: expected.count, timeout: .seconds(10)) == expected)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(f.delegate.all == expected)
+        // A barrier instead of a sleep: a late duplicate of any change above would be delivered
+        // before this one.
+        try await f.admin.setRestrictionState(.allow, of: Self.zoom, in: Self.app)
+        expected.append(RestrictionChange(id: Self.zoom, state: .allow))
+        #expect(await f.delegate.wait(count: expected.count, timeout: .seconds(10)) == expected)
         await f.stop()
     }
 

@@ -77,16 +77,16 @@ struct KioskdSessionLockTests {
         try kioskd.endSession(passcode: "1234")
         try logind.wait("the inhibitor's fd closed") { $0.contains("released 0") }
 
-        // A session that leaves the power key alone takes none.
+        // A session that leaves the power key alone takes none. The next power-locked session's
+        // Inhibit is the barrier (no sleep): kioskd sends its calls in order, so an Inhibit taken
+        // for the power-allowed session would reach the fake logind before it.
         try kioskd.call("StartSession", "s", ["power-allowed"])
-        usleep(500_000)
         try kioskd.endSession(passcode: "1234")
-        usleep(300_000)
-        #expect(logind.lines.filter { $0.hasPrefix("Inhibit") }.count == 1, "\(logind.lines)")
 
         // kill -9 closes the fd with the process; the restored session takes it again.
         try kioskd.call("StartSession", "s", ["power-locked"])
-        try logind.wait("the second Inhibit") { $0.filter { $0 == Self.inhibitLine }.count == 2 }
+        let lines = try logind.wait("the second Inhibit") { $0.filter { $0 == Self.inhibitLine }.count == 2 }
+        #expect(lines.filter { $0.hasPrefix("Inhibit") }.count == 2, "\(lines)")
         kioskd.stop(SIGKILL)
         try logind.wait("the fd closed by kioskd's death") { $0.contains("released 1") }
         try kioskd.start(input: false)
@@ -105,12 +105,22 @@ struct KioskdSessionLockTests {
         try kioskd.writeProfile("power-locked", Self.powerLocked)
         try kioskd.start(input: false)
         defer { kioskd.stop() }
-        for _ in 0..<2 {
+        for round in 0..<2 {
             try kioskd.call("StartSession", "s", ["power-locked"])
             #expect(try kioskd.property("SessionState") == #"s "active""#)
-            usleep(300_000)
+            if round == 0 {
+                // The first attempt's answer is awaited, not slept for.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !kioskd.log.contains("logind is not on the bus") {
+                    try #require(ContinuousClock.now < deadline, "kioskd never said logind is absent: \(kioskd.log)")
+                    usleep(10_000)
+                }
+            }
             try kioskd.endSession(passcode: "1234")
         }
+        // The second attempt was answered before the EndSession above was read: kioskd asks
+        // logind while applying the session, before its StartSession reply, and reads its bus in
+        // order (the bus driver's error is queued to it before the test's next call).
         let lines = kioskd.log.split(separator: "\n").filter { $0.contains("logind is not on the bus") }
         #expect(lines.count == 1, "\(kioskd.log)")
         #expect(lines.first?.hasPrefix("info ") ?? false, "\(lines)")
