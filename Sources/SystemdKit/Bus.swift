@@ -18,9 +18,6 @@ public final class Bus: @unchecked Sendable {
     /// The corresponding C call is `sd_bus_open_system`.
     public static func openSystem() throws(Errno) -> Bus { Bus(handle: try CBus.openSystem()) }
 
-    /// The user's session bus. The corresponding C call is `sd_bus_open_user`.
-    public static func openUser() throws(Errno) -> Bus { Bus(handle: try CBus.openUser()) }
-
     /// The system bus of `host` (`user@host`) over SSH, as `systemctl -H` does.
     /// The corresponding C call is `sd_bus_open_system_remote`.
     public static func openSystem(remoteHost host: String) throws(Errno) -> Bus {
@@ -45,11 +42,6 @@ public final class Bus: @unchecked Sendable {
     public func requestName(_ name: String, replaceExisting: Bool = false) throws(Errno) {
         let flags: UInt64 = replaceExisting ? UInt64(SD_BUS_NAME_REPLACE_EXISTING) : 0
         try Errno.check(sd_bus_request_name(handle, name, flags))
-    }
-
-    /// Gives a well-known name up. `sd_bus_release_name`.
-    public func releaseName(_ name: String) throws(Errno) {
-        try Errno.check(sd_bus_release_name(handle, name))
     }
 
     /// Writes out every queued message, blocking. `sd_bus_flush`.

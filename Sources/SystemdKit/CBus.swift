@@ -14,12 +14,6 @@ enum CBus {
         return bus!
     }
 
-    static func openUser() throws(Errno) -> OpaquePointer {
-        var bus: OpaquePointer?
-        try Errno.check(sd_bus_open_user(&bus))
-        return bus!
-    }
-
     static func openSystemRemote(host: String) throws(Errno) -> OpaquePointer {
         var bus: OpaquePointer?
         try Errno.check(sd_bus_open_system_remote(&bus, host))
@@ -86,11 +80,6 @@ enum CBus {
         case .dictEntry(let k, let v): try container("e", k.signature + v.signature, [k, v])
         case .variant(let inner): try container("v", inner.signature, [inner])
         }
-    }
-
-    static func appendStrv(_ m: OpaquePointer, _ strings: [String]) throws(Errno) {
-        let r = withStrv(strings) { sd_bus_message_append_strv(m, $0) }
-        try Errno.check(r)
     }
 
     static func rewind(_ m: OpaquePointer) throws(Errno) {

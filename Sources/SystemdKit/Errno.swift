@@ -14,11 +14,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         "\(String(cString: strerror(rawValue))) (errno \(rawValue))"
     }
 
-    public static let noEntry = Errno(rawValue: ENOENT)
     public static let invalidArgument = Errno(rawValue: EINVAL)
     public static let notConnected = Errno(rawValue: ENOTCONN)
-    public static let connectionReset = Errno(rawValue: ECONNRESET)
-    public static let timedOut = Errno(rawValue: ETIMEDOUT)
     public static let cancelled = Errno(rawValue: ECANCELED)
 }
 

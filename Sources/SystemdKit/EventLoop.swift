@@ -30,14 +30,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         try self.init(adopting: e!)
     }
 
-    /// The calling thread's default loop (the one `sd_bus_attach_event` with NULL would use).
-    /// The corresponding C call is `sd_event_default`.
-    public static func makeDefault() throws(Errno) -> EventLoop {
-        var e: OpaquePointer?
-        try Errno.check(sd_event_default(&e))
-        return try EventLoop(adopting: e!)
-    }
-
     private init(adopting e: OpaquePointer) throws(Errno) {
         handle = e
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))

@@ -47,9 +47,6 @@ public final class Message {
     /// Appends values in order.
     public func append(_ values: DBusValue...) throws(Errno) { try append(values) }
 
-    /// Appends an `as` array. The corresponding C call is `sd_bus_message_append_strv`.
-    public func append(strings: [String]) throws(Errno) { try CBus.appendStrv(handle, strings) }
-
     // MARK: Reading
 
     /// Reads every remaining value of the body. `sd_bus_message_read_basic`, `…_enter_container`.
