@@ -58,9 +58,7 @@ public struct DeviceCapabilities: Hashable, Sendable {
     /// or multitouch axes. Nodes with only switches, relative or absolute motion
     /// without buttons (lid switches, accelerometers) carry nothing a profile locks.
     public var isWorthBrokering: Bool {
-        has(type: UInt16(EV_KEY))
-            || has(type: UInt16(EV_ABS), code: UInt16(ABS_MT_POSITION_X))
-            || has(type: UInt16(EV_ABS), code: UInt16(ABS_MT_POSITION_Y))
+        has(type: EV.key) || has(type: EV.abs, code: ABS.mtPositionX) || has(type: EV.abs, code: ABS.mtPositionY)
     }
 }
 

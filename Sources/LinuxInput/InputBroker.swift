@@ -612,7 +612,7 @@ public final class InputBroker {
                          metadata: node.metadata.adding(error))
             return
         }
-        for event in feedback where event.type == UInt16(EV_LED) {
+        for event in feedback where event.type == EV.led {
             do {
                 try node.evdev.setLED(event.code, on: event.value != 0)
             } catch {

@@ -52,9 +52,9 @@ public final class UInputClone {
     /// asks uinput to create.
     public static func cloneInfo(of source: DeviceInfo) -> DeviceInfo {
         var caps = source.capabilities
-        caps.codes[UInt16(EV_FF)] = nil
-        caps.codes[UInt16(EV_FF_STATUS)] = nil
-        caps.codes[UInt16(EV_REP)] = nil
+        caps.codes[EV.ff] = nil
+        caps.codes[EV.ffStatus] = nil
+        caps.codes[EV.rep] = nil
         for (code, var axis) in caps.axes {
             axis.fuzz = 0
             caps.axes[code] = axis
@@ -138,10 +138,9 @@ public final class UInputClone {
         guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
         buffer.removeAll(keepingCapacity: true)
         for event in frame { buffer.append(event.cValue) }
-        let endsFrame = buffer.last.map { $0.type == UInt16(EV_SYN) && $0.code == UInt16(SYN_REPORT) } ?? false
-        if !endsFrame {
+        if !(buffer.last.map { $0.type == EV.syn && $0.code == SYN.report } ?? false) {
             let time = buffer.last?.time ?? timeval()
-            buffer.append(input_event(time: time, type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0))
+            buffer.append(input_event(time: time, type: EV.syn, code: SYN.report, value: 0))
         }
         do {
             try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fileDescriptor, events) }
@@ -188,14 +187,14 @@ public final class UInputClone {
             libevdev_set_id_version(dev, Int32(info.id.version))
             for (type, codes) in info.capabilities.codes.sorted(by: { $0.key < $1.key }) {
                 for code in codes.sorted() {
-                    switch Int32(type) {
-                    case EV_ABS:
+                    switch type {
+                    case EV.abs:
                         let axis = info.capabilities.axes[code] ?? AbsoluteAxis(minimum: 0, maximum: 0)
                         var abs = input_absinfo(value: axis.value, minimum: axis.minimum, maximum: axis.maximum,
                                                 fuzz: axis.fuzz, flat: axis.flat, resolution: axis.resolution)
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &abs)
-                    case EV_REP:
-                        var value: Int32 = code == UInt16(REP_DELAY) ? 250 : 33
+                    case EV.rep:
+                        var value: Int32 = code == REP.delay ? 250 : 33
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &value)
                     default:
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: nil)
