@@ -278,21 +278,21 @@ public final class InputBroker {
         let evdev: EvdevDevice
         let clone: UInputClone
         let id: DeviceID
-        /// What the clone was made from.
-        let info: DeviceInfo
+        /// What the clone was made from, as read from the node (no calibration).
+        let description: DeviceDescription
         var input: EventSource?
         var feedback: EventSource?
         var writeFailed = false
 
-        init(device: Device, evdev: EvdevDevice, clone: UInputClone, id: DeviceID, info: DeviceInfo) {
+        init(device: Device, evdev: EvdevDevice, clone: UInputClone, id: DeviceID, description: DeviceDescription) {
             self.device = device
             self.evdev = evdev
             self.clone = clone
             self.id = id
-            self.info = info
+            self.description = description
         }
 
-        var name: String { info.name }
+        var name: String { description.name }
 
         var path: String { evdev.path }
 
@@ -353,9 +353,9 @@ public final class InputBroker {
                          metadata: metadata.adding(error))
             return
         }
-        let info = node.evdev.info
-        switch BrokerChange(old: node.info, oldCalibration: node.device.calibrationMatrix,
-                            new: info, newCalibration: device.calibrationMatrix) {
+        let description = node.evdev.deviceDescription
+        switch BrokerChange(old: node.description, oldCalibration: node.device.calibrationMatrix,
+                            new: description, newCalibration: device.calibrationMatrix) {
         case .keep:
             // The new libevdev starts from the kernel's state now, which is ahead of the filter by
             // whatever came after the drain above, and drops the events already in that state as
@@ -382,7 +382,8 @@ public final class InputBroker {
             // from the state now: what is held was never forwarded through it.
             release(node, closing: false)
             logger.info("Input device changed; cloned it again", metadata: metadata)
-            install(device: device, evdev: node.evdev, info: info, state: node.evdev.state, clone: clone, metadata: metadata)
+            install(device: device, evdev: node.evdev, description: description, state: node.evdev.state, clone: clone,
+                    metadata: metadata)
         }
     }
 
@@ -417,12 +418,12 @@ public final class InputBroker {
             logger.debug("Input device gone before it could be opened; its path names another device now", metadata: metadata)
             return
         }
-        let info = evdev.info
-        metadata["device.name"] = "\(info.name)"
-        guard info.shouldBroker else {
+        let description = evdev.deviceDescription
+        metadata["device.name"] = "\(description.name)"
+        guard description.shouldBroker else {
             skipped.insert(device.syspath)
             evdev.close()
-            if !info.isKioskdClone {
+            if !description.isKioskdClone {
                 logger.debug("Input device has nothing a profile locks; not brokered", metadata: metadata)
             }
             return
@@ -470,14 +471,16 @@ public final class InputBroker {
             }
             return
         }
-        install(device: device, evdev: evdev, info: info, state: state, clone: clone, metadata: metadata)
+        install(device: device, evdev: evdev, description: description, state: state, clone: clone, metadata: metadata)
     }
 
     /// Puts a grabbed node and its new clone under the filter and watches both.
-    private func install(device: Device, evdev: EvdevDevice, info: DeviceInfo, state: DeviceState, clone: UInputClone,
-                         metadata: Logger.Metadata) {
-        let id = filter.addDevice(DeviceDescription(info, calibration: calibration(of: device, metadata)), state: state)
-        let node = Node(device: device, evdev: evdev, clone: clone, id: id, info: info)
+    private func install(device: Device, evdev: EvdevDevice, description: DeviceDescription, state: DeviceState,
+                         clone: UInputClone, metadata: Logger.Metadata) {
+        var filtered = description
+        filtered.calibration = calibration(of: device, metadata)
+        let id = filter.addDevice(filtered, state: state)
+        let node = Node(device: device, evdev: evdev, clone: clone, id: id, description: description)
         nodes[device.syspath] = node
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
         nodesByID[id.rawValue] = node
