@@ -1,6 +1,8 @@
-/// What the filter needs to know about a device: what it reports and how its axes map to the
-/// screen. Built from an evemu description, a `libinput record` header, or (in the broker)
-/// from libevdev.
+/// kioskd's one model of an input device: who it says it is (name, phys, uniq, ids), what it
+/// reports (codes, input properties, axis ranges) and how its axes map to the screen. Built from
+/// an evemu description, a `libinput record` header, or (in the broker) from libevdev, which
+/// also makes uinput clones from it. Current axis values are not part of it: they are state
+/// (`DeviceState`), so two descriptions are equal when the devices are alike, wherever a finger is.
 public struct DeviceDescription: Sendable, Equatable {
     /// `struct input_id`.
     public struct ID: Sendable, Equatable {
@@ -41,6 +43,11 @@ public struct DeviceDescription: Sendable, Equatable {
     }
 
     public var name: String
+    /// The physical path (`EVIOCGPHYS`), e.g. `usb-0000:00:14.0-1/input0`; kioskd's clones carry
+    /// their `kioskd-clone/…` marker here.
+    public var phys: String?
+    /// The unique identifier (`EVIOCGUNIQ`), e.g. a serial number.
+    public var uniq: String?
     public var id: ID
     /// `INPUT_PROP_*` numbers.
     public var properties: Set<UInt16>
@@ -52,11 +59,11 @@ public struct DeviceDescription: Sendable, Equatable {
     public var calibration: CalibrationMatrix?
 
     public init(
-        name: String, id: ID = ID(), properties: Set<UInt16> = [], codes: [UInt16: Set<UInt16>] = [:],
-        absInfo: [UInt16: AbsInfo] = [:], calibration: CalibrationMatrix? = nil
+        name: String, phys: String? = nil, uniq: String? = nil, id: ID = ID(), properties: Set<UInt16> = [],
+        codes: [UInt16: Set<UInt16>] = [:], absInfo: [UInt16: AbsInfo] = [:], calibration: CalibrationMatrix? = nil
     ) {
-        self.name = name; self.id = id; self.properties = properties; self.codes = codes
-        self.absInfo = absInfo; self.calibration = calibration
+        self.name = name; self.phys = phys; self.uniq = uniq; self.id = id; self.properties = properties
+        self.codes = codes; self.absInfo = absInfo; self.calibration = calibration
     }
 
     public func supports(type: UInt16, code: UInt16) -> Bool {

@@ -1,79 +1,107 @@
-// The handful of evdev numbers the filter decides on, spelled as the kernel does in
+// The evdev numbers kioskd decides on, spelled as the kernel does in
 // <linux/input-event-codes.h>. Everything else goes through `EventCodes` by name.
-// `EV` and `SYN` are `package`: KioskTraces' parsers need them too.
+//
+// Public so that LinuxInput, which talks to libevdev and uinput, compares events and builds
+// devices with these names and never with the C module's raw macros. `*_MAX` values are not in
+// the generated name table; LinuxInputTests checks every number here against the C header.
 
-package enum EV {
-    package static let syn: UInt16 = 0x00
-    package static let key: UInt16 = 0x01
-    package static let rel: UInt16 = 0x02
-    package static let abs: UInt16 = 0x03
-    package static let msc: UInt16 = 0x04
-    package static let sw: UInt16 = 0x05
-    package static let led: UInt16 = 0x11
+/// Event types (`EV_*`).
+public enum EV {
+    public static let syn: UInt16 = 0x00
+    public static let key: UInt16 = 0x01
+    public static let rel: UInt16 = 0x02
+    public static let abs: UInt16 = 0x03
+    public static let msc: UInt16 = 0x04
+    public static let sw: UInt16 = 0x05
+    public static let led: UInt16 = 0x11
+    public static let rep: UInt16 = 0x14
+    public static let ff: UInt16 = 0x15
+    public static let ffStatus: UInt16 = 0x17
+    /// `EV_MAX`: the highest event type.
+    public static let max: UInt16 = 0x1f
 }
 
-package enum SYN {
-    package static let report: UInt16 = 0
-    package static let config: UInt16 = 1
-    package static let mtReport: UInt16 = 2
-    package static let dropped: UInt16 = 3
+/// `EV_SYN` codes.
+public enum SYN {
+    public static let report: UInt16 = 0
+    public static let config: UInt16 = 1
+    public static let mtReport: UInt16 = 2
+    public static let dropped: UInt16 = 3
 }
 
-enum MSC {
-    static let scan: UInt16 = 0x04
+/// `EV_MSC` codes.
+public enum MSC {
+    public static let scan: UInt16 = 0x04
 }
 
-enum KEY {
-    /// `KEY_MAX`: every key and button code is below `count`.
-    static let count = 0x300
-    static let backspace: UInt16 = 14
-    static let leftCtrl: UInt16 = 29
-    static let leftAlt: UInt16 = 56
-    static let f1: UInt16 = 59
-    static let f10: UInt16 = 68
-    static let kpDot: UInt16 = 83
-    static let f11: UInt16 = 87
-    static let f12: UInt16 = 88
-    static let rightCtrl: UInt16 = 97
-    static let sysRq: UInt16 = 99
-    static let rightAlt: UInt16 = 100
-    static let delete: UInt16 = 111
+/// `EV_REP` codes.
+public enum REP {
+    public static let delay: UInt16 = 0x00
+    public static let period: UInt16 = 0x01
 }
 
-enum BTN {
-    static let toolFinger: UInt16 = 0x145
-    static let toolQuintTap: UInt16 = 0x148
-    static let touch: UInt16 = 0x14a
-    static let toolDoubleTap: UInt16 = 0x14d
-    static let toolTripleTap: UInt16 = 0x14e
-    static let toolQuadTap: UInt16 = 0x14f
+/// `EV_KEY` codes for keys.
+public enum KEY {
+    /// `KEY_MAX` + 1: every key and button code is below `count`.
+    public static let count = 0x300
+    /// `KEY_MAX`: the highest key or button code.
+    public static let max: UInt16 = 0x2ff
+    public static let backspace: UInt16 = 14
+    public static let leftCtrl: UInt16 = 29
+    public static let leftAlt: UInt16 = 56
+    public static let f1: UInt16 = 59
+    public static let f10: UInt16 = 68
+    public static let kpDot: UInt16 = 83
+    public static let f11: UInt16 = 87
+    public static let f12: UInt16 = 88
+    public static let rightCtrl: UInt16 = 97
+    public static let sysRq: UInt16 = 99
+    public static let rightAlt: UInt16 = 100
+    public static let delete: UInt16 = 111
+}
+
+/// `EV_KEY` codes for buttons.
+public enum BTN {
+    public static let toolFinger: UInt16 = 0x145
+    public static let toolQuintTap: UInt16 = 0x148
+    public static let touch: UInt16 = 0x14a
+    public static let toolDoubleTap: UInt16 = 0x14d
+    public static let toolTripleTap: UInt16 = 0x14e
+    public static let toolQuadTap: UInt16 = 0x14f
 
     /// `BTN_TOOL_FINGER` … `BTN_TOOL_QUINTTAP` by contact count 1…5, as the kernel's
     /// `input_mt_report_finger_count` reports them.
-    static let fingerCountTools: [UInt16] = [toolFinger, toolDoubleTap, toolTripleTap, toolQuadTap, toolQuintTap]
+    public static let fingerCountTools: [UInt16] = [toolFinger, toolDoubleTap, toolTripleTap, toolQuadTap, toolQuintTap]
 
-    static func isFingerCountTool(_ code: UInt16) -> Bool {
+    public static func isFingerCountTool(_ code: UInt16) -> Bool {
         code == toolFinger || code == toolQuintTap || (code >= toolDoubleTap && code <= toolQuadTap)
     }
 }
 
-enum ABS {
-    static let x: UInt16 = 0x00
-    static let y: UInt16 = 0x01
-    static let pressure: UInt16 = 0x18
-    static let mtSlot: UInt16 = 0x2f
-    static let mtFirst: UInt16 = 0x30  // ABS_MT_TOUCH_MAJOR
-    static let mtPositionX: UInt16 = 0x35
-    static let mtPositionY: UInt16 = 0x36
-    static let mtTrackingID: UInt16 = 0x39
-    static let mtPressure: UInt16 = 0x3a
-    static let mtLast: UInt16 = 0x3d  // ABS_MT_TOOL_Y
-    static let count = 0x40
+/// `EV_ABS` codes.
+public enum ABS {
+    public static let x: UInt16 = 0x00
+    public static let y: UInt16 = 0x01
+    public static let pressure: UInt16 = 0x18
+    public static let mtSlot: UInt16 = 0x2f
+    public static let mtFirst: UInt16 = 0x30  // ABS_MT_TOUCH_MAJOR
+    public static let mtPositionX: UInt16 = 0x35
+    public static let mtPositionY: UInt16 = 0x36
+    public static let mtTrackingID: UInt16 = 0x39
+    public static let mtPressure: UInt16 = 0x3a
+    public static let mtLast: UInt16 = 0x3d  // ABS_MT_TOOL_Y
+    /// `ABS_MAX`: the highest absolute axis.
+    public static let max: UInt16 = 0x3f
+    /// `ABS_CNT`.
+    public static let count = 0x40
 
-    static func isMT(_ code: UInt16) -> Bool { code >= mtSlot && code <= mtLast }
+    public static func isMT(_ code: UInt16) -> Bool { code >= mtSlot && code <= mtLast }
 }
 
-enum INPUT_PROP {
-    static let direct: UInt16 = 0x01
-    static let semiMT: UInt16 = 0x03
+/// Input properties (`INPUT_PROP_*`).
+public enum INPUT_PROP {
+    public static let direct: UInt16 = 0x01
+    public static let semiMT: UInt16 = 0x03
+    /// `INPUT_PROP_MAX`: the highest property.
+    public static let max: UInt16 = 0x1f
 }

@@ -33,6 +33,9 @@ public struct InputEvent: Sendable, Hashable {
 
     /// Whether this is the `SYN_REPORT` that ends a frame.
     public var isSynReport: Bool { type == EV.syn && code == SYN.report }
+
+    /// Whether this is a `SYN_DROPPED`: the kernel discarded events here (its buffer overflowed).
+    public var isSynDropped: Bool { type == EV.syn && code == SYN.dropped }
 }
 
 /// The events of one frame: everything up to and including its `SYN_REPORT`.

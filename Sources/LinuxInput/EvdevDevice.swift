@@ -87,46 +87,53 @@ public final class EvdevDevice {
         return UInt64(info.st_rdev)
     }
 
-    /// Name, phys, uniq, ids and capabilities, as read at open time.
-    public var info: DeviceInfo {
-        guard let dev else { return DeviceInfo(name: "", id: InputDeviceID(bustype: 0, vendor: 0, product: 0, version: 0), capabilities: DeviceCapabilities()) }
-        return DeviceInfo(
+    /// Name, phys, uniq, ids, event codes, input properties and axis ranges, as read at open
+    /// time (or at the last ``reload()``); no calibration (that is udev's).
+    ///
+    /// The corresponding C calls are `libevdev_get_name` (`_phys`, `_uniq`, `_id_*`),
+    /// `libevdev_has_event_code`, `libevdev_has_property` and `libevdev_get_abs_info`.
+    public var deviceDescription: DeviceDescription {
+        guard let dev else { return DeviceDescription(name: "") }
+        var description = DeviceDescription(
             name: Libevdev.string(libevdev_get_name(dev)) ?? "",
             phys: Libevdev.string(libevdev_get_phys(dev)),
             uniq: Libevdev.string(libevdev_get_uniq(dev)),
-            id: InputDeviceID(
-                bustype: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(dev)),
+            id: DeviceDescription.ID(
+                bus: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(dev)),
                 vendor: UInt16(truncatingIfNeeded: libevdev_get_id_vendor(dev)),
                 product: UInt16(truncatingIfNeeded: libevdev_get_id_product(dev)),
-                version: UInt16(truncatingIfNeeded: libevdev_get_id_version(dev))),
-            capabilities: capabilities)
-    }
-
-    /// The device's event codes, properties and axis ranges.
-    ///
-    /// The corresponding C calls are `libevdev_has_event_code`,
-    /// `libevdev_has_property` and `libevdev_get_abs_info`.
-    public var capabilities: DeviceCapabilities {
-        var caps = DeviceCapabilities()
-        guard let dev else { return caps }
-        for type in 1...UInt32(EV_MAX) where libevdev_has_event_type(dev, type) != 0 {
+                version: UInt16(truncatingIfNeeded: libevdev_get_id_version(dev))))
+        for type in 1...UInt32(EV.max) where libevdev_has_event_type(dev, type) != 0 {
             let max = libevdev_event_type_get_max(type)
             guard max >= 0 else { continue }
             var codes = Set<UInt16>()
             for code in 0...UInt32(max) where libevdev_has_event_code(dev, type, code) != 0 {
                 codes.insert(UInt16(code))
-                if type == UInt32(EV_ABS), let info = libevdev_get_abs_info(dev, code) {
-                    caps.axes[UInt16(code)] = AbsoluteAxis(
-                        value: info.pointee.value, minimum: info.pointee.minimum, maximum: info.pointee.maximum,
-                        fuzz: info.pointee.fuzz, flat: info.pointee.flat, resolution: info.pointee.resolution)
+                if type == UInt32(EV.abs), let info = libevdev_get_abs_info(dev, code) {
+                    description.absInfo[UInt16(code)] = DeviceDescription.AbsInfo(
+                        minimum: info.pointee.minimum, maximum: info.pointee.maximum, fuzz: info.pointee.fuzz,
+                        flat: info.pointee.flat, resolution: info.pointee.resolution)
                 }
             }
-            caps.codes[UInt16(type)] = codes
+            description.codes[UInt16(type)] = codes
         }
-        for prop in 0...UInt32(INPUT_PROP_MAX) where libevdev_has_property(dev, prop) != 0 {
-            caps.properties.insert(UInt16(prop))
+        for prop in 0...UInt32(INPUT_PROP.max) where libevdev_has_property(dev, prop) != 0 {
+            description.properties.insert(UInt16(prop))
         }
-        return caps
+        return description
+    }
+
+    /// Each absolute axis's current value as libevdev's `input_absinfo` holds it: what a clone
+    /// starts from.
+    ///
+    /// The corresponding C call is `libevdev_get_abs_info`.
+    public var axisValues: [UInt16: Int32] {
+        var values: [UInt16: Int32] = [:]
+        guard let dev else { return values }
+        for code in 0...UInt32(ABS.max) where libevdev_has_event_code(dev, UInt32(EV.abs), code) != 0 {
+            if let info = libevdev_get_abs_info(dev, code) { values[UInt16(code)] = info.pointee.value }
+        }
+        return values
     }
 
     // MARK: Grab
@@ -228,22 +235,22 @@ public final class EvdevDevice {
     public var state: DeviceState {
         var state = DeviceState()
         guard let dev else { return state }
-        if libevdev_has_event_type(dev, UInt32(EV_KEY)) != 0 {
-            for code in 0...UInt32(KEY_MAX) where libevdev_has_event_code(dev, UInt32(EV_KEY), code) != 0
-                && libevdev_get_event_value(dev, UInt32(EV_KEY), code) != 0 {
+        if libevdev_has_event_type(dev, UInt32(EV.key)) != 0 {
+            for code in 0...UInt32(KEY.max) where libevdev_has_event_code(dev, UInt32(EV.key), code) != 0
+                && libevdev_get_event_value(dev, UInt32(EV.key), code) != 0 {
                 state.keysDown.insert(UInt16(code))
             }
         }
-        for code in 0..<UInt32(ABS_MT_SLOT) where libevdev_has_event_code(dev, UInt32(EV_ABS), code) != 0 {
-            state.absValues[UInt16(code)] = libevdev_get_event_value(dev, UInt32(EV_ABS), code)
+        for code in 0..<UInt32(ABS.mtSlot) where libevdev_has_event_code(dev, UInt32(EV.abs), code) != 0 {
+            state.absValues[UInt16(code)] = libevdev_get_event_value(dev, UInt32(EV.abs), code)
         }
         let slots = libevdev_get_num_slots(dev)
         if slots > 0 {
-            let axes = (UInt32(ABS_MT_SLOT) + 1...UInt32(ABS_MAX)).filter {
-                $0 != UInt32(ABS_MT_TRACKING_ID) && libevdev_has_event_code(dev, UInt32(EV_ABS), $0) != 0
+            let axes = (UInt32(ABS.mtSlot) + 1...UInt32(ABS.max)).filter {
+                $0 != UInt32(ABS.mtTrackingID) && libevdev_has_event_code(dev, UInt32(EV.abs), $0) != 0
             }
             for slot in 0..<UInt32(slots) {
-                var slotState = DeviceState.Slot(trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS_MT_TRACKING_ID)))
+                var slotState = DeviceState.Slot(trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS.mtTrackingID)))
                 for code in axes { slotState.axes[UInt16(code)] = libevdev_get_slot_value(dev, slot, code) }
                 state.slots.append(slotState)
             }

@@ -5,9 +5,6 @@ import KioskInput
 // the kernel's `struct input_event`, field by field.
 
 extension InputEvent {
-    /// `EV_SYN`/`SYN_DROPPED`: the kernel discarded events here (its buffer overflowed).
-    public var isSynDropped: Bool { type == UInt16(EV_SYN) && code == UInt16(SYN_DROPPED) }
-
     init(_ event: input_event) {
         self.init(seconds: Int(event.time.tv_sec), microseconds: Int(event.time.tv_usec),
                   type: event.type, code: event.code, value: event.value)

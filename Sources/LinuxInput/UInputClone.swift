@@ -50,21 +50,21 @@ public final class UInputClone {
 
     /// The clone's description as the source's: what ``init(cloning:uinputPath:)``
     /// asks uinput to create.
-    public static func cloneInfo(of source: DeviceInfo) -> DeviceInfo {
-        var caps = source.capabilities
-        caps.codes[UInt16(EV_FF)] = nil
-        caps.codes[UInt16(EV_FF_STATUS)] = nil
-        caps.codes[UInt16(EV_REP)] = nil
-        for (code, var axis) in caps.axes {
-            axis.fuzz = 0
-            caps.axes[code] = axis
-        }
-        return DeviceInfo(name: uinputName(source.name), phys: phys(forSource: source.phys), uniq: nil,
-                          id: source.id, capabilities: caps)
+    public static func cloneDescription(of source: DeviceDescription) -> DeviceDescription {
+        var clone = source
+        clone.name = uinputName(source.name)
+        clone.phys = phys(forSource: source.phys)
+        clone.uniq = nil
+        clone.calibration = nil
+        clone.codes[EV.ff] = nil
+        clone.codes[EV.ffStatus] = nil
+        clone.codes[EV.rep] = nil
+        for code in clone.absInfo.keys { clone.absInfo[code]?.fuzz = 0 }
+        return clone
     }
 
     /// The clone's description as created.
-    public let info: DeviceInfo
+    public let deviceDescription: DeviceDescription
     /// `/dev/input/eventN` of the clone, if the node could be found.
     public let devnode: String?
     /// `/sys/devices/virtual/input/inputN` of the clone.
@@ -80,17 +80,21 @@ public final class UInputClone {
     /// The corresponding C calls are `open("/dev/uinput")`, `ioctl(UI_SET_PHYS)`
     /// and `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
     /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
+    /// Its axes start where the source's are now.
     public convenience init(cloning source: EvdevDevice, uinputPath: String = "/dev/uinput") throws(EvdevError) {
-        try self.init(info: Self.cloneInfo(of: source.info), uinputPath: uinputPath)
+        try self.init(description: Self.cloneDescription(of: source.deviceDescription), axisValues: source.axisValues,
+                      uinputPath: uinputPath)
     }
 
-    /// Creates a uinput device exactly as `info` describes it (kioskd uses
-    /// ``init(cloning:uinputPath:)``; tests build fake physical devices with this).
-    public init(info: DeviceInfo, uinputPath: String = "/dev/uinput") throws(EvdevError) {
+    /// Creates a uinput device exactly as `description` describes it, its absolute axes at
+    /// `axisValues` (0 for those left out). kioskd uses ``init(cloning:uinputPath:)``; tests
+    /// build fake physical devices with this.
+    public init(description: DeviceDescription, axisValues: [UInt16: Int32] = [:],
+                uinputPath: String = "/dev/uinput") throws(EvdevError) {
         self.uinputPath = uinputPath
         let template: OpaquePointer
         do {
-            template = try Self.template(for: info)
+            template = try Self.template(for: description, axisValues: axisValues)
         } catch {
             throw EvdevError(error, path: uinputPath, operation: "libevdev_enable_event_code")
         }
@@ -101,7 +105,7 @@ public final class UInputClone {
             throw EvdevError(error, path: uinputPath, operation: "open")
         }
         do {
-            if let phys = info.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
+            if let phys = description.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
             let uinput = try Libevdev.createUInput(from: template, uinputFD: fileDescriptor)
             self.uinput = uinput
             devnode = Libevdev.string(libevdev_uinput_get_devnode(uinput))
@@ -110,7 +114,7 @@ public final class UInputClone {
             Libevdev.close(fileDescriptor)
             throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
         }
-        self.info = info
+        deviceDescription = description
         buffer.reserveCapacity(64)
     }
 
@@ -138,10 +142,9 @@ public final class UInputClone {
         guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
         buffer.removeAll(keepingCapacity: true)
         for event in frame { buffer.append(event.cValue) }
-        let endsFrame = buffer.last.map { $0.type == UInt16(EV_SYN) && $0.code == UInt16(SYN_REPORT) } ?? false
-        if !endsFrame {
+        if !(buffer.last.map { $0.type == EV.syn && $0.code == SYN.report } ?? false) {
             let time = buffer.last?.time ?? timeval()
-            buffer.append(input_event(time: time, type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0))
+            buffer.append(input_event(time: time, type: EV.syn, code: SYN.report, value: 0))
         }
         do {
             try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fileDescriptor, events) }
@@ -176,33 +179,33 @@ public final class UInputClone {
         }
     }
 
-    // A libevdev description of `info` for libevdev_uinput_create_from_device.
-    private static func template(for info: DeviceInfo) throws(Errno) -> OpaquePointer {
+    // A libevdev description of `description` for libevdev_uinput_create_from_device.
+    private static func template(for description: DeviceDescription, axisValues: [UInt16: Int32]) throws(Errno) -> OpaquePointer {
         let dev = try Libevdev.newBlankDevice()
         do {
-            libevdev_set_name(dev, uinputName(info.name))
-            if let phys = info.phys { libevdev_set_phys(dev, phys) }
-            libevdev_set_id_bustype(dev, Int32(info.id.bustype))
-            libevdev_set_id_vendor(dev, Int32(info.id.vendor))
-            libevdev_set_id_product(dev, Int32(info.id.product))
-            libevdev_set_id_version(dev, Int32(info.id.version))
-            for (type, codes) in info.capabilities.codes.sorted(by: { $0.key < $1.key }) {
+            libevdev_set_name(dev, uinputName(description.name))
+            if let phys = description.phys { libevdev_set_phys(dev, phys) }
+            libevdev_set_id_bustype(dev, Int32(description.id.bus))
+            libevdev_set_id_vendor(dev, Int32(description.id.vendor))
+            libevdev_set_id_product(dev, Int32(description.id.product))
+            libevdev_set_id_version(dev, Int32(description.id.version))
+            for (type, codes) in description.codes.sorted(by: { $0.key < $1.key }) {
                 for code in codes.sorted() {
-                    switch Int32(type) {
-                    case EV_ABS:
-                        let axis = info.capabilities.axes[code] ?? AbsoluteAxis(minimum: 0, maximum: 0)
-                        var abs = input_absinfo(value: axis.value, minimum: axis.minimum, maximum: axis.maximum,
+                    switch type {
+                    case EV.abs:
+                        let axis = description.absInfo[code] ?? DeviceDescription.AbsInfo(minimum: 0, maximum: 0)
+                        var abs = input_absinfo(value: axisValues[code] ?? 0, minimum: axis.minimum, maximum: axis.maximum,
                                                 fuzz: axis.fuzz, flat: axis.flat, resolution: axis.resolution)
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &abs)
-                    case EV_REP:
-                        var value: Int32 = code == UInt16(REP_DELAY) ? 250 : 33
+                    case EV.rep:
+                        var value: Int32 = code == REP.delay ? 250 : 33
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &value)
                     default:
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: nil)
                     }
                 }
             }
-            for property in info.capabilities.properties.sorted() {
+            for property in description.properties.sorted() {
                 try Libevdev.enable(dev, property: UInt32(property))
             }
         } catch {

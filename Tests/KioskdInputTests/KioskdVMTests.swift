@@ -54,9 +54,9 @@ struct KioskdVMTests {
             bus = try PrivateBus()
             kioskd = try KioskdUnderTest(bus: bus)
             try kioskd.writeProfile("vm-test", KioskdVMTests.profile)
-            keyboard = try UInputClone(info: FakeDevice.keyboard())
-            power = try UInputClone(info: FakeDevice.powerButton())
-            touch = try UInputClone(info: FakeDevice.touchscreen())
+            keyboard = try UInputClone(description: FakeDevice.keyboard())
+            power = try UInputClone(description: FakeDevice.powerButton())
+            touch = try UInputClone(description: FakeDevice.touchscreen())
             physical = try [keyboard, power, touch].map { try #require($0.devnode) }
             watcher = try Probe.Watcher(spying: physical)
             try kioskd.start(input: true)
@@ -134,7 +134,7 @@ struct KioskdVMTests {
 
         // A keyboard plugged in during the session: a locked key from the moment its node exists.
         let plugged = "kioskd-vm-test/plugged-in"
-        let pluggedIn = try UInputClone(info: FakeDevice.keyboard(name: "plugged-in keyboard", phys: plugged))
+        let pluggedIn = try UInputClone(description: FakeDevice.keyboard(name: "plugged-in keyboard", phys: plugged))
         let deadline = ContinuousClock.now + .seconds(60)
         while !kiosk.events.keys(phys: Self.clone(plugged)).contains("KEY_A 0") {
             try #require(ContinuousClock.now < deadline, "the plugged-in keyboard's clone never showed KEY_A")
@@ -268,7 +268,7 @@ struct KioskdVMTests {
         let kioskd = try KioskdUnderTest(bus: bus)
         try kioskd.writeProfile("vm-test", Self.profile)
         let phys = "kioskd-vm-test/held-elsewhere"
-        let keyboard = try UInputClone(info: FakeDevice.keyboard(name: "keyboard held elsewhere", phys: phys))
+        let keyboard = try UInputClone(description: FakeDevice.keyboard(name: "keyboard held elsewhere", phys: phys))
         let path = try #require(keyboard.devnode)
         let holder = try Probe.Holder(grabbing: path)
         defer { holder.stop() }
@@ -318,7 +318,7 @@ struct KioskdVMTests {
         for i in 0..<20 {
             let phys = "kioskd-vm-test/timing-\(i)"
             let start = ContinuousClock.now
-            let fake = try UInputClone(info: FakeDevice.keyboard(name: "timing keyboard \(i)", phys: phys))
+            let fake = try UInputClone(description: FakeDevice.keyboard(name: "timing keyboard \(i)", phys: phys))
             let appeared = try nodes.waitForNode(phys: Self.clone(phys), timeout: .seconds(30))
             samples.append(appeared - start)
             fake.destroy()
@@ -412,7 +412,7 @@ final class NodeWatch {
                 let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
                 offset += 16 + length
                 guard name.hasPrefix("event"), let device = try? EvdevDevice(path: "/dev/input/" + name, access: .readOnly) else { continue }
-                if device.info.phys == phys { return now }
+                if device.deviceDescription.phys == phys { return now }
             }
         }
         throw HarnessError("no node with phys \(phys) appeared within \(timeout)")

@@ -11,7 +11,7 @@ struct RealKernelTests {
     @Test("clones look like their sources, forward allowed events, never dropped ones; grabbed nodes stay silent until released")
     func grabCloneForward() throws {
         let fakes = try [FakeDevice.keyboard(), FakeDevice.powerButton(), FakeDevice.touchscreen()]
-            .map { try UInputClone(info: $0) }
+            .map { try UInputClone(description: $0) }
         let physicalPaths = try fakes.map { try #require($0.devnode) }
         var devices = try physicalPaths.map { try EvdevDevice(path: $0) }
         for device in devices { try device.grab() }
@@ -24,14 +24,14 @@ struct RealKernelTests {
         for (index, device) in devices.enumerated() {
             let source = seen[index], clone = seen[index + devices.count]
             for key in ["name", "id", "props", "abs"] {
-                #expect(try canonicalJSON(clone[key]!) == canonicalJSON(source[key]!), "\(key) of \(device.info.name)")
+                #expect(try canonicalJSON(clone[key]!) == canonicalJSON(source[key]!), "\(key) of \(device.deviceDescription.name)")
             }
             // The codes too, but EV_REP: the clone leaves the repeating to the source.
             var sourceCodes = source["codes"] as! [String: Any]
             sourceCodes["\(type("EV_REP"))"] = nil
-            #expect(try canonicalJSON(clone["codes"]!) == canonicalJSON(sourceCodes), "codes of \(device.info.name)")
+            #expect(try canonicalJSON(clone["codes"]!) == canonicalJSON(sourceCodes), "codes of \(device.deviceDescription.name)")
             #expect(clone["phys"] as? String == UInputClone.phys(forSource: source["phys"] as? String))
-            #expect(device.info.shouldBroker)
+            #expect(device.deviceDescription.shouldBroker)
         }
         #expect(seen[devices.count...].allSatisfy { UInputClone.isClone(phys: $0["phys"] as? String) })
 
@@ -62,7 +62,7 @@ struct RealKernelTests {
         for (index, clonePath) in clonePaths.enumerated() {
             let got = events.filter { $0.path == clonePath && $0.type != type("EV_SYN") }
             let sent = forwarded[index].map { SeenEvent(path: clonePath, type: $0.type, code: $0.code, value: $0.value) }
-            #expect(got == sent, "what \(devices[index].info.name)'s clone delivered")
+            #expect(got == sent, "what \(devices[index].deviceDescription.name)'s clone delivered")
         }
         let keyboardKeys = events.filter { $0.path == clonePaths[0] && $0.type == type("EV_KEY") }.map(\.description)
         #expect(keyboardKeys == ["KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
@@ -89,7 +89,7 @@ struct RealKernelTests {
 
     @Test("a second grab fails with EBUSY until the first holder closes")
     func secondGrabIsBusy() throws {
-        let fake = try UInputClone(info: FakeDevice.powerButton())
+        let fake = try UInputClone(description: FakeDevice.powerButton())
         let path = try #require(fake.devnode)
         let first = try EvdevDevice(path: path)
         try first.grab()
@@ -105,7 +105,7 @@ struct RealKernelTests {
 
     @Test("a vanished device reads as ENODEV, not as silence")
     func unpluggedDevice() throws {
-        let fake = try UInputClone(info: FakeDevice.keyboard())
+        let fake = try UInputClone(description: FakeDevice.keyboard())
         let device = try EvdevDevice(path: try #require(fake.devnode))
         try device.grab()
         fake.destroy()
@@ -123,7 +123,7 @@ struct RealKernelTests {
 
     @Test("an overflowing buffer reads as SYN_DROPPED, and the state after it shows what the drop hid: no key is left stuck")
     func synDropped() throws {
-        let fake = try UInputClone(info: FakeDevice.keyboard())
+        let fake = try UInputClone(description: FakeDevice.keyboard())
         let device = try EvdevDevice(path: try #require(fake.devnode))
         try device.grab()
         try fake.write(frame: [event("EV_KEY", "KEY_A", 1)])
@@ -155,7 +155,7 @@ struct RealKernelTests {
 
     @Test("an LED set on the clone reaches the physical device")
     func ledsGoBack() throws {
-        let fake = try UInputClone(info: FakeDevice.keyboard())
+        let fake = try UInputClone(description: FakeDevice.keyboard())
         let device = try EvdevDevice(path: try #require(fake.devnode))
         try device.grab()
         let clone = try UInputClone(cloning: device)
@@ -180,7 +180,7 @@ struct RealKernelTests {
         var samples: [(create: Duration, grab: Duration)] = []
         for _ in 0..<5 {
             let start = clock.now
-            let fake = try UInputClone(info: FakeDevice.keyboard())
+            let fake = try UInputClone(description: FakeDevice.keyboard())
             let created = clock.now
             // Wait for the node's IN_CREATE, as a monitor would.
             var name = ""

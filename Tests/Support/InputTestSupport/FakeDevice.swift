@@ -1,49 +1,42 @@
 import KioskInput
 import LinuxInput
 
-/// Fake physical devices, created through /dev/uinput as a driver would (`UInputClone(info:)`).
+/// Fake physical devices, created through /dev/uinput as a driver would (`UInputClone(description:)`).
 public enum FakeDevice {
-    public static func keyboard(name: String = "kioskd test keyboard", phys: String = "kioskd-vm-test/keyboard") -> DeviceInfo {
-        var caps = DeviceCapabilities()
-        caps.codes[type("EV_KEY")] = Set(["KEY_ESC", "KEY_A", "KEY_B", "KEY_LEFTCTRL", "KEY_LEFTALT", "KEY_F1", "KEY_F2",
-                                          "KEY_F11", "KEY_BACKSPACE", "KEY_DELETE", "KEY_SYSRQ", "KEY_CAPSLOCK",
-                                          "KEY_LEFTMETA", "KEY_VOLUMEUP"].map(code))
-        caps.codes[type("EV_MSC")] = [code("MSC_SCAN")]
-        caps.codes[type("EV_LED")] = [code("LED_NUML"), code("LED_CAPSL"), code("LED_SCROLLL")]
-        caps.codes[type("EV_REP")] = [0, 1]  // REP_DELAY, REP_PERIOD
-        return DeviceInfo(name: name, phys: phys,
-                          id: InputDeviceID(bustype: 0x03, vendor: 0x046d, product: 0xc31c, version: 0x0111),
-                          capabilities: caps)
+    public static func keyboard(name: String = "kioskd test keyboard", phys: String = "kioskd-vm-test/keyboard") -> DeviceDescription {
+        var codes: [UInt16: Set<UInt16>] = [:]
+        codes[type("EV_KEY")] = Set(["KEY_ESC", "KEY_A", "KEY_B", "KEY_LEFTCTRL", "KEY_LEFTALT", "KEY_F1", "KEY_F2",
+                                     "KEY_F11", "KEY_BACKSPACE", "KEY_DELETE", "KEY_SYSRQ", "KEY_CAPSLOCK",
+                                     "KEY_LEFTMETA", "KEY_VOLUMEUP"].map(code))
+        codes[type("EV_MSC")] = [code("MSC_SCAN")]
+        codes[type("EV_LED")] = [code("LED_NUML"), code("LED_CAPSL"), code("LED_SCROLLL")]
+        codes[type("EV_REP")] = [0, 1]  // REP_DELAY, REP_PERIOD
+        return DeviceDescription(name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x046d, product: 0xc31c, version: 0x0111),
+                                 codes: codes)
     }
 
     /// An ACPI-style button node: power, the volume keys, and KEY_PROG1 (a key no profile
     /// locks, which tests press last so that they know the node's earlier events were handled).
-    public static func powerButton(phys: String = "LNXPWRBN/button/input0") -> DeviceInfo {
-        var caps = DeviceCapabilities()
-        caps.codes[type("EV_KEY")] = Set(["KEY_POWER", "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_PROG1"].map(code))
-        return DeviceInfo(name: "Power Button", phys: phys,
-                          id: InputDeviceID(bustype: 0x19, vendor: 0, product: 1, version: 0),
-                          capabilities: caps)
+    public static func powerButton(phys: String = "LNXPWRBN/button/input0") -> DeviceDescription {
+        DeviceDescription(name: "Power Button", phys: phys, id: .init(bus: 0x19, vendor: 0, product: 1, version: 0),
+                          codes: [type("EV_KEY"): Set(["KEY_POWER", "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_PROG1"].map(code))])
     }
 
     /// A 10-slot protocol-B touchscreen, 4096 × 2400 units, with `INPUT_PROP_DIRECT`.
-    public static func touchscreen(name: String = "ELAN Touchscreen", phys: String = "i2c-ELAN0001:00") -> DeviceInfo {
-        var caps = DeviceCapabilities()
-        caps.codes[type("EV_KEY")] = [code("BTN_TOUCH")]
-        let axes: [(String, AbsoluteAxis)] = [
-            ("ABS_X", AbsoluteAxis(minimum: 0, maximum: 4095, fuzz: 4, resolution: 16)),
-            ("ABS_Y", AbsoluteAxis(minimum: 0, maximum: 2399, fuzz: 4, resolution: 16)),
-            ("ABS_MT_SLOT", AbsoluteAxis(minimum: 0, maximum: 9)),
-            ("ABS_MT_TRACKING_ID", AbsoluteAxis(minimum: 0, maximum: 65535)),
-            ("ABS_MT_POSITION_X", AbsoluteAxis(minimum: 0, maximum: 4095, resolution: 16)),
-            ("ABS_MT_POSITION_Y", AbsoluteAxis(minimum: 0, maximum: 2399, resolution: 16)),
+    public static func touchscreen(name: String = "ELAN Touchscreen", phys: String = "i2c-ELAN0001:00") -> DeviceDescription {
+        let axes: [(String, DeviceDescription.AbsInfo)] = [
+            ("ABS_X", .init(minimum: 0, maximum: 4095, fuzz: 4, resolution: 16)),
+            ("ABS_Y", .init(minimum: 0, maximum: 2399, fuzz: 4, resolution: 16)),
+            ("ABS_MT_SLOT", .init(minimum: 0, maximum: 9)),
+            ("ABS_MT_TRACKING_ID", .init(minimum: 0, maximum: 65535)),
+            ("ABS_MT_POSITION_X", .init(minimum: 0, maximum: 4095, resolution: 16)),
+            ("ABS_MT_POSITION_Y", .init(minimum: 0, maximum: 2399, resolution: 16)),
         ]
-        caps.codes[type("EV_ABS")] = Set(axes.map { code($0.0) })
-        for (name, axis) in axes { caps.axes[code(name)] = axis }
-        caps.properties = [EventCodes.property(named: "INPUT_PROP_DIRECT")!]
-        return DeviceInfo(name: name, phys: phys,
-                          id: InputDeviceID(bustype: 0x18, vendor: 0x04f3, product: 0x2a1c, version: 0x0100),
-                          capabilities: caps)
+        return DeviceDescription(
+            name: name, phys: phys, id: .init(bus: 0x18, vendor: 0x04f3, product: 0x2a1c, version: 0x0100),
+            properties: [EventCodes.property(named: "INPUT_PROP_DIRECT")!],
+            codes: [type("EV_KEY"): [code("BTN_TOUCH")], type("EV_ABS"): Set(axes.map { code($0.0) })],
+            absInfo: Dictionary(uniqueKeysWithValues: axes.map { (code($0.0), $0.1) }))
     }
 
     /// The frames of one whole touch in slot `slot` at (x, y) device units: down (tracking id,

@@ -1,0 +1,79 @@
+import KioskInput
+import Logging
+import SystemdKit
+
+// The event pump: each brokered node's events through the filter to its clone, whole frames in
+// one write each, and LEDs back from the clone to the node.
+
+extension InputBroker {
+    /// Everything the node has: through the filter, whole frames to the clone.
+    func readInput(_ node: Node) {
+        guard let id = node.id else { return }
+        while true {
+            events.removeAll(keepingCapacity: true)
+            let status: EvdevDevice.ReadStatus
+            do {
+                status = try node.evdev.readEvents(into: &events)
+            } catch {
+                let syspath = node.device.syspath
+                if error.code == .noDevice {
+                    perform(lifecycle.removed(syspath), .node, node.metadata)
+                } else {
+                    perform(lifecycle.failed(syspath, at: now), .read, node.metadata.adding(error))
+                }
+                return
+            }
+            var exitRequested = false
+            for event in events where filter.process(event, device: id, into: &output).exitRequested {
+                exitRequested = true
+            }
+            if status == .dropped {
+                // The events end with SYN_DROPPED; libevdev consumed what followed it and read
+                // the device's state, which ends the dropped stretch in the filter.
+                filter.resync(device: id, to: node.evdev.state, into: &output)
+                logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
+            }
+            flush()
+            if exitRequested { onExitRequested?() }
+            if status == .drained { return }
+        }
+    }
+
+    /// Writes each filtered frame to its node's clone with one `write(2)`.
+    func flush() {
+        for frame in output.frames {
+            guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
+                  let clone = node.clone else { continue }
+            do {
+                try clone.write(frame: output.events(of: frame))
+            } catch {
+                if !node.writeFailed {  // once per node: the next frames would fail the same way
+                    node.writeFailed = true
+                    logger.error("Could not write to an input device's clone", metadata: node.metadata.adding(error))
+                }
+            }
+        }
+        output.removeAll()
+    }
+
+    /// What the kiosk wrote to a clone: LEDs go on to the physical node.
+    func readFeedback(_ node: Node) {
+        feedback.removeAll(keepingCapacity: true)
+        do {
+            try node.clone?.readFeedback(into: &feedback)
+        } catch {
+            node.feedback?.cancel()
+            node.feedback = nil
+            logger.error("Could not read LED requests from an input device's clone; LEDs stay as they are",
+                         metadata: node.metadata.adding(error))
+            return
+        }
+        for event in feedback where event.type == EV.led {
+            do {
+                try node.evdev.setLED(event.code, on: event.value != 0)
+            } catch {
+                logger.warning("Could not set an LED of an input device", metadata: node.metadata.adding(error))
+            }
+        }
+    }
+}
