@@ -30,11 +30,6 @@ public enum EventCodes {
         propertiesByName[name]
     }
 
-    /// The name of an input property number, or `nil`.
-    public static func propertyName(_ property: UInt16) -> String? {
-        propertyTable.first { $0.1 == property }?.0
-    }
-
     /// Whether `name` is a key or button (`KEY_*` or `BTN_*`) the kernel defines.
     public static func isKeyName(_ name: String) -> Bool {
         codesByName[name]?.type == keyType
