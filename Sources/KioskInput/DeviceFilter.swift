@@ -17,9 +17,7 @@ struct DeviceFilter {
     private var dropping = false
     private var lastEvent = InputEvent(type: EV.syn, code: SYN.report, value: 0)
 
-    // Keys: what is physically down, and which presses were forwarded (the ledger).
-    private var keyDown: [Bool]
-    private var keyForwarded: [Bool]
+    private var keys = KeyLedger()
 
     // Legacy pointer emulation: what the device advertises and what the clone was last sent.
     private let hasTouchKey, hasAbsX, hasAbsY, hasAbsPressure, hasMTPressure: Bool
@@ -68,8 +66,6 @@ struct DeviceFilter {
         self.id = id
         self.description = description
         kind = description.touchProtocol
-        keyDown = Array(repeating: false, count: KEY.count)
-        keyForwarded = Array(repeating: false, count: KEY.count)
         frame.reserveCapacity(256)
         syntheticFrame.reserveCapacity(256)
         hasTouchKey = description.supports(type: EV.key, code: BTN.touch)
@@ -163,7 +159,7 @@ struct DeviceFilter {
                 continue
             }
             if event.type == EV.key && !isTouchKey(event.code) {
-                let forward = decideKey(event, synthetic: synthetic, shared: &shared)
+                let forward = keys.decide(event, synthetic: synthetic, shared: &shared)
                 if forward {
                     if let scan = pendingScan { output.append(scan) }
                     output.append(event)
@@ -251,38 +247,6 @@ struct DeviceFilter {
         if event.type == EV.key { return event.code == BTN.touch || BTN.isFingerCountTool(event.code) }
         if event.type == EV.abs { return event.code == ABS.x || event.code == ABS.y || event.code == ABS.pressure }
         return false
-    }
-
-    // MARK: - Keys
-
-    @inline(__always)
-    private mutating func decideKey(_ event: InputEvent, synthetic: Bool, shared: inout SharedState) -> Bool {
-        let key = Int(event.code)
-        guard key < KEY.count else { return !shared.holdsAll }
-        switch event.value {
-        case 1:
-            let wasDown = keyDown[key]
-            if !wasDown {
-                keyDown[key] = true
-                shared.physicalKeyChanged(event.code, down: true)
-                if !synthetic { shared.notePress(of: event.code, at: event.time) }
-            }
-            if shared.swallowsPress(of: event.code) { return false }
-            keyForwarded[key] = true
-            return true
-        case 0:
-            if keyDown[key] {
-                keyDown[key] = false
-                shared.physicalKeyChanged(event.code, down: false)
-            }
-            if keyForwarded[key] {
-                keyForwarded[key] = false
-                return true
-            }
-            return false
-        default:  // autorepeat: only for a press that was forwarded
-            return keyForwarded[key]
-        }
     }
 
     // MARK: - Protocol B
@@ -588,10 +552,7 @@ struct DeviceFilter {
     mutating func applyPolicyChange(shared: inout SharedState, into output: inout OutputBuffer) {
         let start = output.events.count
         let time = lastEvent
-        for key in 0..<KEY.count where keyForwarded[key] && shared.mustRelease(UInt16(key)) {
-            output.append(time.with(type: EV.key, code: UInt16(key), value: 0))
-            keyForwarded[key] = false
-        }
+        keys.releaseLocked(shared: shared, time: time, into: &output)
         if shared.touchIsOff {
             endForwardedContacts(time: time, into: &output)
         }
@@ -637,8 +598,7 @@ struct DeviceFilter {
                 if code == BTN.touch && kind == .singleTouch { single = .suppressed }
                 continue
             }
-            keyDown[Int(code)] = true
-            shared.physicalKeyChanged(code, down: true)
+            keys.adoptDown(code, shared: &shared)
         }
         singleX = state.absValues[ABS.x]
         singleY = state.absValues[ABS.y]
@@ -653,9 +613,7 @@ struct DeviceFilter {
     }
 
     func releaseSharedState(shared: inout SharedState) {
-        for key in 0..<KEY.count where keyDown[key] {
-            shared.physicalKeyChanged(UInt16(key), down: false)
-        }
+        keys.releaseShared(shared: &shared)
     }
 
     mutating func resync(to state: DeviceState, shared: inout SharedState, into output: inout OutputBuffer) {
@@ -665,15 +623,7 @@ struct DeviceFilter {
         let time = lastEvent
         syntheticFrame.removeAll(keepingCapacity: true)
         var starts: [(slot: Int, state: DeviceState.Slot)] = []
-        for key in 0..<KEY.count {
-            let down = state.keysDown.contains(UInt16(key))
-            if down != keyDown[key] {
-                if slotCount > 0 && (UInt16(key) == BTN.touch || BTN.isFingerCountTool(UInt16(key))) {
-                    continue
-                }
-                syntheticFrame.append(time.with(type: EV.key, code: UInt16(key), value: down ? 1 : 0))
-            }
-        }
+        keys.appendDifferences(to: state, skippingTouchKeys: slotCount > 0, time: time, into: &syntheticFrame)
         for (code, value) in state.absValues.sorted(by: { $0.key < $1.key }) where code < ABS.mtSlot {
             syntheticFrame.append(time.with(type: EV.abs, code: code, value: value))
         }
