@@ -19,16 +19,8 @@ struct DeviceFilter {
 
     private var keys = KeyLedger()
 
-    // Legacy pointer emulation: what the device advertises and what the clone was last sent.
-    private let hasTouchKey, hasAbsX, hasAbsY, hasAbsPressure, hasMTPressure: Bool
-    private let fingerTools: [Bool]
-    private var outTouch: Int32 = 0
-    private var outTools: [Int32] = [0, 0, 0, 0, 0]
-    private var outX: Int32?, outY: Int32?, outPressure: Int32?
-
-    // Touch region mapping.
-    private let xAxis: DeviceDescription.AbsInfo?
-    private let yAxis: DeviceDescription.AbsInfo?
+    private var pointer: PointerEmulation
+    private let locator: TouchLocator
 
     // Protocol B, per slot. `out[s]`: the clone has a live contact in slot s mirroring the
     // source's; a source contact that is live but not `out` is suppressed.
@@ -68,25 +60,17 @@ struct DeviceFilter {
         kind = description.touchProtocol
         frame.reserveCapacity(256)
         syntheticFrame.reserveCapacity(256)
-        hasTouchKey = description.supports(type: EV.key, code: BTN.touch)
-        hasAbsX = description.supports(type: EV.abs, code: ABS.x)
-        hasAbsY = description.supports(type: EV.abs, code: ABS.y)
-        hasAbsPressure = description.supports(type: EV.abs, code: ABS.pressure)
-        hasMTPressure = description.supports(type: EV.abs, code: ABS.mtPressure)
-        fingerTools = BTN.fingerCountTools.map { description.supports(type: EV.key, code: $0) }
+        pointer = PointerEmulation(description: description)
         switch kind {
         case .multitouchB(let slots):
             slotCount = slots
-            xAxis = description.absInfo[ABS.mtPositionX]
-            yAxis = description.absInfo[ABS.mtPositionY]
+            locator = TouchLocator(description: description, x: ABS.mtPositionX, y: ABS.mtPositionY)
         case .multitouchA:
             slotCount = 0
-            xAxis = description.absInfo[ABS.mtPositionX]
-            yAxis = description.absInfo[ABS.mtPositionY]
+            locator = TouchLocator(description: description, x: ABS.mtPositionX, y: ABS.mtPositionY)
         case .singleTouch, .none:
             slotCount = 0
-            xAxis = description.absInfo[ABS.x]
-            yAxis = description.absInfo[ABS.y]
+            locator = TouchLocator(description: description, x: ABS.x, y: ABS.y)
         }
         mtAxes = (ABS.mtFirst...ABS.mtLast).filter {
             $0 != ABS.mtTrackingID && description.supports(type: EV.abs, code: $0)
@@ -182,7 +166,7 @@ struct DeviceFilter {
                     }
                     continue
                 }
-                if isLegacy(event) { continue }
+                if pointer.isRecomputed(event) { continue }
             case .multitouchA:
                 if event.type == EV.abs && ABS.isMT(event.code) {
                     if groupA < contactsA.count, contactsA[groupA].forwarded { output.append(event) }
@@ -193,12 +177,12 @@ struct DeviceFilter {
                     groupA += 1
                     continue
                 }
-                if isLegacy(event) { continue }
+                if pointer.isRecomputed(event) { continue }
             case .singleTouch:
                 if isSingleTouchAxis(event) {
                     if single != .suppressed && !shared.holdsAll {
                         output.append(event)
-                        noteLegacyOut(event)
+                        pointer.noteForwarded(event)
                     }
                     continue
                 }
@@ -230,16 +214,6 @@ struct DeviceFilter {
         case .none: return false
         default: return code == BTN.touch || BTN.isFingerCountTool(code)
         }
-    }
-
-    /// Source pointer-emulation events of a multitouch device, recomputed instead.
-    @inline(__always)
-    private func isLegacy(_ event: InputEvent) -> Bool {
-        if event.type == EV.key { return event.code == BTN.touch || BTN.isFingerCountTool(event.code) }
-        if event.type == EV.abs {
-            return event.code == ABS.x || event.code == ABS.y || (event.code == ABS.pressure && hasMTPressure)
-        }
-        return false
     }
 
     @inline(__always)
@@ -277,7 +251,7 @@ struct DeviceFilter {
         }
         guard anyStart else { return }
         for s in 0..<slotCount where startsInFrame[s] > 0 {
-            startDecision[s] = !touchIsLocked(
+            startDecision[s] = !locator.isLocked(
                 x: slotValues[s * 16 + Int(ABS.mtPositionX - ABS.mtFirst)],
                 y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], shared: shared)
         }
@@ -361,49 +335,13 @@ struct DeviceFilter {
         }
         if oldest >= 0 {
             let base = oldest * 16
-            emitLegacy(count: count,
+            pointer.emit(count: count,
                        x: slotValues[base + Int(ABS.mtPositionX - ABS.mtFirst)],
                        y: slotValues[base + Int(ABS.mtPositionY - ABS.mtFirst)],
                        pressure: slotValues[base + Int(ABS.mtPressure - ABS.mtFirst)],
                        time: time, into: &output)
         } else {
-            emitLegacy(count: 0, x: nil, y: nil, pressure: nil, time: time, into: &output)
-        }
-    }
-
-    /// Emits the pointer-emulation events that differ from what the clone holds, in the
-    /// kernel's order: `BTN_TOUCH`, `BTN_TOOL_*` by count, `ABS_X`, `ABS_Y`, `ABS_PRESSURE`.
-    private mutating func emitLegacy(
-        count: Int, x: Int32?, y: Int32?, pressure: Int32?, time: InputEvent, into output: inout OutputBuffer
-    ) {
-        if hasTouchKey {
-            let value: Int32 = count > 0 ? 1 : 0
-            if outTouch != value {
-                output.append(time.with(type: EV.key, code: BTN.touch, value: value))
-                outTouch = value
-            }
-        }
-        for tool in 0..<5 where fingerTools[tool] {
-            let value: Int32 = count == tool + 1 ? 1 : 0
-            if outTools[tool] != value {
-                output.append(time.with(type: EV.key, code: BTN.fingerCountTools[tool], value: value))
-                outTools[tool] = value
-            }
-        }
-        if let x, hasAbsX, outX != x {
-            output.append(time.with(type: EV.abs, code: ABS.x, value: x))
-            outX = x
-        }
-        if let y, hasAbsY, outY != y {
-            output.append(time.with(type: EV.abs, code: ABS.y, value: y))
-            outY = y
-        }
-        if hasAbsPressure && hasMTPressure {
-            let value = pressure ?? 0
-            if outPressure != value {
-                output.append(time.with(type: EV.abs, code: ABS.pressure, value: value))
-                outPressure = value
-            }
+            pointer.emitNoContact(time: time, into: &output)
         }
     }
 
@@ -459,7 +397,7 @@ struct DeviceFilter {
                 contactsA[index].forwarded = previousA[best].forwarded && !shared.touchIsOff
                 contactsA[index].sequence = previousA[best].sequence
             } else {
-                contactsA[index].forwarded = !touchIsLocked(x: contactsA[index].x, y: contactsA[index].y, shared: shared)
+                contactsA[index].forwarded = !locator.isLocked(x: contactsA[index].x, y: contactsA[index].y, shared: shared)
                 contactsA[index].sequence = nextSequence
                 nextSequence &+= 1
             }
@@ -478,9 +416,9 @@ struct DeviceFilter {
         }
         if oldest >= 0 {
             let contact = contactsA[oldest]
-            emitLegacy(count: count, x: contact.x, y: contact.y, pressure: contact.pressure, time: time, into: &output)
+            pointer.emit(count: count, x: contact.x, y: contact.y, pressure: contact.pressure, time: time, into: &output)
         } else {
-            emitLegacy(count: 0, x: nil, y: nil, pressure: nil, time: time, into: &output)
+            pointer.emitNoContact(time: time, into: &output)
         }
         previousForwardedA = count
         swap(&previousA, &contactsA)
@@ -506,7 +444,7 @@ struct DeviceFilter {
             }
         }
         if singleDownInFrame && single == .idle {
-            let locked = touchIsLocked(x: singleX ?? 0, y: singleY ?? 0, shared: shared)
+            let locked = locator.isLocked(x: singleX ?? 0, y: singleY ?? 0, shared: shared)
             single = locked ? .suppressed : .forwarded
         }
     }
@@ -514,37 +452,9 @@ struct DeviceFilter {
     private mutating func finishSingle(_ events: [InputEvent], end: Int, time: InputEvent, into output: inout OutputBuffer) {
         if singleDownInFrame && single == .forwarded {
             // The clone may hold another position (it missed a suppressed contact's moves).
-            if let x = singleX, hasAbsX, outX != x { output.append(time.with(type: EV.abs, code: ABS.x, value: x)); outX = x }
-            if let y = singleY, hasAbsY, outY != y { output.append(time.with(type: EV.abs, code: ABS.y, value: y)); outY = y }
+            pointer.restorePosition(x: singleX, y: singleY, time: time, into: &output)
         }
         if singleUpInFrame { single = .idle }
-    }
-
-    private mutating func noteLegacyOut(_ event: InputEvent) {
-        if event.type == EV.abs {
-            if event.code == ABS.x { outX = event.value } else if event.code == ABS.y { outY = event.value }
-            else if event.code == ABS.pressure { outPressure = event.value }
-        } else if event.code == BTN.touch {
-            outTouch = event.value
-        } else if let tool = BTN.fingerCountTools.firstIndex(of: event.code) {
-            outTools[tool] = event.value
-        }
-    }
-
-    // MARK: - Regions
-
-    /// Whether a contact starting at device coordinates (x, y) must be suppressed.
-    func touchIsLocked(x: Int32, y: Int32, shared: SharedState) -> Bool {
-        if shared.touchIsOff { return true }
-        guard case .regions(let regions) = shared.policy.touch, !regions.isEmpty else { return false }
-        guard let xAxis, let yAxis else { return false }
-        var point = Point(x: xAxis.fraction(of: x), y: yAxis.fraction(of: y))
-        if let matrix = description.calibration {
-            let mapped = matrix.apply(x: point.x, y: point.y)
-            point = Point(x: mapped.x, y: mapped.y)
-        }
-        for region in regions where region.contains(point) { return true }
-        return false
     }
 
     // MARK: - Policy changes, grab-time state, resync
@@ -580,11 +490,11 @@ struct DeviceFilter {
             for index in previousA.indices { previousA[index].forwarded = false }
             if previousForwardedA > 0 { output.append(time.with(type: EV.syn, code: SYN.mtReport, value: 0)) }
             previousForwardedA = 0
-            emitLegacy(count: 0, x: nil, y: nil, pressure: nil, time: time, into: &output)
+            pointer.emitNoContact(time: time, into: &output)
         case .singleTouch:
             if single == .forwarded {
                 single = .suppressed
-                emitLegacy(count: 0, x: nil, y: nil, pressure: nil, time: time, into: &output)
+                pointer.emitNoContact(time: time, into: &output)
             }
         case .none:
             break
