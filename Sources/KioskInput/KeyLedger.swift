@@ -11,8 +11,10 @@ struct KeyLedger {
     }
 
     /// Records a key event and returns whether it goes to the clone. A synthetic press (from a
-    /// resync) does not count toward the exit gesture.
-    @inline(__always)
+    /// resync) does not count toward the exit gesture. Out of line on purpose: inlined into the
+    /// frame loop, its writes made the optimizer check both arrays for uniqueness at the start
+    /// of every frame, keys or not.
+    @inline(never)
     mutating func decide(_ event: InputEvent, synthetic: Bool, shared: inout SharedState) -> Bool {
         let key = Int(event.code)
         guard key < KEY.count else { return !shared.holdsAll }
