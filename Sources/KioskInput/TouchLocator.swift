@@ -1,0 +1,28 @@
+/// Where a contact lands on the screen: device coordinates through the axes' ranges and the
+/// device's calibration matrix to screen fractions, checked against the policy's regions.
+struct TouchLocator {
+    private let xAxis: DeviceDescription.AbsInfo?
+    private let yAxis: DeviceDescription.AbsInfo?
+    private let calibration: CalibrationMatrix?
+
+    /// `x` and `y` are the axes the device's contacts report (`ABS_MT_POSITION_*` or `ABS_*`).
+    init(description: DeviceDescription, x: UInt16, y: UInt16) {
+        xAxis = description.absInfo[x]
+        yAxis = description.absInfo[y]
+        calibration = description.calibration
+    }
+
+    /// Whether a contact starting at device coordinates (x, y) must be suppressed.
+    func isLocked(x: Int32, y: Int32, shared: SharedState) -> Bool {
+        if shared.touchIsOff { return true }
+        guard case .regions(let regions) = shared.policy.touch, !regions.isEmpty else { return false }
+        guard let xAxis, let yAxis else { return false }
+        var point = Point(x: xAxis.fraction(of: x), y: yAxis.fraction(of: y))
+        if let matrix = calibration {
+            let mapped = matrix.apply(x: point.x, y: point.y)
+            point = Point(x: mapped.x, y: mapped.y)
+        }
+        for region in regions where region.contains(point) { return true }
+        return false
+    }
+}
