@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd", targets: ["kioskd"]),
+        .executable(name: "kioskctl-replay", targets: ["kioskctl-replay"]),
         .library(name: "KioskClient", targets: ["KioskClient"]),
     ],
     dependencies: [
@@ -146,13 +147,21 @@ let package = Package(
         // MARK: kioskctl — the admin CLI
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", "KioskTraces", "KioskClient", "CTerminal",
+            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskctlTests",
-            dependencies: ["kioskctl", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
+            dependencies: ["kioskctl", "kioskctl-replay", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskctl-replay — what `kioskctl replay` execs (kioskd-tools): the trace parsers need Yams, and Yams all of Foundation
+        .executableTarget(
+            name: "kioskctl-replay",
+            dependencies: ["KioskCore", "KioskInput", "KioskTraces",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
 
