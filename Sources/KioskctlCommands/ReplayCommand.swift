@@ -7,7 +7,8 @@ import Glibc
 /// The replay itself is `kioskctl-replay`, from the kioskd-tools package: the trace parsers need
 /// Yams, which brings the whole of Foundation and its ICU data, and a kiosk's kioskctl is kept
 /// small. kioskctl parses and checks the arguments (the help and the usage errors are its own),
-/// then execs the tool, which prints what `kioskctl replay` always printed.
+/// then execs the tool, which prints what `kioskctl replay` always printed. Like git's and
+/// cargo's external subcommands, it is found on $PATH.
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
@@ -36,26 +37,29 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let candidates = Self.toolCandidates()
-        guard let tool = candidates.first(where: { access($0, X_OK) == 0 }) else {
-            printError("replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.")
-            throw ExitCode.failure
-        }
-        let arguments = [tool, "--profile", profile] + (expired ? ["--expired"] : []) + ["--", trace]
+        let arguments = ["kioskctl-replay", "--profile", profile] + (expired ? ["--expired"] : []) + ["--", trace]
         var argv = arguments.map { strdup($0) } + [nil]
-        execv(tool, &argv)
-        printError("replay could not run \(tool): \(String(cString: strerror(errno))).")
+        // Next to this kioskctl first (a build tree), else on $PATH (/usr/bin, from kioskd-tools).
+        if let sibling = Self.sibling(), access(sibling, X_OK) == 0 {
+            execv(sibling, &argv)
+        } else {
+            execvp("kioskctl-replay", &argv)
+        }
+        if errno == ENOENT {
+            printError("replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.")
+        } else {
+            printError("replay could not run kioskctl-replay: \(String(cString: strerror(errno))).")
+        }
         throw ExitCode.failure
     }
 
-    /// Where kioskctl-replay may be, by where this kioskctl is: next to it (a build tree), then
-    /// in ../libexec/kioskd/ (installed: /usr/bin/kioskctl, /usr/libexec/kioskd/kioskctl-replay).
-    static func toolCandidates() -> [String] {
+    /// kioskctl-replay in the directory of this executable (/proc/self/exe: the multi-call
+    /// binary, not the kioskctl link to it).
+    static func sibling() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return ["/usr/libexec/kioskd/kioskctl-replay"] }
+        guard count > 0 else { return nil }
         let executable = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return [directory + "/kioskctl-replay", directory + "/../libexec/kioskd/kioskctl-replay"]
+        return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/kioskctl-replay"
     }
 }

@@ -6,14 +6,19 @@ import KioskInput
 import KioskTraces
 
 /// `kioskctl-replay`: what `kioskctl replay --profile FILE TRACE` runs (kioskctl execs it with
-/// its arguments). A program of its own, shipped in kioskd-tools, because the trace parsers need
-/// Yams, and Yams needs the whole of Foundation and its ICU data (~40 MB), which a kiosk's
-/// kioskctl must not carry. kioskctl parses and checks the arguments and prints the help.
+/// its arguments), and runs alone on an admin's workstation without kioskd. A program of its
+/// own, shipped in kioskd-tools, because the trace parsers need Yams, and Yams needs the whole of
+/// Foundation and its ICU data (~40 MB), which a kiosk's kioskctl must not carry.
 @main
 struct ReplayTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl-replay",
-        abstract: "The offline replay behind `kioskctl replay` (kioskd-tools); run it as `kioskctl replay`."
+        abstract: "Replay a recorded trace through a profile's input filter and print what would reach the kiosk (what `kioskctl replay` runs).",
+        discussion: """
+            TRACE is an evemu recording (evemu-record) or a `libinput record` file; '-' reads it from \
+            stdin. The output is evemu E: lines of the events that would be forwarded, with \
+            '# ExitRequested' where the exit gesture completes. No daemon and no device is involved.
+            """
     )
 
     @Option(help: "The profile whose session locks to apply.")
