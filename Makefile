@@ -102,17 +102,17 @@ bench-input: deps
 
 # kioskd on a private dbus-daemon: round trips vs the bus driver, signal latency and fan-out,
 # READY=1 time and RSS with 1,000 apps × 50 restrictions. kioskd is built as `make install`
-# ships it (the RSS is the installed daemon's), into the same .build/release as BusBench, which
-# finds it there. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
+# ships it (the multi-call binary: the RSS is the installed daemon's), into the same
+# .build/release as BusBench, which runs what $KIOSKD_BINARY names. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
 BENCH_BUS_ARGS ?=
 bench-bus: deps
-	$(SWIFT) build $(BENCH_FLAGS) --product kioskd $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
-	"$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
+	KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" "$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build install install-files deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build install install-files install-tools deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -152,14 +152,17 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
                  -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g'
 
+# kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
+# kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
+# FoundationEssentials. kioskctl-replay is the kioskd-tools package's (Yams, Foundation and ICU).
 release-build:
-	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd $(SWIFTFLAGS)
-	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 
-install: deps release-build install-files
+install: deps release-build install-files install-tools
 
 # Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
-# calls it as dh_auto_install). The interface XML is installed if present (another part of the
+# calls it, and install-tools, as dh_auto_install). The interface XML is installed if present (another part of the
 # project writes it): the wildcard keeps this rule working before and after it lands.
 install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
@@ -167,8 +170,8 @@ install-files:
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
 	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-	install -m 0755 "$(RELEASE_BIN)/kioskd" $(DESTDIR)$(SBINDIR)/kioskd
-	install -m 0755 "$(RELEASE_BIN)/kioskctl" $(DESTDIR)$(BINDIR)/kioskctl
+	install -m 0755 "$(RELEASE_BIN)/kioskd-multicall" $(DESTDIR)$(SBINDIR)/kioskd
+	ln -sf "$$(realpath -m --relative-to=$(BINDIR) $(SBINDIR)/kioskd)" $(DESTDIR)$(BINDIR)/kioskctl
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
 	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
@@ -190,6 +193,13 @@ install-files:
 	  awk -f packaging/scripts/strip-demo-passcode.awk $$profile >$(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} && \
 	  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
 	done
+
+# What an admin's workstation needs and a kiosk does not (the kioskd-tools package):
+# kioskctl-replay, which `kioskctl replay` runs, and which runs alone without kioskd.
+install-tools:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 "$(RELEASE_BIN)/kioskctl-replay" $(DESTDIR)$(BINDIR)/kioskctl-replay
+	install -m 0644 packaging/man/kioskctl-replay.1 $(DESTDIR)$(MANDIR)/man1/kioskctl-replay.1
 
 # The .deb, built by dpkg-buildpackage from debian/ (its rules call release-build and
 # install-files), lands in build/deb/ with its .buildinfo and .changes; lintian checks it.

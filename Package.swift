@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd", targets: ["kioskd"]),
+        .executable(name: "kioskctl-replay", targets: ["kioskctl-replay"]),
+        .executable(name: "kioskd-multicall", targets: ["kioskd-multicall"]),
         .library(name: "KioskClient", targets: ["KioskClient"]),
     ],
     dependencies: [
@@ -143,16 +145,31 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: kioskctl — the admin CLI
+        // MARK: KioskctlCommands — the admin CLI's verbs (the kioskctl executable and the multi-call binary run them)
+        .target(
+            name: "KioskctlCommands",
+            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskctl — the admin CLI (arguments only; the work is in KioskctlCommands)
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskCore", "KioskInput", "KioskTraces", "KioskClient", "CTerminal",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KioskctlCommands"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskctlTests",
-            dependencies: ["kioskctl", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
+            dependencies: ["kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskctl-replay — what `kioskctl replay` execs (kioskd-tools): the trace parsers need Yams, and Yams all of Foundation
+        .executableTarget(
+            name: "kioskctl-replay",
+            dependencies: ["KioskCore", "KioskInput", "KioskTraces",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
 
@@ -208,11 +225,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: KioskdCommand — kioskd's flags, handed to KioskService (the kioskd executable and the multi-call binary run it)
+        .target(
+            name: "KioskdCommand",
+            dependencies: ["KioskDaemon", "SystemdKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: kioskd — the daemon executable (arguments only; the work is in KioskDaemon)
         .executableTarget(
             name: "kioskd",
-            dependencies: ["KioskDaemon", "SystemdKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["KioskdCommand"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskd-multicall — kioskd and kioskctl as one binary, by the name it is run as (what `make install` ships)
+        .executableTarget(
+            name: "kioskd-multicall",
+            dependencies: ["KioskdCommand", "KioskctlCommands"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

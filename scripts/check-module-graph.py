@@ -7,7 +7,11 @@ It reads the targets from `swift package dump-package` and the packages from `sw
 show-dependencies`, computes what each target reaches (its transitive closure), and fails when:
 - a pure module reaches anything beyond what it is allowed (ONLY), or
 - a target reaches something it must never link (NEVER): an app linking KioskClient gets no
-  TOML, no YAML, no filter and no daemon model; kioskd never links Yams.
+  TOML, no YAML, no filter and no daemon model; kioskd and kioskctl never link Yams (the
+  trace parsers are kioskctl-replay's, in kioskd-tools), or
+- a source file of a local target that kioskd or kioskctl reaches imports Foundation rather than
+  FoundationEssentials (`#if canImport(FoundationEssentials)` … `#else import Foundation`
+  passes): Foundation links ICU's data, ~37 MB in each binary (issue 12 §5).
 A product of another package stands for that package and every package it depends on, so a
 dependency that arrives through a third package is caught too.
 """
@@ -25,8 +29,12 @@ NEVER = {
     "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
                     "tomlkit", "yams"},
     "kioskd": {"KioskTraces", "yams"},
+    "kioskctl": {"KioskTraces", "yams"},
+    "kioskd-multicall": {"KioskTraces", "yams"},
 }
-SHOW = ["KioskClient", "kioskd", "kioskctl"]
+SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay"]
+# What the kiosk's binaries are: no module they reach may import all of Foundation.
+ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall"]
 
 
 def swift_json(*args):
@@ -89,6 +97,27 @@ def main():
     for name, banned in NEVER.items():
         if name in targets and (bad := closure(name) & banned):
             problems.append(f"{name} must never reach {sorted(bad)}")
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in ESSENTIALS_ONLY:
+        for module in sorted({name} | closure(name)):
+            target = targets.get(module)
+            if target is None or target["type"] == "system":
+                continue
+            directory = os.path.join(root, target.get("path") or os.path.join("Sources", module))
+            for folder, _, files in os.walk(directory):
+                for file in sorted(f for f in files if f.endswith(".swift")):
+                    path = os.path.join(folder, file)
+                    previous = ""
+                    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                        stripped = line.strip()
+                        if (stripped.split("//")[0].split() or [""])[-1:] == ["Foundation"] and \
+                                stripped.startswith(("import", "@_exported import", "public import", "internal import")) \
+                                and previous != "#else":
+                            problems.append(f"{name} reaches {module}, whose {os.path.relpath(path, root)}:{number} "
+                                            f"imports Foundation (ICU); import FoundationEssentials")
+                        if stripped:
+                            previous = stripped
 
     for name in SHOW:
         if name in targets:

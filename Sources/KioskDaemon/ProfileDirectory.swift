@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KioskCore
 
 /// The directory of installed profiles (`--profile-dir`): a profile name is a plain file name

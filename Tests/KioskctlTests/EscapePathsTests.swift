@@ -1,5 +1,5 @@
 import Foundation
-@testable import kioskctl
+@testable import KioskctlCommands
 import Testing
 
 /// A fake root directory in /tmp holding only what a test writes.

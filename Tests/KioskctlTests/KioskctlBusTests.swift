@@ -5,7 +5,7 @@ import KioskClient
 import KioskCore
 import KioskTestSupport
 import KioskdTestSupport
-@testable import kioskctl
+@testable import KioskctlCommands
 import Testing
 
 /// kioskctl's D-Bus verbs against the real kioskd on a private bus (found through

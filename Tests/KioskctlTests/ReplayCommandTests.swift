@@ -106,4 +106,30 @@ import Testing
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("Error: Missing expected argument '--profile <profile>'\n"))
     }
+
+    /// A kiosk without kioskd-tools: kioskctl (alone in a directory, an empty $PATH) finds no
+    /// kioskctl-replay and says which package has it.
+    @Test func withoutKioskdToolsItSaysToInstallThem() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-no-tools-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: BuildProducts.path(of: "kioskctl"), toPath: directory + "/kioskctl")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: directory + "/kioskctl")
+        process.arguments = ["replay", "--profile", "\(root)/policies/museum-map.toml", "\(fixtures)/atmel-maxtouch-ts.2-fingers-touch-release.evemu"]
+        process.environment = ["PATH": directory]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(stdout.isEmpty)
+        #expect(String(decoding: stderr, as: UTF8.self) == """
+            replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. \
+            Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.
+
+            """)
+    }
 }

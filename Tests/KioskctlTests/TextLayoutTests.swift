@@ -1,4 +1,4 @@
-@testable import kioskctl
+@testable import KioskctlCommands
 import Testing
 
 /// Text measured and wrapped in display columns: wide CJK characters and emoji take two.

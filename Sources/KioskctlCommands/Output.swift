@@ -1,10 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// Writes what kioskctl prints: straight to the fd, unbuffered, so `monitor` lines appear as
 /// they happen even through a pipe.
 enum Output {
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        writeAll(STDOUT_FILENO, text)
     }
 
     /// `value` as JSON: pretty-printed with sorted keys (a stable shape for scripts), or one
@@ -19,5 +24,20 @@ enum Output {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    writeAll(STDERR_FILENO, message + "\n")
+}
+
+/// All of `text` to `fd`, as `FileHandle.write` did (FoundationEssentials has no FileHandle):
+/// retried on EINTR and short writes; given up silently on any other error (a closed pipe).
+private func writeAll(_ fd: Int32, _ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var written = 0
+        while written < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            written += n
+        }
+    }
 }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// One OS-level way out of a guided-access session that kioskd cannot close at the evdev layer:
 /// the kernel, systemd and logind act on keys and devices before, or without, kioskd.
@@ -70,8 +75,8 @@ enum EscapePaths {
             : "\(open) of \(paths.count) escape paths are open (README: \"Locking down the kiosk image\"):"]
         let indent = 2 + 8 + width + 2
         for path in paths {
-            let state = path.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-            let name = path.check.rawValue.padding(toLength: width + 2, withPad: " ", startingAt: 0)
+            let state = path.state.rawValue.padded(to: 8)
+            let name = path.check.rawValue.padded(to: width + 2)
             let detail = TextLayout.wrap(path.detail, width: 80 - indent)
             lines.append("  \(state)\(name)\(detail.first ?? "")")
             lines += detail.dropFirst().map { String(repeating: " ", count: indent) + $0 }
@@ -90,7 +95,7 @@ enum EscapePaths {
 
     static func sysrq(_ files: RootFiles) -> EscapePath {
         let path = "/proc/sys/kernel/sysrq"
-        guard let text = files.contents(path), let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let text = files.contents(path), let value = Int(text.trimmed()) else {
             return EscapePath(check: .sysrq, state: .unknown, detail: "\(path) could not be read.")
         }
         if value == 0 {
@@ -229,15 +234,15 @@ enum SystemdConfig {
     static func apply(_ text: String, section wanted: String, to settings: inout [String: String]) {
         var section = ""
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmed()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast())
                 continue
             }
             guard section == wanted, let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmed()
+            let value = line[line.index(after: equals)...].trimmed()
             settings[key] = value.isEmpty ? nil : value
         }
     }
@@ -277,10 +282,8 @@ struct RootFiles {
         for directory in ["/etc/systemd/system", "/run/systemd/system"] {
             let path = location("\(directory)/\(unit)")
             if (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == "/dev/null" { return true }
-            if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-               attributes[.type] as? FileAttributeType == .typeRegular, (attributes[.size] as? NSNumber)?.intValue == 0 {
-                return true
-            }
+            var stats = stat()
+            if lstat(path, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG, stats.st_size == 0 { return true }
         }
         return false
     }

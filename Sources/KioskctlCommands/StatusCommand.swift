@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import KioskClient
 import KioskCore
 
@@ -65,11 +70,21 @@ struct StatusSummary {
     /// `2026-11-21 05:50:00 UTC, 44m59s left` in the local time zone.
     static func deadline(_ time: WallClockTime, now: Date) -> String {
         let date = Date(timeIntervalSince1970: Double(time.microseconds) / 1_000_000)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
         let left = Int64(date.timeIntervalSince(now).rounded(.up))
-        return formatter.string(from: date) + (left > 0 ? ", \(Duration.seconds(left).kioskText) left" : ", passed")
+        return localTime(time) + (left > 0 ? ", \(Duration.seconds(left).kioskText) left" : ", passed")
+    }
+
+    /// `2026-11-21 05:50:00 UTC`: the time in the local time zone, with the zone's abbreviation
+    /// (localtime_r and strftime's `%Z`; FoundationEssentials has no DateFormatter, and the
+    /// abbreviation needs no ICU).
+    static func localTime(_ time: WallClockTime) -> String {
+        var seconds = time_t(time.microseconds.quotientAndRemainder(dividingBy: 1_000_000).quotient)
+        if time.microseconds < 0 && time.microseconds % 1_000_000 != 0 { seconds -= 1 }
+        var fields = tm()
+        guard localtime_r(&seconds, &fields) != nil else { return "@\(seconds)" }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S %Z", &fields)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     var json: StatusJSON {

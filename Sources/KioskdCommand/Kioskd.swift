@@ -1,11 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KioskDaemon
 import Logging
 import SystemdKit
 
 /// `kioskd`: parses the flags of DESIGN §7 and runs `KioskService`.
-@main
 struct Kioskd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd",
@@ -32,5 +35,13 @@ struct Kioskd: ParsableCommand {
             brokerInput: !noInput)
         let code = KioskService.run(options, logger: Logger(label: "kioskd"))
         if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// kioskd's entry point, for the `kioskd` executable and for the multi-call binary the package
+/// installs as /usr/sbin/kioskd.
+public enum KioskdProgram {
+    public static func main() {
+        Kioskd.main()
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import KioskCore
 
-@main
 struct Kioskctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl",
@@ -32,4 +31,12 @@ struct Kioskctl: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+}
+
+/// kioskctl's entry point, for the `kioskctl` executable and for the multi-call binary the
+/// package installs as /usr/sbin/kioskd, whose /usr/bin/kioskctl link runs this.
+public enum KioskctlProgram {
+    public static func main() async {
+        await Kioskctl.main()
+    }
 }

@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import KioskCore
 
 struct ProfileCommand: ParsableCommand {
@@ -78,9 +83,10 @@ struct ProfileCommand: ParsableCommand {
 enum ProfileFile {
     static func load(_ path: String) throws -> Profile {
         guard let data = FileManager.default.contents(atPath: path) else {
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            throw CommandError("\(path): " + (isDirectory.boolValue ? "is a directory" : exists ? "cannot be read" : "no such file"))
+            var stats = stat()
+            let exists = stat(path, &stats) == 0
+            let isDirectory = exists && stats.st_mode & S_IFMT == S_IFDIR
+            throw CommandError("\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
     }

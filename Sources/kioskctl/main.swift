@@ -1,0 +1,3 @@
+import KioskctlCommands
+
+await KioskctlProgram.main()

@@ -1,0 +1,3 @@
+import KioskdCommand
+
+KioskdProgram.main()
