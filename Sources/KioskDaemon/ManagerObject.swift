@@ -134,12 +134,12 @@ public final class ManagerObject {
     private func registerApplication(_ call: MethodCall) throws -> MethodReply {
         let (appID, declarations) = try Self.parseRegistration(call.arguments)
         try identify(call) { [unowned self] caller in
-            let owner = state.registry.owner(of: appID)
-            if owner == nil || owner == caller.uid || caller.uid == 0 {
-                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: caller.uid == 0)
+            if !state.registry.needsAuthorization(app: appID, uid: caller.uid) {
+                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: false)
             } else {
+                let owner = state.registry.owner(of: appID) ?? 0
                 try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions,
-                              doing: "register the application id \(appID), which belongs to uid \(owner!),") { [unowned self] in
+                              doing: "register the application id \(appID), which belongs to uid \(owner),") { [unowned self] in
                     applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
                 }
             }
@@ -152,9 +152,7 @@ public final class ManagerObject {
             throw KioskError(.invalidArgument, "RegisterApplication takes (s app_id, a(sss) restrictions).")
         }
         let appID = try AppID(app)
-        guard items.count <= KioskWire.Limits.restrictionsPerApp else {
-            throw KioskError(.invalidArgument, "\(appID) declares \(items.count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
-        }
+        try Registry.checkDeclarationCount(items.count, of: appID)
         var declarations: [RestrictionDeclaration] = []
         declarations.reserveCapacity(items.count)
         for item in items {
@@ -170,18 +168,11 @@ public final class ManagerObject {
     private func applyRegistration(_ call: MethodCall, caller: Caller, appID: AppID,
                                    declarations: [RestrictionDeclaration], isAdmin: Bool) {
         change(call) { [unowned self] in
-            var registry = state.registry
-            var session = state.session
-            let changed = try registry.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) {
-                session.isActive ? session.initialState(for: $0, in: appID) : .allow
-            }
-            guard changed else {  // the same list again: nothing to write
-                try call.reply([])
+            var next = state
+            guard try next.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) else {
+                try call.reply([])  // the same list again: nothing to write
                 return nil
             }
-            var next = state
-            next.registry = registry
-            next.session = session
             return Plan(next) { [unowned self] in
                 logger.notice("Application registered", metadata: caller.metadata.merging([
                     "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
@@ -237,11 +228,10 @@ public final class ManagerObject {
                                        state newState: RestrictionState) {
         change(call) { [unowned self] in
             var next = state
-            guard try next.registry.setState(newState, of: restrictionID, in: appID) else {
+            guard try next.setRestrictionState(newState, of: restrictionID, in: appID) else {
                 try call.reply([])  // another call set it meanwhile
                 return nil
             }
-            if next.session.isActive { next.session.noteAdminChange(of: restrictionID, in: appID) }
             return Plan(next) { [unowned self] in
                 logger.notice("Restriction state set", metadata: caller.metadata.merging([
                     "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
@@ -263,9 +253,7 @@ public final class ManagerObject {
         }, then: { [unowned self] loaded in
             attempt(call) {
                 let profile = try loaded.get()
-                if state.session.isActive {
-                    throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(state.session.profileName)) is already \(state.session.state.rawValue).")
-                }
+                try state.session.checkCanStart()
                 try identify(call) { [unowned self] caller in
                     try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
                         applyStartSession(call, caller: caller, name: name, profile: profile)
@@ -295,7 +283,7 @@ public final class ManagerObject {
 
     private func endSession(_ call: MethodCall) throws -> MethodReply {
         guard let passcode = call.arguments.first?.string else { throw BusError.invalidArgs("EndSession takes (s passcode).") }
-        guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+        try state.session.checkActive()
         try state.throttle.check(at: clock.now())
         try identify(call) { [unowned self] caller in
             // Anyone who knows the passcode may end the session: no polkit check.
@@ -305,10 +293,10 @@ public final class ManagerObject {
     }
 
     private func forceEndSession(_ call: MethodCall) throws -> MethodReply {
-        guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+        try state.session.checkActive()
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
-                applyEndSession(call, caller: caller, forced: true)
+                applyEndSession(call, caller: caller, .forced)
             }
         }
         return .deferred
@@ -316,23 +304,14 @@ public final class ManagerObject {
 
     /// Ends the active session; with `checked`, only if it is still the session the passcode was
     /// checked for (another may have started meanwhile). The locks lift once the end is on disk.
-    private func applyEndSession(_ call: MethodCall, caller: Caller, forced: Bool, checked session: GuidedSession? = nil,
+    private func applyEndSession(_ call: MethodCall, caller: Caller, _ ending: KioskState.SessionEnding,
                                  finally: (() -> Void)? = nil) {
         change(call, finally: finally) { [unowned self] in
-            guard state.session.isActive else {
-                throw KioskError(.noSession, session == nil
-                    ? "No guided-access session is active."
-                    : "The guided-access session ended while the passcode was being checked.")
-            }
-            if let session, state.session.startedAt != session.startedAt || state.session.profileName != session.profileName {
-                throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
-            }
             var next = state
-            if !forced { next.throttle.recordSuccess() }
             let profile = next.session.profileName
-            let changes = try next.session.end(registry: &next.registry)
+            let changes = try next.endSession(ending)
             return Plan(next, profile: .set(nil)) { [unowned self] in
-                logger.notice(forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                logger.notice(ending == .forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
@@ -347,7 +326,7 @@ public final class ManagerObject {
         guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string else {
             throw BusError.invalidArgs("SetPasscode takes (s current, s new).")
         }
-        try Passcode.validateNew(new)
+        try PasscodeCheck.validateNew(new)
         try identify(call) { [unowned self] caller in
             try authorize(call, caller: caller, action: KioskWire.Action.setPasscode, doing: "set the passcode") { [unowned self] in
                 try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
@@ -363,6 +342,13 @@ public final class ManagerObject {
         enum Purpose {
             case endSession
             case setPasscode(new: String)
+
+            var check: PasscodeCheck.Purpose {
+                switch self {
+                case .endSession: .endSession
+                case .setPasscode: .setPasscode
+                }
+            }
         }
 
         var call: MethodCall
@@ -398,21 +384,14 @@ public final class ManagerObject {
             let waiting = waitingPasscodeAttempts.removeFirst()
             attempt(waiting.call) {
                 try state.throttle.check(at: clock.now())
-                let expected: String?
-                switch waiting.purpose {
-                case .endSession:
-                    guard state.session.isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
-                    expected = activeProfile?.passcodeHash ?? state.passcodeHash
-                case .setPasscode:
-                    expected = state.passcodeHash
-                }
-                let session = state.session
+                let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
+                let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
                 loop.offload(to: passcodeWorker, { [passcode = waiting.passcode, purpose = waiting.purpose] in
-                    Self.judge(passcode, against: expected, purpose: purpose)
+                    Self.judge(passcode, with: check, purpose: purpose)
                 }, then: { [unowned self] verdict in
                     // The next attempt meets the throttle only once this one's outcome is on disk.
-                    finish(waiting, verdict: verdict, expected: expected, session: session) { [unowned self] in
+                    finish(waiting, verdict: verdict, check: check, session: session) { [unowned self] in
                         passcodeAttemptInFlight = nil
                         startNextPasscodeAttempt()
                     }
@@ -421,15 +400,14 @@ public final class ManagerObject {
         }
     }
 
-    /// On the worker: the slow part. With no hash to compare with, EndSession's passcode is wrong
-    /// and SetPasscode's `current` is ignored.
-    private static func judge(_ passcode: String, against expected: String?,
+    /// On the worker: the slow part (what a missing hash means is the check's rule).
+    private static func judge(_ passcode: String, with check: PasscodeCheck,
                               purpose: PasscodeAttempt.Purpose) -> PasscodeVerdict {
+        guard check.accepts(passcode, verify: Passcode.verify) else { return PasscodeVerdict(matches: false) }
         switch purpose {
         case .endSession:
-            return PasscodeVerdict(matches: expected.map { Passcode.verify(passcode, against: $0) } ?? false)
+            return PasscodeVerdict(matches: true)
         case .setPasscode(let new):
-            guard expected.map({ Passcode.verify(passcode, against: $0) }) ?? true else { return PasscodeVerdict(matches: false) }
             return PasscodeVerdict(matches: true, newHash: Result { () throws(KioskError) in try Passcode.hash(new) })
         }
     }
@@ -438,8 +416,8 @@ public final class ManagerObject {
     /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
     /// it was checked for may have ended (or another started) meanwhile. `done` runs once the
     /// outcome is on disk (or could not be written, or there was nothing to write).
-    private func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, expected: String?,
-                        session: GuidedSession, done: @escaping () -> Void) {
+    private func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, check: PasscodeCheck,
+                        session: GuidedSession.Identity?, done: @escaping () -> Void) {
         guard verdict.matches else {
             change(attempt.call, finally: done) { [unowned self] in
                 var next = state
@@ -447,21 +425,18 @@ public final class ManagerObject {
                 let failures = next.throttle.failures
                 return Plan(next, keepIfSaveFails: true) { [unowned self] in
                     logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
-                    throw KioskError(.wrongPasscode, expected == nil
-                        ? "No passcode is set; an admin can end the session with ForceEndSession."
-                        : "The passcode is wrong.")
+                    throw check.wrongPasscode
                 }
             }
             return
         }
         switch attempt.purpose {
         case .endSession:
-            applyEndSession(attempt.call, caller: attempt.caller, forced: false, checked: session, finally: done)
+            applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session), finally: done)
         case .setPasscode:
             change(attempt.call, finally: done) { [unowned self] in
                 var next = state
-                next.passcodeHash = try verdict.newHash!.get()
-                next.throttle.recordSuccess()
+                next.setPasscode(hash: try verdict.newHash!.get())
                 return Plan(next) { [unowned self] in
                     logger.notice("Passcode set", metadata: attempt.caller.metadata)
                     try attempt.call.reply([])
@@ -482,7 +457,7 @@ public final class ManagerObject {
                 activeProfile = try profiles.load(name)
             } catch {
                 activeProfile = nil
-                restoreProblem = "The session's profile \(Text.quoted(name)) could not be loaded, so every key, button and touch stays locked until the session ends (the exit gesture is three presses of the power button): \(error.message)"
+                restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
                 logger.error("The restored session's profile could not be loaded; enforcing the strictest locks",
                              metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
             }
