@@ -37,14 +37,14 @@ public final class ManagerObject {
     private let logger: Logger
     private var polkit: PolkitAuthority { PolkitAuthority(bus: bus) }
 
-    /// The state as last persisted: what reads answer and the enforcer sees, never ahead of the disk.
-    public private(set) var state: KioskState {
-        didSet { enforce() }
-    }
-    /// The active session's profile (its passcode hash, if any, ends the session).
+    /// The state as last persisted: what reads answer and the enforcer sees, never ahead of the
+    /// disk. Changed only by ``commit(_:profile:)``.
+    public private(set) var state: KioskState
+    /// The active session's profile (its passcode hash, if any, ends the session). Changed only
+    /// by ``commit(_:profile:)``.
     private var activeProfile: Profile?
-    /// Makes the session's locks real (input broker, logind inhibitor); told of every change of
-    /// `state`, with the active profile.
+    /// Makes the session's locks real (input broker, logind inhibitor); told of every commit,
+    /// with the state and the active profile together.
     public var enforcer: (any SessionEnforcer)?
     /// Why the restored session's profile could not be loaded (see `sessionProblem`).
     private var restoreProblem = ""
@@ -451,18 +451,18 @@ public final class ManagerObject {
     /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
     /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
     public func restoreSession() {
+        var profile: Profile?
         if state.session.isActive {
             let name = state.session.profileName
             do {
-                activeProfile = try profiles.load(name)
+                profile = try profiles.load(name)
             } catch {
-                activeProfile = nil
                 restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
                 logger.error("The restored session's profile could not be loaded; enforcing the strictest locks",
                              metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
             }
         }
-        enforce()
+        commit(state, profile: .set(profile))
         guard state.session.isActive else { return }
         // Before READY, with nothing to serve: the restored session is brought up to date
         // synchronously, so an expired session's locks are on before any device is taken.
@@ -472,7 +472,7 @@ public final class ManagerObject {
             } catch {
                 logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
             }
-            state = progress.state
+            commit(progress.state)
             progress.emit()
         }
         scheduleSessionTimer()
@@ -490,7 +490,18 @@ public final class ManagerObject {
         emit(Member.exitRequested, [])
     }
 
-    private func enforce() {
+    /// A change of the active profile that comes with a committed state.
+    enum ProfileChange {
+        case unchanged
+        case set(Profile?)
+    }
+
+    /// The commit step: makes `next` the state (and, with `.set`, the active profile) and has
+    /// the enforcer apply both at once. Called once a change is on disk (or, for a change that
+    /// only tightens, once its save failed), before its signals and its reply.
+    private func commit(_ next: KioskState, profile: ProfileChange = .unchanged) {
+        state = next
+        if case .set(let profile) = profile { activeProfile = profile }
         enforcer?.enforce(state, profile: activeProfile)
     }
 
@@ -529,12 +540,12 @@ public final class ManagerObject {
                 return nil
             }
             return StateWriter.Write(state: progress.state, durable: { [unowned self] in
-                state = progress.state
+                commit(progress.state)
                 progress.emit()
                 scheduleSessionTimer()
             }, failed: { [unowned self] error in
                 logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
-                state = progress.state
+                commit(progress.state)
                 progress.emit()
                 scheduleSessionTimer()
             })
@@ -606,11 +617,6 @@ public final class ManagerObject {
 
     /// What a change writes once its turn comes, and what follows once it is on disk.
     private struct Plan {
-        enum ProfileChange {
-            case unchanged
-            case set(Profile?)
-        }
-
         var state: KioskState
         /// The active profile to take together with `state` (the enforcer sees both at once).
         var profile: ProfileChange
@@ -650,14 +656,13 @@ public final class ManagerObject {
                 return nil
             }
             return StateWriter.Write(state: plan.state, durable: { [unowned self] in
-                if case .set(let profile) = plan.profile { activeProfile = profile }
-                state = plan.state
+                commit(plan.state, profile: plan.profile)
                 attempt(call, plan.then)
                 finally?()
             }, failed: { [unowned self] error in
                 logger.error("Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
                 if plan.keepIfSaveFails {
-                    state = plan.state
+                    commit(plan.state, profile: plan.profile)
                     attempt(call, plan.then)
                 } else {
                     try? call.replyError(Self.busError(error))
