@@ -31,11 +31,14 @@ public final class ManagerObject {
 
     private let bus: Bus
     private let loop: EventLoop
-    private let store: StateStore
+    private let store: any StateSaving
     private let profiles: ProfileDirectory
     private let clock: any WallClock
     private let logger: Logger
-    private var polkit: PolkitAuthority { PolkitAuthority(bus: bus) }
+    /// Decides for callers that are not root (polkit).
+    private let authorizer: any Authorizing
+    /// Finds a caller's uid (the bus driver).
+    private let identifier: any CallerIdentifying
 
     /// The state as last persisted: what reads answer and the enforcer sees, never ahead of the
     /// disk. Changed only by ``commit(_:profile:)``.
@@ -64,11 +67,15 @@ public final class ManagerObject {
     /// How long a stop waits for the save in flight.
     static let stopTimeout: Duration = .seconds(5)
 
-    public init(bus: Bus, loop: EventLoop, store: StateStore, state: KioskState, profileDirectory: String,
-                clock: any WallClock, logger: Logger) {
+    /// `authorizer` defaults to polkit on `bus`, `identifier` to `bus`'s driver.
+    public init(bus: Bus, loop: EventLoop, store: any StateSaving, state: KioskState, profileDirectory: String,
+                clock: any WallClock, logger: Logger, authorizer: (any Authorizing)? = nil,
+                identifier: (any CallerIdentifying)? = nil) {
         self.bus = bus
         self.loop = loop
         self.store = store
+        self.authorizer = authorizer ?? PolkitAuthority(bus: bus)
+        self.identifier = identifier ?? bus
         self.state = state
         profiles = ProfileDirectory(path: profileDirectory)
         self.clock = clock
@@ -580,7 +587,7 @@ public final class ManagerObject {
         // Every call that may change the state comes through here: it is underway until answered.
         changesUnderway += 1
         call.whenAnswered { [weak self] in self?.changesUnderway -= 1 }
-        try bus.unixUser(ofName: sender) { [unowned self] result in
+        try identifier.unixUser(ofName: sender) { [unowned self] result in
             attempt(call) {
                 guard case .success(let uid) = result else {
                     throw BusError.accessDenied("Could not find the uid of \(sender).")
@@ -598,7 +605,7 @@ public final class ManagerObject {
             try next()
             return
         }
-        try polkit.checkAuthorization(action: action, busName: caller.busName) { [unowned self] result in
+        try authorizer.authorize(action: action, busName: caller.busName) { [unowned self] result in
             attempt(call) {
                 switch result {
                 case .success(.allowed):
