@@ -138,20 +138,32 @@ public final class ManagerObject {
 
     // MARK: RegisterApplication
 
+    /// Parse and validate → identify → ownership (part of validation: another uid's app id needs
+    /// an admin) → no-op (the owner's or root's identical list) → authorize (only for another
+    /// uid's app id) → apply → persist → reply.
     private func registerApplication(_ call: MethodCall) throws -> MethodReply {
         let (appID, declarations) = try Self.parseRegistration(call.arguments)
         try identify(call) { [unowned self] caller in
-            if !state.registry.needsAuthorization(app: appID, uid: caller.uid) {
-                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: false)
-            } else {
-                let owner = state.registry.owner(of: appID) ?? 0
-                try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions,
-                              doing: "register the application id \(appID), which belongs to uid \(owner),") { [unowned self] in
-                    applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: true)
-                }
+            let needsAdmin = state.registry.needsAuthorization(app: appID, uid: caller.uid)
+            if !needsAdmin, isNoOpRegistration(appID, declarations, uid: caller.uid) {
+                try call.reply([])
+                return
+            }
+            let owner = state.registry.owner(of: appID) ?? 0
+            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
+                          doing: "register the application id \(appID), which belongs to uid \(owner),") { [unowned self] in
+                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: needsAdmin)
             }
         }
         return .deferred
+    }
+
+    /// Whether declaring `declarations` for `uid` would change nothing, sure only when no other
+    /// change is underway (one could still change this app, and this call must land after it).
+    private func isNoOpRegistration(_ appID: AppID, _ declarations: [RestrictionDeclaration], uid: UInt32) -> Bool {
+        guard changesUnderway == 1, writer.isIdle else { return false }  // 1: this call
+        var copy = state
+        return (try? copy.declare(appID, restrictions: declarations, uid: uid, isAdmin: false)) == false
     }
 
     static func parseRegistration(_ arguments: [DBusValue]) throws(KioskError) -> (AppID, [RestrictionDeclaration]) {
@@ -251,24 +263,30 @@ public final class ManagerObject {
 
     // MARK: StartSession
 
+    /// Parse and validate (the name; no session may be active) → identify → authorize → load the
+    /// profile (read and parsed off the loop) → apply → persist → commit → signal → reply.
     private func startSession(_ call: MethodCall) throws -> MethodReply {
         guard let name = call.arguments.first?.string else { throw BusError.invalidArgs("StartSession takes (s profile).") }
         try Profile.validateName(name)
-        // The file is read and parsed off the loop; then the call goes on as before.
+        try state.session.checkCanStart()
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
+                loadProfile(call, name) { [unowned self] profile in
+                    applyStartSession(call, caller: caller, name: name, profile: profile)
+                }
+            }
+        }
+        return .deferred
+    }
+
+    /// Reads and parses the profile `name` off the loop, then runs `next` with it on the loop;
+    /// a profile that cannot be loaded is the call's error reply.
+    private func loadProfile(_ call: MethodCall, _ name: String, then next: @escaping (Profile) throws -> Void) {
         loop.offload(to: profileReader, { [profiles] in
             Result { () throws(KioskError) in try profiles.load(name) }
         }, then: { [unowned self] loaded in
-            attempt(call) {
-                let profile = try loaded.get()
-                try state.session.checkCanStart()
-                try identify(call) { [unowned self] caller in
-                    try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
-                        applyStartSession(call, caller: caller, name: name, profile: profile)
-                    }
-                }
-            }
+            attempt(call) { try next(loaded.get()) }
         })
-        return .deferred
     }
 
     private func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile) {
@@ -598,10 +616,10 @@ public final class ManagerObject {
     }
 
     /// Root is always allowed; anyone else needs polkit's `allowed` for `action`; with no
-    /// polkit on the bus, only root.
-    private func authorize(_ call: MethodCall, caller: Caller, action: String, doing what: String,
-                           then next: @escaping () throws -> Void) throws {
-        if caller.uid == 0 {
+    /// polkit on the bus, only root. With `when: false` nothing is asked.
+    private func authorize(_ call: MethodCall, caller: Caller, action: String, when needed: Bool = true,
+                           doing what: String, then next: @escaping () throws -> Void) throws {
+        if !needed || caller.uid == 0 {
             try next()
             return
         }
