@@ -200,10 +200,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: KioskDaemonTestSupport — fakes for ManagerObject's seams: an in-memory store with a gate, an authorizer that answers what the test says, a fixed caller uid
+        // MARK: KioskDaemonTestSupport — fakes for ManagerObject's seams (an in-memory store with a gate, an authorizer that answers what the test says, a fixed caller uid) and ManagerObject in process on a private bus
         .target(
             name: "KioskDaemonTestSupport",
-            dependencies: ["KioskDaemon", "KioskCore", "SystemdKit"],
+            dependencies: ["KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
 
