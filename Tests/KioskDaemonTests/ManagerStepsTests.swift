@@ -203,6 +203,38 @@ import Testing
             #expect(manager.store.saved.last?.throttle.failures == 1, "ForceEndSession leaves the count")
         }
     }
+
+    // MARK: The passcode queue
+
+    @Test func parallelWrongPasscodesMeetTheThrottleOneAtATime() async throws {
+        try await withManager(uid: 0) { manager, client in
+            try client.call("StartSession", [.string("museum")])
+            manager.identity.become(1000)
+            manager.journal.removeAll()
+            // The first attempt's outcome waits at the gate until all seven have arrived.
+            manager.store.closeGate()
+            let address = manager.bus.address
+            let answers = CallJournal()
+            let group = DispatchGroup()
+            for _ in 0..<7 {
+                group.enter()
+                Thread.detachNewThread {  // a thread each: seven calls block at once
+                    let other = try? ManagerClient(address: address)
+                    answers.note(other?.errorName("EndSession", [.string("0000")]) ?? "no connection")
+                    group.leave()
+                }
+            }
+            #expect(eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
+            usleep(100_000)
+            manager.store.openGate()
+            group.wait()
+            // 5 free attempts, the 6th counted, the 7th meets the 30 s wait: each attempt meets
+            // the throttle only after the one before it is saved, so none slips past it.
+            #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 6, "\(answers.all)")
+            #expect(answers.count(of: KioskError.Code.throttled.dbusName) == 1, "\(answers.all)")
+            #expect(manager.store.saved.map(\.throttle.failures).suffix(6) == [1, 2, 3, 4, 5, 6])
+        }
+    }
 }
 
 struct StoreTestError: Error, CustomStringConvertible {
