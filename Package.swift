@@ -217,6 +217,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: KioskDaemonTestSupport — fakes for ManagerObject's seams (an in-memory store with a gate, an authorizer that answers what the test says, a fixed caller uid) and ManagerObject in process on a private bus
+        .target(
+            name: "KioskDaemonTestSupport",
+            dependencies: ["KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: BusBench — kioskd on a private bus: round trips, signal latency, fan-out, READY and RSS (`make bench-bus`)
         .executableTarget(
             name: "BusBench",
@@ -248,7 +256,8 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskDaemonTests",
-            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport", "kioskd"],
+            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
+                           "KioskDaemonTestSupport", "kioskd"],
             swiftSettings: swiftSettings
         ),
 

@@ -53,15 +53,36 @@ public struct GuidedSession: Hashable, Sendable, Codable {
 
     public var isActive: Bool { state != .inactive }
 
+    /// Which session this is: a passcode checked for one session must not end another that
+    /// started meanwhile. Nil when inactive.
+    public struct Identity: Hashable, Sendable {
+        public var profileName: String
+        public var startedAt: WallClockTime?
+    }
+
+    public var identity: Identity? {
+        isActive ? Identity(profileName: profileName, startedAt: startedAt) : nil
+    }
+
+    /// Throws `SessionActive` unless a session may start now (none is active or expired).
+    public func checkCanStart() throws(KioskError) {
+        guard state == .inactive else {
+            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(profileName)) is already \(state.rawValue).")
+        }
+    }
+
+    /// Throws `NoSession` unless a session is active or expired.
+    public func checkActive() throws(KioskError) {
+        guard isActive else { throw KioskError(.noSession, "No guided-access session is active.") }
+    }
+
     /// Starts a session of `profile` at `now`, applying its presets to `registry`.
     /// - Returns: the restriction states that changed, in the profile's order.
     /// - Throws: `SessionActive` if a session is already active or expired.
     public mutating func start(
         profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry
     ) throws(KioskError) -> [Change] {
-        guard state == .inactive else {
-            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(self.profileName)) is already \(state.rawValue).")
-        }
+        try checkCanStart()
         var next = GuidedSession()
         next.state = .active
         next.profileName = profileName
@@ -134,9 +155,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// - Returns: the restriction states that changed back.
     /// - Throws: `NoSession` if no session is active.
     public mutating func end(registry: inout Registry) throws(KioskError) -> [Change] {
-        guard state != .inactive else {
-            throw KioskError(.noSession, "No guided-access session is active.")
-        }
+        try checkActive()
         var changes: [Change] = []
         for saved in saved where !saved.changedByAdmin {
             if (try? registry.setState(saved.previous, of: saved.restriction, in: saved.app)) == true {

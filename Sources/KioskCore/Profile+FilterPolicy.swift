@@ -31,6 +31,20 @@ extension Profile.ExitGesture {
     /// power button within 1.5 s, the default most kiosk enclosures can reach.
     public static let fallback = Profile.ExitGesture(key: "KEY_POWER", presses: 3, within: .milliseconds(1500))
 
+    /// The gesture in words for people ("three presses of the power button"), for messages.
+    public var spokenDescription: String {
+        let name = Self.spokenKeyNames[key] ?? key
+        if presses == 1 { return "one press of the \(name)" }
+        let count = Self.numberWords.indices.contains(presses) ? Self.numberWords[presses] : "\(presses)"
+        return "\(count) presses of the \(name)"
+    }
+
+    private static let numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    private static let spokenKeyNames = [
+        "KEY_POWER": "power button", "KEY_VOLUMEUP": "volume-up button", "KEY_VOLUMEDOWN": "volume-down button",
+        "KEY_HOMEPAGE": "home button",
+    ]
+
     /// The gesture in the filter's terms (a key code, microseconds).
     public var filterGesture: KioskInput.ExitGesture? {
         guard let (type, code) = EventCodes.code(named: key), type == EventCodes.keyType else { return nil }
@@ -84,6 +98,12 @@ extension FilterPolicy {
 }
 
 extension KioskState {
+    /// `SessionProblem` for a restored session whose profile could not be loaded (`reason`
+    /// says why): it runs with the strictest locks and the fallback exit gesture.
+    public static func restoreProblem(profileName: String, reason: String) -> String {
+        "The session's profile \(Text.quoted(profileName)) could not be loaded, so every key, button and touch stays locked until the session ends (the exit gesture is \(Profile.ExitGesture.fallback.spokenDescription)): \(reason)"
+    }
+
     /// What the input filter enforces in this state: everything passes without a session;
     /// an active session locks what its profile says (the strictest locks when `profile` is
     /// `nil` because the file is missing or broken); an expired session holds all input and

@@ -111,6 +111,21 @@ public struct Registry: Hashable, Sendable, Codable {
         position(of: id).map { applications[$0].ownerUID }
     }
 
+    /// Whether `uid` needs an admin's authorization to register `appID`: the id is registered
+    /// to another uid, and `uid` is not root. (The first uid that registers an id owns it.)
+    public func needsAuthorization(app appID: AppID, uid: UInt32) -> Bool {
+        guard let owner = owner(of: appID) else { return false }
+        return owner != uid && uid != 0
+    }
+
+    /// Throws `InvalidArgs` when an app declares more restrictions than it may; callers check it
+    /// before reading a long list, ``declare(_:restrictions:uid:isAdmin:initialState:)`` again.
+    public static func checkDeclarationCount(_ count: Int, of appID: AppID) throws(KioskError) {
+        guard count <= KioskWire.Limits.restrictionsPerApp else {
+            throw .invalid("\(appID) declares \(count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
+        }
+    }
+
     /// Declares (or re-declares) an app's restrictions in presentation order, for `uid`.
     ///
     /// Reconciles with what is stored: new ids start as `allow` (or their preset, if a
@@ -122,9 +137,7 @@ public struct Registry: Hashable, Sendable, Codable {
         _ appID: AppID, restrictions declarations: [RestrictionDeclaration], uid: UInt32, isAdmin: Bool = false,
         initialState: (RestrictionID) -> RestrictionState = { _ in .allow }
     ) throws(KioskError) -> Bool {
-        guard declarations.count <= KioskWire.Limits.restrictionsPerApp else {
-            throw .invalid("\(appID) declares \(declarations.count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
-        }
+        try Self.checkDeclarationCount(declarations.count, of: appID)
         var seen = Set<RestrictionID>()
         for declaration in declarations where !seen.insert(declaration.id).inserted {
             throw .invalid("\(appID) declares the restriction \(declaration.id) twice; each id must be unique.")
@@ -132,7 +145,7 @@ public struct Registry: Hashable, Sendable, Codable {
         let existingIndex = position(of: appID)
         if let existingIndex {
             let owner = applications[existingIndex].ownerUID
-            guard owner == uid || isAdmin else {
+            guard isAdmin || !needsAuthorization(app: appID, uid: uid) else {
                 throw KioskError(.accessDenied, "The application id \(appID) belongs to uid \(owner); uid \(uid) may not register it.")
             }
         } else {

@@ -5,21 +5,6 @@ import KioskCore
 /// Passcode hashing and verification with libcrypt (crypt(3), yescrypt `$y$`), the format of
 /// `/etc/shadow` and `mkpasswd -m yescrypt`. Passcodes are never stored, logged or put in errors.
 enum Passcode {
-    /// The longest passcode accepted, in bytes (a passcode is typed on a kiosk; this bounds the work).
-    static let maxBytes = 1024
-
-    /// Validates a new passcode: not empty, at most ``maxBytes``, no control characters.
-    static func validateNew(_ passcode: String) throws(KioskError) {
-        guard !passcode.isEmpty else { throw KioskError(.invalidArgument, "The new passcode is empty; it must have at least one character.") }
-        let bytes = passcode.utf8.count
-        guard bytes <= maxBytes else {
-            throw KioskError(.invalidArgument, "The new passcode is \(bytes) bytes long; at most \(maxBytes) are allowed.")
-        }
-        guard !passcode.unicodeScalars.contains(where: Text.isControl) else {
-            throw KioskError(.invalidArgument, "The new passcode contains a control character, which is not allowed.")
-        }
-    }
-
     /// A fresh yescrypt hash of `passcode`. The corresponding C calls are `crypt_gensalt_rn("$y$")`
     /// and `crypt_r`.
     static func hash(_ passcode: String) throws(KioskError) -> String {
@@ -36,7 +21,7 @@ enum Passcode {
 
     /// Whether `passcode` hashes to `hash`, compared in constant time. The corresponding C call is `crypt_r`.
     static func verify(_ passcode: String, against hash: String) -> Bool {
-        guard passcode.utf8.count <= maxBytes, let computed = crypt(passcode, setting: hash) else { return false }
+        guard passcode.utf8.count <= PasscodeCheck.maxBytes, let computed = crypt(passcode, setting: hash) else { return false }
         return constantTimeEqual(Array(computed.utf8), Array(hash.utf8))
     }
 

@@ -1,0 +1,65 @@
+import KioskAPI
+
+/// The changes the daemon's methods make, as whole-state transitions: each validates first and
+/// changes nothing when it throws.
+extension KioskState {
+    /// Declares an app's restrictions for `uid` (`RegisterApplication`): a restriction first
+    /// declared during a session starts in the session's preset, otherwise `allow`.
+    /// - Returns: whether anything changed (the same list again is a no-op).
+    /// - Throws: `AccessDenied` when the id belongs to another uid and `isAdmin` is false; the
+    ///   registry's `InvalidArgs`.
+    @discardableResult
+    public mutating func declare(_ appID: AppID, restrictions: [RestrictionDeclaration], uid: UInt32,
+                                 isAdmin: Bool) throws(KioskError) -> Bool {
+        var session = self.session
+        let changed = try registry.declare(appID, restrictions: restrictions, uid: uid, isAdmin: isAdmin) {
+            session.isActive ? session.initialState(for: $0, in: appID) : .allow
+        }
+        if changed { self.session = session }
+        return changed
+    }
+
+    /// Sets a restriction's state as an admin (`SetRestrictionState`): during a session it
+    /// keeps the admin's state when the session ends.
+    /// - Returns: whether the state changed.
+    @discardableResult
+    public mutating func setRestrictionState(_ state: RestrictionState, of restrictionID: RestrictionID,
+                                             in appID: AppID) throws(KioskError) -> Bool {
+        guard try registry.setState(state, of: restrictionID, in: appID) else { return false }
+        if session.isActive { session.noteAdminChange(of: restrictionID, in: appID) }
+        return true
+    }
+
+    /// How a session is ended.
+    public enum SessionEnding: Hashable, Sendable {
+        /// `ForceEndSession` (an admin): the throttle count stays.
+        case forced
+        /// `EndSession` with the right passcode, checked for the session `checkedFor`: ends only
+        /// that session, and resets the throttle count.
+        case passcode(checkedFor: GuidedSession.Identity?)
+    }
+
+    /// Ends the active session, restoring its presets.
+    /// - Returns: the restriction states that changed back.
+    /// - Throws: `NoSession` when no session is active, or (for a passcode) when the session it
+    ///   was checked for has ended meanwhile.
+    public mutating func endSession(_ ending: SessionEnding) throws(KioskError) -> [GuidedSession.Change] {
+        switch ending {
+        case .forced:
+            try session.checkActive()
+        case .passcode(let checked):
+            guard session.isActive, session.identity == checked else {
+                throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
+            }
+            throttle.recordSuccess()
+        }
+        return try session.end(registry: &registry)
+    }
+
+    /// Sets the passcode hash (`SetPasscode` with the right current passcode): a right passcode
+    /// resets the throttle count.
+    public mutating func setPasscode(hash: String) {
+        passcodeHash = hash
+        throttle.recordSuccess()
+    }
+}

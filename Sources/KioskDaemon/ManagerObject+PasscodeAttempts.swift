@@ -1,0 +1,130 @@
+import KioskCore
+import Logging
+import SystemdKit
+
+extension ManagerObject {
+    // MARK: SetPasscode
+
+    func setPasscode(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string else {
+            throw BusError.invalidArgs("SetPasscode takes (s current, s new).")
+        }
+        try PasscodeCheck.validateNew(new)
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskWire.Action.setPasscode, doing: "set the passcode") { [unowned self] in
+                try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
+            }
+        }
+        return .deferred
+    }
+
+    // MARK: Passcode attempts, one at a time, hashed off the loop
+
+    /// An EndSession or SetPasscode call waiting for its passcode to be checked.
+    struct PasscodeAttempt {
+        enum Purpose {
+            case endSession
+            case setPasscode(new: String)
+
+            var check: PasscodeCheck.Purpose {
+                switch self {
+                case .endSession: .endSession
+                case .setPasscode: .setPasscode
+                }
+            }
+        }
+
+        var call: MethodCall
+        var caller: Caller
+        var passcode: String
+        var purpose: Purpose
+    }
+
+    /// What the worker found: whether the passcode matched, and for SetPasscode the new hash.
+    struct PasscodeVerdict: Sendable {
+        var matches: Bool
+        var newHash: Result<String, KioskError>?
+    }
+
+    /// More attempts than this waiting are refused (`Throttled`) rather than queued.
+    static let maxWaitingPasscodeAttempts = 32
+
+    /// Queues `attempt`. Attempts run one at a time, in order: each checks the throttle on the loop
+    /// after the previous one's failure is recorded, so parallel guesses get no free tries, and
+    /// its yescrypt work (tens of ms) runs on `passcodeWorker` while the loop serves other callers.
+    func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
+        guard waitingPasscodeAttempts.count < Self.maxWaitingPasscodeAttempts else {
+            throw KioskError(.throttled, "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s.")
+        }
+        waitingPasscodeAttempts.append(attempt)
+        startNextPasscodeAttempt()
+    }
+
+    /// Starts the next waiting attempt unless one is being hashed: checks the throttle and the
+    /// session now, takes the hash to compare with, and hands the hashing to the worker.
+    func startNextPasscodeAttempt() {
+        while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
+            let waiting = waitingPasscodeAttempts.removeFirst()
+            attempt(waiting.call) {
+                try state.throttle.check(at: clock.now())
+                let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
+                let session = state.session.identity
+                passcodeAttemptInFlight = waiting.call
+                loop.offload(to: passcodeWorker, { [passcode = waiting.passcode, purpose = waiting.purpose] in
+                    Self.judge(passcode, with: check, purpose: purpose)
+                }, then: { [unowned self] verdict in
+                    // The next attempt meets the throttle only once this one's outcome is on disk.
+                    finish(waiting, verdict: verdict, check: check, session: session) { [unowned self] in
+                        passcodeAttemptInFlight = nil
+                        startNextPasscodeAttempt()
+                    }
+                })
+            }
+        }
+    }
+
+    /// On the worker: the slow part (what a missing hash means is the check's rule).
+    static func judge(_ passcode: String, with check: PasscodeCheck,
+                              purpose: PasscodeAttempt.Purpose) -> PasscodeVerdict {
+        guard check.accepts(passcode, verify: Passcode.verify) else { return PasscodeVerdict(matches: false) }
+        switch purpose {
+        case .endSession:
+            return PasscodeVerdict(matches: true)
+        case .setPasscode(let new):
+            return PasscodeVerdict(matches: true, newHash: Result { () throws(KioskError) in try Passcode.hash(new) })
+        }
+    }
+
+    /// Back on the loop: a wrong passcode is recorded in the throttle (persisted) and answered
+    /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
+    /// it was checked for may have ended (or another started) meanwhile. `done` runs once the
+    /// outcome is on disk (or could not be written, or there was nothing to write).
+    func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, check: PasscodeCheck,
+                        session: GuidedSession.Identity?, done: @escaping () -> Void) {
+        guard verdict.matches else {
+            change(attempt.call, finally: done) { [unowned self] in
+                var next = state
+                next.throttle.recordFailure(at: clock.now())
+                let failures = next.throttle.failures
+                return Plan(next, keepIfSaveFails: true) { [unowned self] in
+                    logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
+                    throw check.wrongPasscode
+                }
+            }
+            return
+        }
+        switch attempt.purpose {
+        case .endSession:
+            applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session), finally: done)
+        case .setPasscode:
+            change(attempt.call, finally: done) { [unowned self] in
+                var next = state
+                next.setPasscode(hash: try verdict.newHash!.get())
+                return Plan(next) { [unowned self] in
+                    logger.notice("Passcode set", metadata: attempt.caller.metadata)
+                    try attempt.call.reply([])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import KioskCore
+import Logging
+import SystemdKit
+
+extension ManagerObject {
+    // MARK: RegisterApplication
+
+    /// Parse and validate → identify → ownership (part of validation: another uid's app id needs
+    /// an admin) → no-op (the owner's or root's identical list) → authorize (only for another
+    /// uid's app id) → apply → persist → reply.
+    func registerApplication(_ call: MethodCall) throws -> MethodReply {
+        let (appID, declarations) = try Self.parseRegistration(call.arguments)
+        try identify(call) { [unowned self] caller in
+            let needsAdmin = state.registry.needsAuthorization(app: appID, uid: caller.uid)
+            if !needsAdmin, isNoOpRegistration(appID, declarations, uid: caller.uid) {
+                try call.reply([])
+                return
+            }
+            let owner = state.registry.owner(of: appID) ?? 0
+            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
+                          doing: "register the application id \(appID), which belongs to uid \(owner),") { [unowned self] in
+                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: needsAdmin)
+            }
+        }
+        return .deferred
+    }
+
+    /// Whether declaring `declarations` for `uid` would change nothing, sure only when no other
+    /// change is underway (one could still change this app, and this call must land after it).
+    func isNoOpRegistration(_ appID: AppID, _ declarations: [RestrictionDeclaration], uid: UInt32) -> Bool {
+        guard changesUnderway == 1, writer.isIdle else { return false }  // 1: this call
+        var copy = state
+        return (try? copy.declare(appID, restrictions: declarations, uid: uid, isAdmin: false)) == false
+    }
+
+    static func parseRegistration(_ arguments: [DBusValue]) throws(KioskError) -> (AppID, [RestrictionDeclaration]) {
+        guard arguments.count == 2, let app = arguments[0].string, let items = arguments[1].array else {
+            throw KioskError(.invalidArgument, "RegisterApplication takes (s app_id, a(sss) restrictions).")
+        }
+        let appID = try AppID(app)
+        try Registry.checkDeclarationCount(items.count, of: appID)
+        var declarations: [RestrictionDeclaration] = []
+        declarations.reserveCapacity(items.count)
+        for item in items {
+            guard let fields = item.fields, fields.count == 3,
+                  let id = fields[0].string, let title = fields[1].string, let detail = fields[2].string else {
+                throw KioskError(.invalidArgument, "Each restriction must be (s id, s title, s detail).")
+            }
+            declarations.append(try RestrictionDeclaration(id: id, title: title, detail: detail))
+        }
+        return (appID, declarations)
+    }
+
+    func applyRegistration(_ call: MethodCall, caller: Caller, appID: AppID,
+                                   declarations: [RestrictionDeclaration], isAdmin: Bool) {
+        change(call) { [unowned self] in
+            var next = state
+            guard try next.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) else {
+                try call.reply([])  // the same list again: nothing to write
+                return nil
+            }
+            return Plan(next) { [unowned self] in
+                logger.notice("Application registered", metadata: caller.metadata.merging([
+                    "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
+                ]) { $1 })
+                try call.reply([])
+            }
+        }
+    }
+
+    // MARK: ListRestrictions, GetRestrictionState
+
+    func listRestrictions(_ call: MethodCall) throws -> MethodReply {
+        guard let app = call.arguments.first?.string else { throw BusError.invalidArgs("ListRestrictions takes (s app_id).") }
+        let restrictions = try state.registry.restrictions(of: AppID(app))
+        return .values([.array(elementSignature: "(ssss)", restrictions.map {
+            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue)])
+        })])
+    }
+
+    func getRestrictionState(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let app = call.arguments[0].string, let id = call.arguments[1].string else {
+            throw BusError.invalidArgs("GetRestrictionState takes (s app_id, s restriction_id).")
+        }
+        let appID = try AppID(app)
+        let current = try state.registry.state(of: RestrictionID(id), in: appID)
+        return .values([.string(current.rawValue)])
+    }
+
+    // MARK: SetRestrictionState
+
+    func setRestrictionState(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 3, let app = call.arguments[0].string, let id = call.arguments[1].string,
+              let text = call.arguments[2].string else {
+            throw BusError.invalidArgs("SetRestrictionState takes (s app_id, s restriction_id, s state).")
+        }
+        let appID = try AppID(app)
+        let restrictionID = try RestrictionID(id)
+        let newState = try RestrictionState(parsing: text)
+        // The no-op answer is only sure when no change is underway (being identified, authorized
+        // or waiting to be saved): one that is could still set this restriction, and this call
+        // must then land after it.
+        let current = try state.registry.state(of: restrictionID, in: appID)
+        if current == newState, changesUnderway == 0, writer.isIdle { return .empty }
+        try identify(call) { [unowned self] caller in
+            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
+                applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
+            }
+        }
+        return .deferred
+    }
+
+    func applyRestrictionState(_ call: MethodCall, caller: Caller, appID: AppID, restrictionID: RestrictionID,
+                                       state newState: RestrictionState) {
+        change(call) { [unowned self] in
+            var next = state
+            guard try next.setRestrictionState(newState, of: restrictionID, in: appID) else {
+                try call.reply([])  // another call set it meanwhile
+                return nil
+            }
+            return Plan(next) { [unowned self] in
+                logger.notice("Restriction state set", metadata: caller.metadata.merging([
+                    "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
+                ]) { $1 })
+                emit(Member.restrictionStateChanged, [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
+                try call.reply([])
+            }
+        }
+    }
+}

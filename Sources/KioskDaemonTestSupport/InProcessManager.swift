@@ -1,0 +1,87 @@
+import BusTestSupport
+import Foundation
+import KioskCore
+import KioskDaemon
+import KioskTestSupport
+import Logging
+import SystemdKit
+
+/// `ManagerObject` in the test's own process, on a loop thread of its own, served on a private
+/// bus (a dbus-daemon, no kioskd) with the fakes: a `MemoryStore`, a `ScriptedAuthorizer` and a
+/// `FixedIdentity`, all noting their steps in one `CallJournal`. Signals the manager emits are
+/// noted there too (`signal <member>`), by a listener on a loop of its own.
+public final class InProcessManager: @unchecked Sendable {  // `manager` is touched only on `loop`
+    public let bus: PrivateBus
+    public let journal = CallJournal()
+    public let store: MemoryStore
+    public let authorizer: ScriptedAuthorizer
+    public let identity: FixedIdentity
+    public let clock = ManualClock()
+    /// Holds the profiles StartSession reads.
+    public let profileDirectory: URL
+    private let loop: EventLoop
+    private let listenerLoop: EventLoop
+    private var server: Bus?
+    private var manager: ManagerObject?
+    private var listener: Bus?
+    private var slot: BusSlot?
+
+    /// `uid` is every caller's uid; `authorize` what polkit answers.
+    public init(uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
+                state: KioskState = KioskState(), profiles: [String: String] = [:]) async throws {
+        bus = try PrivateBus()
+        store = MemoryStore(journal: journal)
+        authorizer = ScriptedAuthorizer(answer, journal: journal)
+        identity = FixedIdentity(uid: uid, journal: journal)
+        profileDirectory = bus.directory.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: profileDirectory, withIntermediateDirectories: true)
+        for (name, text) in profiles {
+            try Data(text.utf8).write(to: profileDirectory.appendingPathComponent(name + ".toml"))
+        }
+        loop = try EventLoop()
+        try loop.startThread()
+        listenerLoop = try EventLoop()
+        try listenerLoop.startThread()
+        try await loop.perform { [self] in
+            let server = try Bus.open(address: bus.address)
+            try server.attach(to: loop)
+            let manager = ManagerObject(bus: server, loop: loop, store: store, state: state,
+                                        profileDirectory: profileDirectory.path, clock: clock,
+                                        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                                        authorizer: authorizer, identifier: identity)
+            try manager.export()
+            manager.restoreSession()
+            try server.requestName(KioskWire.busName)
+            self.server = server
+            self.manager = manager
+        }
+        try await listenerLoop.perform { [self] in
+            let listener = try Bus.open(address: bus.address)
+            try listener.attach(to: listenerLoop)
+            slot = try listener.addMatch(rule: "type='signal',sender='\(KioskWire.busName)'") { [journal] message in
+                journal.note("signal \(message.member ?? "")")
+            }
+            self.listener = listener
+        }
+        // A round trip from the listener orders its match before any signal.
+        _ = try await listener?.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                     interface: "org.freedesktop.DBus", member: "GetId")
+    }
+
+    /// Stops the manager, closes the connections and the bus.
+    public func stop() async {
+        _ = try? await listenerLoop.perform { [self] in
+            slot = nil
+            listener?.close()
+            listener = nil
+        }
+        listenerLoop.exit()
+        _ = try? await loop.perform { [self] in
+            manager = nil
+            server?.close()
+            server = nil
+        }
+        loop.exit()
+        bus.stop()
+    }
+}
