@@ -66,7 +66,9 @@ let package = Package(
         // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
         .executableTarget(
             name: "InputFilterBench",
-            dependencies: ["KioskInput", "KioskTraces", .product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            dependencies: [
+                "KioskInput", "KioskTraces", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ],
             path: "Benchmarks/InputFilterBench",
             swiftSettings: swiftSettings
         ),
@@ -79,7 +81,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskCoreTests",
-            dependencies: ["KioskCore", "KioskTestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "KioskCore", "KioskTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -132,8 +136,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LinuxInputTests",
-            dependencies: ["LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -148,8 +154,10 @@ let package = Package(
         // MARK: KioskctlCommands — the admin CLI's verbs (the kioskctl executable and the multi-call binary run them)
         .target(
             name: "KioskctlCommands",
-            dependencies: ["KioskCore", "KioskInput", "KioskClient", "CTerminal",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "KioskCore", "KioskInput", "KioskClient", "CTerminal",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -161,15 +169,20 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskctlTests",
-            dependencies: ["kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd"],
+            dependencies: [
+                "kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdTestSupport",
+                "BusTestSupport", "KioskClient", "KioskCore", "kioskd",
+            ],
             swiftSettings: swiftSettings
         ),
 
         // MARK: kioskctl-replay — what `kioskctl replay` execs (kioskd-tools): the trace parsers need Yams, and Yams all of Foundation
         .executableTarget(
             name: "kioskctl-replay",
-            dependencies: ["KioskCore", "KioskInput", "KioskTraces",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "KioskCore", "KioskInput", "KioskTraces",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -212,16 +225,20 @@ let package = Package(
         // MARK: KioskDaemon — the Manager bus object and the service wiring (loop, store, bus, notify)
         .target(
             name: "KioskDaemon",
-            dependencies: ["KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
         // MARK: KioskDaemonTestSupport — fakes for ManagerObject's seams (an in-memory store with a gate, an authorizer that answers what the test says, a fixed caller uid) and ManagerObject in process on a private bus
         .target(
             name: "KioskDaemonTestSupport",
-            dependencies: ["KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -236,8 +253,10 @@ let package = Package(
         // MARK: KioskdCommand — kioskd's flags, handed to KioskService (the kioskd executable and the multi-call binary run it)
         .target(
             name: "KioskdCommand",
-            dependencies: ["KioskDaemon", "SystemdKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "KioskDaemon", "SystemdKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -256,16 +275,20 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskDaemonTests",
-            dependencies: ["KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
-                           "KioskDaemonTestSupport", "kioskd"],
+            dependencies: [
+                "KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
+                "KioskDaemonTestSupport", "kioskd",
+            ],
             swiftSettings: swiftSettings
         ),
 
         // MARK: KioskdInputTests — kioskd enforcing sessions: input in the VM, logind's inhibitor on a private bus
         .testTarget(
             name: "KioskdInputTests",
-            dependencies: ["KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
-                           "KioskTestSupport", "KioskdTestSupport", "InputTestSupport", "kioskd"],
+            dependencies: [
+                "KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
+                "KioskTestSupport", "KioskdTestSupport", "InputTestSupport", "kioskd",
+            ],
             swiftSettings: swiftSettings
         ),
 

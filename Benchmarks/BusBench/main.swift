@@ -53,23 +53,30 @@ guard FileManager.default.isExecutableFile(atPath: kioskdPath) else {
 
 /// kioskd on `bus` with a state dir under the bus's temp dir, optionally with a prepared state
 /// and a notify socket; returns the process once it owns its name (or sent READY=1).
-func startKioskd(bus: PrivateBus, name: String, stateRoot: URL? = nil, state: KioskState? = nil,
-                 notify: NotifySocket? = nil) throws -> ChildProcess {
+func startKioskd(
+    bus: PrivateBus, name: String, stateRoot: URL? = nil, state: KioskState? = nil,
+    notify: NotifySocket? = nil
+) throws -> ChildProcess {
     let stateDir = (stateRoot ?? bus.directory).appendingPathComponent("state-\(name)").path
     try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
     if let state { try StateStore(directory: stateDir).save(state) }
     var env = bus.environment
     env["NOTIFY_SOCKET"] = notify?.path
-    let log = open(bus.directory.appendingPathComponent("kioskd-\(name).log").path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let log = open(
+        bus.directory.appendingPathComponent("kioskd-\(name).log").path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644
+    )
     defer { close(log) }
-    let process = try ChildProcess.spawn(kioskdPath, ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--no-input"],
-                                         environment: env, stdout: log, stderr: log)
+    let process = try ChildProcess.spawn(
+        kioskdPath, ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--no-input"],
+        environment: env, stdout: log, stderr: log)
     if notify == nil { try bus.waitForOwner(KioskWire.busName) }
     return process
 }
 
-func call(_ bus: Bus, _ destination: String, _ path: String, _ interface: String, _ member: String,
-          _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+func call(
+    _ bus: Bus, _ destination: String, _ path: String, _ interface: String, _ member: String,
+    _ arguments: [DBusValue] = []
+) throws -> [DBusValue] {
     let m = try bus.makeMethodCall(destination: destination, path: path, interface: interface, member: member)
     try m.append(arguments)
     return try bus.callBlocking(m, timeout: .seconds(10)).readAll()
@@ -94,12 +101,15 @@ final class Subscribers: @unchecked Sendable {
             let bus = try Bus.open(address: address)
             try bus.attach(to: loop)
             buses.append(bus)
-            slots.append(try bus.matchSignal(sender: KioskWire.busName, path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                                             member: KioskWire.Member.restrictionStateChanged,
-                                             installed: { [unowned self] _ in installed.add(1, ordering: .sequentiallyConsistent) }) { [unowned self] _ in
-                let t = now()
-                arrivals.withLock { $0.append(t) }
-            })
+            slots.append(
+                try bus.matchSignal(
+                    sender: KioskWire.busName, path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                    member: KioskWire.Member.restrictionStateChanged,
+                    installed: { [unowned self] _ in installed.add(1, ordering: .sequentiallyConsistent) }
+                ) { [unowned self] _ in
+                    let t = now()
+                    arrivals.withLock { $0.append(t) }
+                })
         }
         try loop.startThread()
         let deadline = now() + 10_000_000_000
@@ -159,8 +169,9 @@ func startup(bus: PrivateBus, _ state: KioskState, name: String) throws -> Start
         process.signal(SIGTERM)
         process.wait()
     }
-    return Startup(ready: ready, rss: statusKB(process.pid, "VmRSS"), hwm: statusKB(process.pid, "VmHWM"),
-                   anon: statusKB(process.pid, "RssAnon"), file: statusKB(process.pid, "RssFile"), linkage: linkage(process.pid))
+    return Startup(
+        ready: ready, rss: statusKB(process.pid, "VmRSS"), hwm: statusKB(process.pid, "VmHWM"),
+        anon: statusKB(process.pid, "RssAnon"), file: statusKB(process.pid, "RssFile"), linkage: linkage(process.pid))
 }
 
 func measureStartup(bus: PrivateBus) throws {
@@ -174,19 +185,31 @@ func measureStartup(bus: PrivateBus) throws {
     print("\n4. kioskd with 1,000 apps × 50 restrictions in the store (\(runs.count) starts)")
     print("  kioskd measured: \(Set(runs.map(\.linkage)).sorted().joined(separator: "; ")) — \(kioskdPath)")
     line("  spawn → READY=1", readyP.text, target: "< 300 ms", met: readyP.max < 300)
-    line("  VmRSS after READY", String(format: "max %.1f MiB (median %.1f)", maxRSS, Double(rss.sorted()[rss.count / 2]) / 1024),
-         target: "< 30 MB", met: maxRSS * 1.048576 < 30)
-    line("  VmHWM (peak) after READY", String(format: "max %.1f MiB", maxHWM), target: "< 30 MB", met: maxHWM * 1.048576 < 30)
-    print(String(format: "  context: of that VmRSS, RssAnon (the heap: the registry) %.1f MiB, RssFile (the binary and libraries) %.1f MiB",
-                 Double(runs.map(\.anon).max()!) / 1024, Double(runs.map(\.file).max()!) / 1024))
-    print(String(format: "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f), VmHWM %.1f MiB",
-                 Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.anon) / 1024, Double(empty.file) / 1024,
-                 Double(empty.hwm) / 1024))
+    line(
+        "  VmRSS after READY",
+        String(format: "max %.1f MiB (median %.1f)", maxRSS, Double(rss.sorted()[rss.count / 2]) / 1024),
+        target: "< 30 MB", met: maxRSS * 1.048576 < 30)
+    line(
+        "  VmHWM (peak) after READY", String(format: "max %.1f MiB", maxHWM), target: "< 30 MB",
+        met: maxHWM * 1.048576 < 30)
+    print(
+        String(
+            format:
+                "  context: of that VmRSS, RssAnon (the heap: the registry) %.1f MiB, RssFile (the binary and libraries) %.1f MiB",
+            Double(runs.map(\.anon).max()!) / 1024, Double(runs.map(\.file).max()!) / 1024))
+    print(
+        String(
+            format:
+                "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f), VmHWM %.1f MiB",
+            Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.anon) / 1024, Double(empty.file) / 1024,
+            Double(empty.hwm) / 1024))
 }
 
 // MARK: The run
 
-print("bus benchmark: kioskd (release) on a private dbus-daemon, this machine (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+print(
+    "bus benchmark: kioskd (release) on a private dbus-daemon, this machine (\(ProcessInfo.processInfo.activeProcessorCount) cores)"
+)
 let bus = try PrivateBus()
 defer { bus.stop() }
 if CommandLine.arguments.dropFirst().contains("--startup-only") {
@@ -218,15 +241,20 @@ for batch in 0..<batches {
         samples[key]!.append(now() - t)
     }
 }
-let getStateP = Percentiles(samples["get"]!), getIDP = Percentiles(samples["id"]!), pingP = Percentiles(samples["ping"]!)
+let getStateP = Percentiles(samples["get"]!), getIDP = Percentiles(samples["id"]!),
+    pingP = Percentiles(samples["ping"]!)
 print("\n1. round trip, same connection and client code, batches of \(perBatch) in turn")
 print("  GetRestrictionState                          \(getStateP.text)")
 print("  org.freedesktop.DBus.GetId (the bus driver)  \(getIDP.text)")
 print("  Peer.Ping to kioskd (sd-bus answers it)      \(pingP.text)")
 let ratio = getStateP.p50 / getIDP.p50
-line("GetRestrictionState / GetId, p50", String(format: "%.2f (p99: %.2f)", ratio, getStateP.p99 / getIDP.p99), target: "≤ 1.5", met: ratio <= 1.5)
-print(String(format: "  context: GetRestrictionState / Peer.Ping p50 %.2f; GetRestrictionState / (2 × GetId) p50 %.2f",
-             getStateP.p50 / pingP.p50, getStateP.p50 / (2 * getIDP.p50)))
+line(
+    "GetRestrictionState / GetId, p50", String(format: "%.2f (p99: %.2f)", ratio, getStateP.p99 / getIDP.p99),
+    target: "≤ 1.5", met: ratio <= 1.5)
+print(
+    String(
+        format: "  context: GetRestrictionState / Peer.Ping p50 %.2f; GetRestrictionState / (2 × GetId) p50 %.2f",
+        getStateP.p50 / pingP.p50, getStateP.p50 / (2 * getIDP.p50)))
 kioskd.signal(SIGTERM)
 _ = kioskd.wait()
 
@@ -243,7 +271,8 @@ _ = kioskd.wait()
     for i in 0..<1100 {
         one.reset()
         let t = now()
-        _ = try manager(client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
+        _ = try manager(
+            client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
         guard let arrivals = one.wait(for: 1) else { fatalError("no RestrictionStateChanged within 5 s") }
         if i >= 100 { latency.append(arrivals[0] - t) }
     }
@@ -253,7 +282,8 @@ _ = kioskd.wait()
         fifty.reset()
         one.reset()
         let t = now()
-        _ = try manager(client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
+        _ = try manager(
+            client, "SetRestrictionState", [.string(app), .string(restriction), .string(i % 2 == 0 ? "deny" : "allow")])
         guard let arrivals = fifty.wait(for: 50) else { fatalError("not all 50 subscribers got the signal within 5 s") }
         if i >= 20 { lastOf50.append(arrivals.max()! - t) }
     }
@@ -264,7 +294,8 @@ _ = kioskd.wait()
 }
 
 print("\n2, 3. SetRestrictionState sent → RestrictionStateChanged received (subscribers: one process, one loop thread)")
-try measureSignals(root: bus.directory, name: "disk", label: "disk (\(bus.directory.deletingLastPathComponent().path), fsync)")
+try measureSignals(
+    root: bus.directory, name: "disk", label: "disk (\(bus.directory.deletingLastPathComponent().path), fsync)")
 let shm = URL(fileURLWithPath: "/dev/shm/kioskd-bench-\(UUID().uuidString.prefix(8))")
 try FileManager.default.createDirectory(at: shm, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: shm) }

@@ -44,8 +44,10 @@ func syntheticTenFinger(seconds: Int) -> (DeviceDescription, [InputEvent]) {
     let description = DeviceDescription(
         name: "synthetic 10-finger", properties: [1],
         codes: [0: [0], 1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
-        absInfo: [0: axis, 1: axis, 0x2f: DeviceDescription.AbsInfo(minimum: 0, maximum: 9),
-                  0x35: axis, 0x36: axis, 0x39: DeviceDescription.AbsInfo(minimum: 0, maximum: 65535)])
+        absInfo: [
+            0: axis, 1: axis, 0x2f: DeviceDescription.AbsInfo(minimum: 0, maximum: 9),
+            0x35: axis, 0x36: axis, 0x39: DeviceDescription.AbsInfo(minimum: 0, maximum: 65535),
+        ])
     var events: [InputEvent] = []
     var trackingID: Int32 = 0
     for frame in 0..<(seconds * 240) {
@@ -70,8 +72,9 @@ func syntheticTenFinger(seconds: Int) -> (DeviceDescription, [InputEvent]) {
 }
 
 /// A region over the left tenth of the screen: about one contact in ten is suppressed.
-let leftStrip = FilterPolicy(lockedKeys: [116, 114, 115], blockEscapeChords: true,
-                             touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 1)]))
+let leftStrip = FilterPolicy(
+    lockedKeys: [116, 114, 115], blockEscapeChords: true,
+    touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 1)]))
 
 // MARK: - Measurement
 
@@ -104,8 +107,9 @@ func measureFilter(_ workload: Workload, minimumEvents: Int) -> Measurement {
         best = min(best, elapsed)
     }
     blackHole(forwarded)
-    return Measurement(eventsPerSecond: Double(repetitions * workload.events.count) / best,
-                       allocationsPerEvent: allocationsPerEvent)
+    return Measurement(
+        eventsPerSecond: Double(repetitions * workload.events.count) / best,
+        allocationsPerEvent: allocationsPerEvent)
 }
 
 /// The floor: copy each event into a reusable output array, clearing it at every SYN_REPORT.
@@ -189,22 +193,33 @@ for name in traceNames {
     }
     let device = try Trace.parse(text).devices[0]
     let short = String(name.dropLast(".evemu".count))
-    workloads.append(Workload(name: short, description: device.description, events: device.events, policy: .passThrough))
-    workloads.append(Workload(name: short + " +regions", description: device.description, events: device.events, policy: leftStrip))
+    workloads.append(
+        Workload(name: short, description: device.description, events: device.events, policy: .passThrough))
+    workloads.append(
+        Workload(name: short + " +regions", description: device.description, events: device.events, policy: leftStrip))
 }
 let (syntheticDescription, syntheticEvents) = syntheticTenFinger(seconds: 10)
-workloads.append(Workload(name: "synthetic 10-finger 240 Hz", description: syntheticDescription, events: syntheticEvents, policy: .passThrough))
-workloads.append(Workload(name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents, policy: leftStrip))
+workloads.append(
+    Workload(
+        name: "synthetic 10-finger 240 Hz", description: syntheticDescription, events: syntheticEvents,
+        policy: .passThrough))
+workloads.append(
+    Workload(
+        name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents,
+        policy: leftStrip))
 
 let minimumEvents = 4_000_000
 print("")
-print(pad("workload", 52) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8) + "allocs/event")
+print(
+    pad("workload", 52) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8)
+        + "allocs/event")
 for workload in workloads {
     let filter = measureFilter(workload, minimumEvents: minimumEvents)
     let copy = measureCopy(workload, minimumEvents: minimumEvents)
     let ratio = Double(Int(copy / filter.eventsPerSecond * 100)) / 100
-    print(pad(workload.name, 52) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
-          + pad(format(copy), 14) + pad("\(ratio)x", 8) + "\(filter.allocationsPerEvent)")
+    print(
+        pad(workload.name, 52) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
+            + pad(format(copy), 14) + pad("\(ratio)x", 8) + "\(filter.allocationsPerEvent)")
 }
 print("")
 print("ratio = copy loop throughput / filter throughput (how many times slower than a bare copy).")

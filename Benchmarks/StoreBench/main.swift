@@ -33,9 +33,13 @@ func statusMiB(_ field: String) -> Double {
 if CommandLine.arguments.count == 3, ["--load-peak", "--whole-peak"].contains(CommandLine.arguments[1]) {
     let store = StateStore(directory: CommandLine.arguments[2])
     let before = statusMiB("VmRSS")
-    let state = CommandLine.arguments[1] == "--load-peak"
+    let state =
+        CommandLine.arguments[1] == "--load-peak"
         ? try store.load() : try store.decode(Data(contentsOf: URL(fileURLWithPath: store.path)))
-    print(String(format: "%.2f %.2f %.2f %d", before, statusMiB("VmRSS"), statusMiB("VmHWM"), state.registry.applications.count))
+    print(
+        String(
+            format: "%.2f %.2f %.2f %d", before, statusMiB("VmRSS"), statusMiB("VmHWM"),
+            state.registry.applications.count))
     if ProcessInfo.processInfo.environment["STOREBENCH_DETAIL"] != nil {
         print(String(format: "anon %.3f file %.3f", statusMiB("RssAnon"), statusMiB("RssFile")))
     }
@@ -59,21 +63,25 @@ let size = (try FileManager.default.attributesOfItem(atPath: store.path)[.size] 
 // same with Foundation's JSONEncoder over the whole state, as saves did before.
 var encodes: [Double] = []
 for _ in 0..<runs {
-    encodes.append(try milliseconds {
-        var total = 0
-        try store.encode(state) { bytes throws(StoreError) in total += bytes.count; bytes.removeAll(keepingCapacity: true) }
-        precondition(total == size)
-    })
+    encodes.append(
+        try milliseconds {
+            var total = 0
+            try store.encode(state) { bytes throws(StoreError) in
+                total += bytes.count; bytes.removeAll(keepingCapacity: true)
+            }
+            precondition(total == size)
+        })
 }
 struct Envelope: Encodable { var version: Int; var state: KioskState }
 var foundationEncodes: [Double] = []
 for _ in 0..<runs {
-    foundationEncodes.append(try milliseconds {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let bytes = try encoder.encode(Envelope(version: StateStore.formatVersion, state: state))
-        precondition(bytes.count == size)
-    })
+    foundationEncodes.append(
+        try milliseconds {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let bytes = try encoder.encode(Envelope(version: StateStore.formatVersion, state: state))
+            precondition(bytes.count == size)
+        })
 }
 
 var loads: [Double] = []
@@ -94,7 +102,10 @@ print("    of which encode (in memory, no writes)           \(summary(encodes))"
 print("    JSONEncoder over the whole state, for comparison \(summary(foundationEncodes))")
 print("  load (read + decode + validate)                     \(summary(loads))")
 print("    whole-file decode, as loads were before      \(summary(wholeDecodes))")
-print(String(format: "  target: load under 100 ms — %@ (median %.2f ms)", median(loads) < 100 ? "met" : "NOT met", median(loads)))
+print(
+    String(
+        format: "  target: load under 100 ms — %@ (median %.2f ms)", median(loads) < 100 ? "met" : "NOT met",
+        median(loads)))
 // A baseline from the same run: Foundation's own JSON parser over the same bytes, with no
 // decoding into kioskd's types. The load can hardly be faster than this on this machine.
 var baseline: [Double] = []
@@ -121,8 +132,11 @@ func at517(_ body: () -> UInt32?) -> Double {
 }
 let indexed517 = at517 { state.registry.owner(of: app517) }
 let scanned517 = at517 { state.registry.applications.first { $0.id == app517 }?.ownerUID }
-print(String(format: "  app lookup by id: app #517 by index %.3f µs, by scan %.3f µs; mean over all 1,000 apps: index %.3f µs, scan %.3f µs",
-             indexed517, scanned517, indexed, scanned))
+print(
+    String(
+        format:
+            "  app lookup by id: app #517 by index %.3f µs, by scan %.3f µs; mean over all 1,000 apps: index %.3f µs, scan %.3f µs",
+        indexed517, scanned517, indexed, scanned))
 
 // The load's memory, in a fresh process (this one holds the state and the benchmark's garbage).
 func peak(_ mode: String) throws -> [Double] {
@@ -139,6 +153,9 @@ func peak(_ mode: String) throws -> [Double] {
 for (mode, what) in [("--load-peak", "load"), ("--whole-peak", "whole-file decode (before)")] {
     let figures = try peak(mode)
     guard figures.count == 4 else { continue }
-    print(String(format: "  %@ in a fresh process: VmRSS %.1f → %.1f MiB, peak (VmHWM) %.1f MiB: %.1f MiB above the start, %.1f above the end",
-                 what, figures[0], figures[1], figures[2], figures[2] - figures[0], figures[2] - figures[1]))
+    print(
+        String(
+            format:
+                "  %@ in a fresh process: VmRSS %.1f → %.1f MiB, peak (VmHWM) %.1f MiB: %.1f MiB above the start, %.1f above the end",
+            what, figures[0], figures[1], figures[2], figures[2] - figures[0], figures[2] - figures[1]))
 }

@@ -9,8 +9,10 @@ public struct ChildProcess: Sendable {
     public let pid: pid_t
 
     /// Starts `path` with `arguments`; stdin/stdout/stderr come from the given fds (or /dev/null).
-    public static func spawn(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                             stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil) throws -> ChildProcess {
+    public static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil
+    ) throws -> ChildProcess {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
@@ -26,13 +28,19 @@ public struct ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if let fd = stdin { posix_spawn_file_actions_adddup2(&actions, fd, 0) } else {
+        if let fd = stdin {
+            posix_spawn_file_actions_adddup2(&actions, fd, 0)
+        } else {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
-        if let fd = stdout { posix_spawn_file_actions_adddup2(&actions, fd, 1) } else {
+        if let fd = stdout {
+            posix_spawn_file_actions_adddup2(&actions, fd, 1)
+        } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
-        if let fd = stderr { posix_spawn_file_actions_adddup2(&actions, fd, 2) } else {
+        if let fd = stderr {
+            posix_spawn_file_actions_adddup2(&actions, fd, 2)
+        } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
 
@@ -83,8 +91,10 @@ public struct ToolOutput: Sendable, CustomStringConvertible {
 
 /// Runs `path` with `arguments` to completion and collects its output (via temp files, so a
 /// chatty tool never blocks on a full pipe). `input`, when given, is its stdin (else /dev/null).
-public func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                    input: String? = nil, timeout: Duration = .seconds(20)) throws -> ToolOutput {
+public func runTool(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+    input: String? = nil, timeout: Duration = .seconds(20)
+) throws -> ToolOutput {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
@@ -96,7 +106,8 @@ public func runTool(_ path: String, _ arguments: [String], environment: [String:
     }
     let out = open(dir.appendingPathComponent("out").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
     let err = open(dir.appendingPathComponent("err").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-    let child = try ChildProcess.spawn(path, arguments, environment: environment, stdin: inputFD, stdout: out, stderr: err)
+    let child = try ChildProcess.spawn(
+        path, arguments, environment: environment, stdin: inputFD, stdout: out, stderr: err)
     if let inputFD { close(inputFD) }
     close(out)
     close(err)

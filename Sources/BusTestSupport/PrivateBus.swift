@@ -49,11 +49,14 @@ public final class PrivateBus: @unchecked Sendable {
     /// `systemLimits` keeps dbus-daemon's own limits, a real system bus's (at most 128 calls
     /// waiting for their replies per connection, …), instead of the high ones.
     public init(systemLimits: Bool) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("private-bus-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "private-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         let config = directory.appendingPathComponent("bus.conf")
-        let text = systemLimits
+        let text =
+            systemLimits
             ? Self.configuration.split(separator: "\n", omittingEmptySubsequences: false)
                 .filter { !$0.contains("<limit ") }.joined(separator: "\n")
             : Self.configuration
@@ -70,7 +73,8 @@ public final class PrivateBus: @unchecked Sendable {
         daemon.signal(SIGTERM)
         daemon.wait(timeout: .seconds(5))
         unlink("\(directory.path)/bus")
-        (daemon, address) = try Self.launch(config: directory.appendingPathComponent("bus.conf").path, socket: "\(directory.path)/bus")
+        (daemon, address) = try Self.launch(
+            config: directory.appendingPathComponent("bus.conf").path, socket: "\(directory.path)/bus")
     }
 
     private static func launch(config: String, socket: String) throws -> (ChildProcess, String) {
@@ -80,10 +84,12 @@ public final class PrivateBus: @unchecked Sendable {
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         let daemon: ChildProcess
         do {
-            daemon = try ChildProcess.spawn(Self.dbusDaemon, [
-                "--config-file=\(config)", "--address=unix:path=\(socket)",
-                "--nofork", "--nopidfile", "--print-address=1",
-            ], stdout: fds[1], stderr: 2)
+            daemon = try ChildProcess.spawn(
+                Self.dbusDaemon,
+                [
+                    "--config-file=\(config)", "--address=unix:path=\(socket)",
+                    "--nofork", "--nopidfile", "--print-address=1",
+                ], stdout: fds[1], stderr: 2)
         } catch {
             close(fds[0])
             close(fds[1])
@@ -123,8 +129,9 @@ public final class PrivateBus: @unchecked Sendable {
     /// Whether `name` has an owner on this bus (asked with a blocking call on a fresh connection).
     public func hasOwner(_ name: String) throws -> Bool {
         let bus = try Bus.open(address: address)
-        let call = try bus.makeMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                          interface: "org.freedesktop.DBus", member: "NameHasOwner")
+        let call = try bus.makeMethodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "NameHasOwner")
         try call.append(.string(name))
         let reply = try bus.callBlocking(call, timeout: .seconds(5))
         return try reply.read(signature: "b").first?.bool ?? false

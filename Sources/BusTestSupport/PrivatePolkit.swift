@@ -23,16 +23,23 @@ public final class PrivatePolkit: @unchecked Sendable {
 
     /// Starts polkitd against `bus` with `actions` (file name → policy XML) and `rules`
     /// (file name → JavaScript), then waits until it owns its name.
-    public init(bus: PrivateBus, actions: [String: String], rules: [String: String],
-                timeout: Duration = .seconds(20)) throws {
-        guard getuid() == 0 else { throw HarnessError("PrivatePolkit needs root (mount namespace, polkitd's user switch); uid is \(getuid()).") }
-        guard access(Self.polkitd, X_OK) == 0 else { throw HarnessError("\(Self.polkitd) is missing: install the polkitd package.") }
+    public init(
+        bus: PrivateBus, actions: [String: String], rules: [String: String],
+        timeout: Duration = .seconds(20)
+    ) throws {
+        guard getuid() == 0 else {
+            throw HarnessError("PrivatePolkit needs root (mount namespace, polkitd's user switch); uid is \(getuid()).")
+        }
+        guard access(Self.polkitd, X_OK) == 0 else {
+            throw HarnessError("\(Self.polkitd) is missing: install the polkitd package.")
+        }
         directory = bus.directory.appendingPathComponent("polkit")
         let actionsDir = directory.appendingPathComponent("actions")
         let rulesDir = directory.appendingPathComponent("rules")
         for dir in [directory, actionsDir, rulesDir] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                at: dir, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
         }
         for (name, text) in actions { try Self.write(text, to: actionsDir.appendingPathComponent(name)) }
         for (name, text) in rules { try Self.write(text, to: rulesDir.appendingPathComponent(name)) }
@@ -48,10 +55,12 @@ public final class PrivatePolkit: @unchecked Sendable {
             """
         var env = bus.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-        process = try ChildProcess.spawn("/usr/bin/unshare", [
-            "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
-            actionsDir.path, rulesDir.path,
-        ], environment: env, stdout: log, stderr: log)
+        process = try ChildProcess.spawn(
+            "/usr/bin/unshare",
+            [
+                "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
+                actionsDir.path, rulesDir.path,
+            ], environment: env, stdout: log, stderr: log)
         do {
             let deadline = ContinuousClock.now + timeout
             while true {

@@ -16,7 +16,9 @@ public typealias RestrictionID = ReverseDNSIdentifier<RestrictionKind>
 /// A validated reverse-DNS identifier (DESIGN §3: ≤ 255 bytes, at least two labels of
 /// `[A-Za-z0-9_-]`, none empty, none starting with a digit). The kind keeps app ids and
 /// restriction ids apart in the type system.
-public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, Sendable, CustomStringConvertible,
+    Codable
+{
     public let rawValue: String
 
     public init(_ string: String) throws(KioskError) {
@@ -68,18 +70,23 @@ enum ReverseDNS {
                 continue
             }
             if labelStart && byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                throw .invalid("The \(what) \(Text.quoted(string)) has label \(labels) starting with a digit, which reverse-DNS forbids.")
+                throw .invalid(
+                    "The \(what) \(Text.quoted(string)) has label \(labels) starting with a digit, which reverse-DNS forbids."
+                )
             }
             if !isLabelByte(byte) { throw badCharacter(string, what: what) }
             labelStart = false
         }
         if count == 0 { throw .invalid("The \(what) is empty; it must be reverse-DNS like org.example.App.") }
         if count > KioskWire.Limits.idBytes {
-            throw .invalid("The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskWire.Limits.idBytes) are allowed.")
+            throw .invalid(
+                "The \(what) \(Text.quoted(string)) is \(count) bytes long; at most \(KioskWire.Limits.idBytes) are allowed."
+            )
         }
         if labelStart { throw emptyLabel(string, what: what, label: labels) }
         if labels < 2 {
-            throw .invalid("The \(what) \(Text.quoted(string)) has one label; reverse-DNS needs at least two, separated by dots.")
+            throw .invalid(
+                "The \(what) \(Text.quoted(string)) has one label; reverse-DNS needs at least two, separated by dots.")
         }
     }
 
@@ -89,13 +96,16 @@ enum ReverseDNS {
 
     private static func badCharacter(_ string: String, what: String) -> KioskError {
         let scalar = string.unicodeScalars.first { $0.value > 0x7F || ($0 != "." && !isLabelByte(UInt8($0.value))) }!
-        return .invalid("The \(what) \(Text.quoted(string)) contains \(Text.describe(scalar: scalar)); labels may use only A-Z, a-z, 0-9, '_' and '-'.")
+        return .invalid(
+            "The \(what) \(Text.quoted(string)) contains \(Text.describe(scalar: scalar)); labels may use only A-Z, a-z, 0-9, '_' and '-'."
+        )
     }
 
     private static func isLabelByte(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
         default: false
         }
     }
@@ -134,10 +144,14 @@ public enum Text {
         func mayHoldControl(_ bytes: some Sequence<UInt8>) -> Bool {
             bytes.contains { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }
         }
-        guard string.utf8.withContiguousStorageIfAvailable(mayHoldControl) ?? mayHoldControl(string.utf8) else { return }
+        guard string.utf8.withContiguousStorageIfAvailable(mayHoldControl) ?? mayHoldControl(string.utf8) else {
+            return
+        }
         for scalar in string.unicodeScalars where isControl(scalar) {
             if multiline && (scalar == "\n" || scalar == "\t") { continue }
-            throw .invalid("The \(what) \(quoted(string)) contains the control character U+\(hex(scalar.value)), which is not allowed.")
+            throw .invalid(
+                "The \(what) \(quoted(string)) contains the control character U+\(hex(scalar.value)), which is not allowed."
+            )
         }
     }
 

@@ -7,7 +7,7 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: Hashable, Sendable {
             case invalidArgument, accessDenied, unknownApplication, unknownRestriction,
-                 unknownProfile, wrongPasscode, throttled, sessionActive, noSession
+                unknownProfile, wrongPasscode, throttled, sessionActive, noSession
         }
         private let storage: Storage
         private init(_ storage: Storage) { self.storage = storage }

@@ -26,7 +26,8 @@ public struct WallClockTime: Hashable, Comparable, Sendable, Codable, CustomStri
         let container = try decoder.singleValueContainer()
         microseconds = try container.decode(Int64.self)
         guard Self.representable.contains(microseconds) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(microseconds) µs is not a time between 1970 and 9999")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\(microseconds) µs is not a time between 1970 and 9999")
         }
     }
 

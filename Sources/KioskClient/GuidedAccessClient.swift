@@ -80,7 +80,8 @@ public actor GuidedAccessClient {
         let previous = registration
         registration = restrictions
         guard let mirror else {
-            throw KioskClientError(.busUnavailable, "The bus connection is being re-established; the registration is sent then.")
+            throw KioskClientError(
+                .busUnavailable, "The bus connection is being re-established; the registration is sent then.")
         }
         do {
             try mirror.track(app: app, registration: restrictions)
@@ -110,10 +111,11 @@ public actor GuidedAccessClient {
     public func register(appID: String, delegate: some GuidedAccessRestrictionDelegate) async throws {
         var declarations: [RestrictionDeclaration] = []
         for id in delegate.guidedAccessRestrictionIdentifiers ?? [] {
-            declarations.append(try RestrictionDeclaration(
-                id: id,
-                title: delegate.textForGuidedAccessRestriction(withIdentifier: id) ?? id,
-                detail: delegate.detailTextForGuidedAccessRestriction(withIdentifier: id) ?? ""))
+            declarations.append(
+                try RestrictionDeclaration(
+                    id: id,
+                    title: delegate.textForGuidedAccessRestriction(withIdentifier: id) ?? id,
+                    detail: delegate.detailTextForGuidedAccessRestriction(withIdentifier: id) ?? ""))
         }
         let previous = self.delegate
         self.delegate = delegate  // before the snapshot, so that no change after it is missed
@@ -146,11 +148,13 @@ public actor GuidedAccessClient {
 
     /// The session's state: the current one first (when known), then each change.
     public nonisolated func sessionStates() -> AsyncStream<SessionState> {
-        subscribe({ .session($0) }, initial: { shared, id, continuation in
-            guard let state = shared.status?.sessionState else { return }
-            shared.lastSessionState[id] = state
-            continuation.yield(state)
-        })
+        subscribe(
+            { .session($0) },
+            initial: { shared, id, continuation in
+                guard let state = shared.status?.sessionState else { return }
+                shared.lastSessionState[id] = state
+                continuation.yield(state)
+            })
     }
 
     /// Everything the client hears: the app's restriction changes, status changes,
@@ -249,7 +253,8 @@ public actor GuidedAccessClient {
                 switch (subscriber, event) {
                 case (.restriction(let c), .restrictionStateChanged(_, let id, let state)):
                     c.yield(RestrictionChange(id: id, state: state))
-                case (.session(let c), .statusChanged(let status)) where shared.lastSessionState[key] != status.sessionState:
+                case (.session(let c), .statusChanged(let status))
+                where shared.lastSessionState[key] != status.sessionState:
                     shared.lastSessionState[key] = status.sessionState
                     c.yield(status.sessionState)
                 case (.event(let c), _):

@@ -19,7 +19,8 @@ public protocol GuidedAccessRestrictionDelegate: Sendable {
 
     /// A restriction's state changed (an admin, a session starting or ending, or a change
     /// made while this app was not connected).
-    func guidedAccessRestriction(withIdentifier restrictionIdentifier: String, didChange newRestrictionState: RestrictionState)
+    func guidedAccessRestriction(
+        withIdentifier restrictionIdentifier: String, didChange newRestrictionState: RestrictionState)
 }
 
 extension GuidedAccessRestrictionDelegate {

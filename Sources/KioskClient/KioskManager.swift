@@ -88,15 +88,20 @@ public final class KioskManager: Sendable {
 
     /// `GetRestrictionState`.
     public func restrictionState(of restrictionID: String, in appID: String) async throws -> RestrictionState {
-        guard let text = try await call(KioskWire.Member.getRestrictionState, [.string(appID), .string(restrictionID)]).first?.string else {
+        guard
+            let text = try await call(KioskWire.Member.getRestrictionState, [.string(appID), .string(restrictionID)])
+                .first?.string
+        else {
             throw KioskClientError.unexpected("GetRestrictionState did not return s")
         }
         return try ManagerWire.restrictionState(text)
     }
 
     /// `SetRestrictionState` (admin).
-    public func setRestrictionState(_ state: RestrictionState, of restrictionID: String, in appID: String) async throws {
-        try await call(KioskWire.Member.setRestrictionState, [.string(appID), .string(restrictionID), .string(state.rawValue)])
+    public func setRestrictionState(_ state: RestrictionState, of restrictionID: String, in appID: String) async throws
+    {
+        try await call(
+            KioskWire.Member.setRestrictionState, [.string(appID), .string(restrictionID), .string(state.rawValue)])
     }
 
     /// `StartSession` (admin): `profile` is a name in kioskd's profile directory.
@@ -123,8 +128,10 @@ public final class KioskManager: Sendable {
 
     /// The properties, read with one `GetAll` (properties this client does not know are ignored).
     public func status() async throws -> KioskStatus {
-        try ManagerWire.status(fromGetAll: try await call("GetAll", [.string(KioskWire.managerInterface)],
-                                                           interface: ManagerWire.properties))
+        try ManagerWire.status(
+            fromGetAll: try await call(
+                "GetAll", [.string(KioskWire.managerInterface)],
+                interface: ManagerWire.properties))
     }
 
     /// Everything the manager announces from now on: every app's restriction changes, status
@@ -171,12 +178,15 @@ public final class KioskManager: Sendable {
     // MARK: calls
 
     @discardableResult
-    private func call(_ member: String, _ arguments: [DBusValue] = [],
-                      interface: String = KioskWire.managerInterface) async throws -> [DBusValue] {
+    private func call(
+        _ member: String, _ arguments: [DBusValue] = [],
+        interface: String = KioskWire.managerInterface
+    ) async throws -> [DBusValue] {
         let bus = try bus
         do {
-            return try await bus.call(destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface,
-                                      member: member, arguments: arguments)
+            return try await bus.call(
+                destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface,
+                member: member, arguments: arguments)
         } catch {
             let mapped = ErrorMapping.map(error)
             // sd-bus fails the calls of a connection that closed with NoReply, like a daemon

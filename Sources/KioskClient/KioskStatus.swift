@@ -13,8 +13,10 @@ public struct KioskStatus: Hashable, Sendable {
     /// (the `SessionProblem` property); nil when the daemon has no such property.
     public var sessionProblem: String?
 
-    public init(sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,
-                version: String, sessionProblem: String? = nil) {
+    public init(
+        sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,
+        version: String, sessionProblem: String? = nil
+    ) {
         self.sessionState = sessionState
         self.activeProfile = activeProfile
         self.sessionDeadline = sessionDeadline

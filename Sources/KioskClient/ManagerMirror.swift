@@ -128,7 +128,9 @@ final class ManagerMirror {
     private func handle(_ signal: ManagerWire.Signal) {
         switch signal {
         case .restriction(let signalApp, let id, let state):
-            if scope == .allApps { return onEvent(.restrictionStateChanged(app: signalApp, restriction: id, state: state)) }
+            if scope == .allApps {
+                return onEvent(.restrictionStateChanged(app: signalApp, restriction: id, state: state))
+            }
             guard signalApp == app else { return }
             note(id, state)
         case .properties(let changed, let invalidated):
@@ -197,7 +199,8 @@ final class ManagerMirror {
 
     private func register(_ g: Int) {
         guard let app, let registration else { return list(g, error: nil) }
-        call(KioskWire.Member.registerApplication, [.string(app), ManagerWire.declarations(registration)]) { [unowned self] result in
+        call(KioskWire.Member.registerApplication, [.string(app), ManagerWire.declarations(registration)]) {
+            [unowned self] result in
             guard g == generation else { return }
             switch result {
             case .success: list(g, error: nil)
@@ -276,11 +279,14 @@ final class ManagerMirror {
 
     /// Calls a method of kioskd; `completion` runs on the loop, in reply order, with the reply's
     /// values or the mapped error. The corresponding C call is `sd_bus_call_async`.
-    private func call(_ member: String, _ arguments: [DBusValue], interface: String = KioskWire.managerInterface,
-                      _ completion: @escaping (Result<[DBusValue], any Error>) -> Void) {
+    private func call(
+        _ member: String, _ arguments: [DBusValue], interface: String = KioskWire.managerInterface,
+        _ completion: @escaping (Result<[DBusValue], any Error>) -> Void
+    ) {
         do {
-            let message = try bus.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath,
-                                                 interface: interface, member: member)
+            let message = try bus.makeMethodCall(
+                destination: KioskWire.busName, path: KioskWire.objectPath,
+                interface: interface, member: member)
             try message.append(arguments)
             try bus.callAsync(message) { result in
                 completion(result.flatMap { reply in Result { try reply.readAll() } }.mapError(ErrorMapping.map))

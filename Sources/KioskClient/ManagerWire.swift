@@ -11,8 +11,10 @@ enum ManagerWire {
 
     // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
 
-    static func rule(sender: String = KioskWire.busName, path: String = KioskWire.objectPath,
-                     interface: String = KioskWire.managerInterface, member: String, arg0: String? = nil) -> String {
+    static func rule(
+        sender: String = KioskWire.busName, path: String = KioskWire.objectPath,
+        interface: String = KioskWire.managerInterface, member: String, arg0: String? = nil
+    ) -> String {
         var rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
         if let arg0 { rule += ",arg0='\(arg0)'" }
         return rule
@@ -23,14 +25,17 @@ enum ManagerWire {
         rule(member: KioskWire.Member.restrictionStateChanged, arg0: app)
     }
 
-    static let propertiesRule = rule(interface: properties, member: "PropertiesChanged", arg0: KioskWire.managerInterface)
+    static let propertiesRule = rule(
+        interface: properties, member: "PropertiesChanged", arg0: KioskWire.managerInterface)
     static let exitRequestedRule = rule(member: KioskWire.Member.exitRequested)
     static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
-    static let ownerRule = rule(sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
-                                arg0: KioskWire.busName)
+    static let ownerRule = rule(
+        sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
+        arg0: KioskWire.busName)
     /// sd-bus's local signal when the connection drops (matched locally, never sent to the bus).
-    static let disconnectedRule = "type='signal',path='/org/freedesktop/DBus/Local',interface='org.freedesktop.DBus.Local',member='Disconnected'"
+    static let disconnectedRule =
+        "type='signal',path='/org/freedesktop/DBus/Local',interface='org.freedesktop.DBus.Local',member='Disconnected'"
 
     // MARK: replies
 
@@ -41,7 +46,8 @@ enum ManagerWire {
         guard let state = properties[KioskWire.Member.sessionState]?.string else {
             throw .unexpected("the SessionState property is missing")
         }
-        var status = KioskStatus(sessionState: try sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
+        var status = KioskStatus(
+            sessionState: try sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
         try merge(properties, into: &status)
         return status
     }
@@ -72,12 +78,16 @@ enum ManagerWire {
     }
 
     static func sessionState(_ text: String) throws(KioskClientError) -> SessionState {
-        guard let state = SessionState(rawValue: text) else { throw .unexpected("the session state \"\(text)\" is unknown") }
+        guard let state = SessionState(rawValue: text) else {
+            throw .unexpected("the session state \"\(text)\" is unknown")
+        }
         return state
     }
 
     static func restrictionState(_ text: String) throws(KioskClientError) -> RestrictionState {
-        guard let state = RestrictionState(rawValue: text) else { throw .unexpected("the restriction state \"\(text)\" is unknown") }
+        guard let state = RestrictionState(rawValue: text) else {
+            throw .unexpected("the restriction state \"\(text)\" is unknown")
+        }
         return state
     }
 
@@ -87,7 +97,8 @@ enum ManagerWire {
         out.reserveCapacity(items.count)
         for item in items {
             guard let f = item.fields, f.count == 4, let id = f[0].string, let title = f[1].string,
-                  let detail = f[2].string, let state = f[3].string else {
+                let detail = f[2].string, let state = f[3].string
+            else {
                 throw .unexpected("a restriction is not (ssss)")
             }
             out.append(RestrictionInfo(id: id, title: title, detail: detail, state: try restrictionState(state)))
@@ -96,9 +107,11 @@ enum ManagerWire {
     }
 
     static func declarations(_ restrictions: [RestrictionDeclaration]) -> DBusValue {
-        .array(elementSignature: "(sss)", restrictions.map {
-            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail)])
-        })
+        .array(
+            elementSignature: "(sss)",
+            restrictions.map {
+                .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail)])
+            })
     }
 
     // MARK: signals
@@ -119,7 +132,8 @@ enum ManagerWire {
         switch (message.interface, member) {
         case (KioskWire.managerInterface, KioskWire.Member.restrictionStateChanged):
             guard values.count == 3, let app = values[0].string, let id = values[1].string,
-                  let text = values[2].string, let state = RestrictionState(rawValue: text) else { return nil }
+                let text = values[2].string, let state = RestrictionState(rawValue: text)
+            else { return nil }
             return .restriction(app: app, id: id, state: state)
         case (KioskWire.managerInterface, KioskWire.Member.exitRequested):
             return .exitRequested
@@ -128,10 +142,13 @@ enum ManagerWire {
             return .timeLimitWarning(secondsLeft: seconds)
         case (properties, "PropertiesChanged"):
             guard values.count == 3, values[0].string == KioskWire.managerInterface,
-                  let changed = values[1].dictionary, let invalidated = values[2].strings else { return nil }
+                let changed = values[1].dictionary, let invalidated = values[2].strings
+            else { return nil }
             return .properties(changed: changed, invalidated: invalidated)
         case (driver, "NameOwnerChanged"):
-            guard values.count == 3, values[0].string == KioskWire.busName, let owner = values[2].string else { return nil }
+            guard values.count == 3, values[0].string == KioskWire.busName, let owner = values[2].string else {
+                return nil
+            }
             return .owner(owner)
         case ("org.freedesktop.DBus.Local", "Disconnected"):
             return .disconnected

@@ -14,8 +14,12 @@ extension Duration {
                 continue
             }
             var unit = ""
-            while let u = scalars.first, ("a"..."z").contains(u) { unit.unicodeScalars.append(u); scalars.removeFirst() }
-            guard !number.isEmpty, !number.hasPrefix("."), !number.hasSuffix("."), let value = Double(number) else { return nil }
+            while let u = scalars.first, ("a"..."z").contains(u) {
+                unit.unicodeScalars.append(u); scalars.removeFirst()
+            }
+            guard !number.isEmpty, !number.hasPrefix("."), !number.hasSuffix("."), let value = Double(number) else {
+                return nil
+            }
             let seconds: Double
             switch unit {
             case "ms": seconds = value / 1000

@@ -67,7 +67,9 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// Throws `SessionActive` unless a session may start now (none is active or expired).
     public func checkCanStart() throws(KioskError) {
         guard state == .inactive else {
-            throw KioskError(.sessionActive, "A guided-access session with the profile \(Text.quoted(profileName)) is already \(state.rawValue).")
+            throw KioskError(
+                .sessionActive,
+                "A guided-access session with the profile \(Text.quoted(profileName)) is already \(state.rawValue).")
         }
     }
 
@@ -94,11 +96,15 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         var changes: [Change] = []
         for preset in profile.presets {
             guard registry.contains(preset.restriction, in: preset.app),
-                  let previous = try? registry.state(of: preset.restriction, in: preset.app) else {
+                let previous = try? registry.state(of: preset.restriction, in: preset.app)
+            else {
                 next.pendingPresets.append(preset)
                 continue
             }
-            next.saved.append(SavedState(app: preset.app, restriction: preset.restriction, previous: previous, preset: preset.state, changedByAdmin: false))
+            next.saved.append(
+                SavedState(
+                    app: preset.app, restriction: preset.restriction, previous: previous, preset: preset.state,
+                    changedByAdmin: false))
             if (try? registry.setState(preset.state, of: preset.restriction, in: preset.app)) == true {
                 changes.append(Change(app: preset.app, restriction: preset.restriction, state: preset.state))
             }
@@ -114,7 +120,9 @@ public struct GuidedSession: Hashable, Sendable, Codable {
             return .allow
         }
         let preset = pendingPresets.remove(at: index)
-        saved.append(SavedState(app: app, restriction: restriction, previous: .allow, preset: preset.state, changedByAdmin: false))
+        saved.append(
+            SavedState(
+                app: app, restriction: restriction, previous: .allow, preset: preset.state, changedByAdmin: false))
         return preset.state
     }
 

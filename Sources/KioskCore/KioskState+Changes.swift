@@ -9,8 +9,10 @@ extension KioskState {
     /// - Throws: `AccessDenied` when the id belongs to another uid and `isAdmin` is false; the
     ///   registry's `InvalidArgs`.
     @discardableResult
-    public mutating func declare(_ appID: AppID, restrictions: [RestrictionDeclaration], uid: UInt32,
-                                 isAdmin: Bool) throws(KioskError) -> Bool {
+    public mutating func declare(
+        _ appID: AppID, restrictions: [RestrictionDeclaration], uid: UInt32,
+        isAdmin: Bool
+    ) throws(KioskError) -> Bool {
         var session = self.session
         let changed = try registry.declare(appID, restrictions: restrictions, uid: uid, isAdmin: isAdmin) {
             session.isActive ? session.initialState(for: $0, in: appID) : .allow
@@ -23,8 +25,10 @@ extension KioskState {
     /// keeps the admin's state when the session ends.
     /// - Returns: whether the state changed.
     @discardableResult
-    public mutating func setRestrictionState(_ state: RestrictionState, of restrictionID: RestrictionID,
-                                             in appID: AppID) throws(KioskError) -> Bool {
+    public mutating func setRestrictionState(
+        _ state: RestrictionState, of restrictionID: RestrictionID,
+        in appID: AppID
+    ) throws(KioskError) -> Bool {
         guard try registry.setState(state, of: restrictionID, in: appID) else { return false }
         if session.isActive { session.noteAdminChange(of: restrictionID, in: appID) }
         return true

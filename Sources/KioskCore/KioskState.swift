@@ -22,12 +22,16 @@ public struct KioskState: Hashable, Sendable, Codable {
         passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
         let limit = Profile.Session.maximumTimeLimit
         if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
-            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath + [CodingKeys.session],
-                debugDescription: "a pending warning of \(mark) is outside 0 to \(limit.kioskText)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath + [CodingKeys.session],
+                    debugDescription: "a pending warning of \(mark) is outside 0 to \(limit.kioskText)"))
         }
         guard (0...Self.maximumFailures).contains(throttle.failures) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath + [CodingKeys.throttle],
-                debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath + [CodingKeys.throttle],
+                    debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
         }
     }
 
@@ -84,17 +88,25 @@ extension Registry.Application {
             var fields = try list.nestedUnkeyedContainer()
             let restriction = try Restriction.decodeFields(of: &fields)
             func corrupt(_ field: String?, _ message: String) -> DecodingError {
-                .dataCorrupted(.init(codingPath: fields.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
+                .dataCorrupted(
+                    .init(
+                        codingPath: fields.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message)
+                )
             }
             if let first = firstIndex.updateValue(index, forKey: restriction.id) {
-                throw corrupt("id", "the restriction \(restriction.id) of \(id) appears twice (first as restriction \(first))")
+                throw corrupt(
+                    "id", "the restriction \(restriction.id) of \(id) appears twice (first as restriction \(first))")
             }
             if restriction.retired { retired += 1 } else { declared += 1 }
             guard declared <= KioskWire.Limits.restrictionsPerApp, retired <= KioskWire.Limits.retiredPerApp else {
-                throw corrupt(nil, "\(id) has more restrictions than the limits allow (\(KioskWire.Limits.restrictionsPerApp) declared and \(KioskWire.Limits.retiredPerApp) retired)")
+                throw corrupt(
+                    nil,
+                    "\(id) has more restrictions than the limits allow (\(KioskWire.Limits.restrictionsPerApp) declared and \(KioskWire.Limits.retiredPerApp) retired)"
+                )
             }
-            table.append(id: restriction.id, title: restriction.title, detail: restriction.detail,
-                         state: restriction.state, retired: restriction.retired)
+            table.append(
+                id: restriction.id, title: restriction.title, detail: restriction.detail,
+                state: restriction.state, retired: restriction.retired)
         }
         table.trimCapacity()
         self.init(id: id, ownerUID: ownerUID, table: table)

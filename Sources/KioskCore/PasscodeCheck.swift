@@ -48,17 +48,22 @@ public struct PasscodeCheck: Hashable, Sendable {
 
     /// The `WrongPasscode` error for a passcode this check did not accept.
     public var wrongPasscode: KioskError {
-        KioskError(.wrongPasscode, expectedHash == nil
-            ? "No passcode is set; an admin can end the session with ForceEndSession."
-            : "The passcode is wrong.")
+        KioskError(
+            .wrongPasscode,
+            expectedHash == nil
+                ? "No passcode is set; an admin can end the session with ForceEndSession."
+                : "The passcode is wrong.")
     }
 
     /// Validates a new passcode: not empty, at most ``maxBytes``, no control characters.
     public static func validateNew(_ passcode: String) throws(KioskError) {
-        guard !passcode.isEmpty else { throw KioskError(.invalidArgument, "The new passcode is empty; it must have at least one character.") }
+        guard !passcode.isEmpty else {
+            throw KioskError(.invalidArgument, "The new passcode is empty; it must have at least one character.")
+        }
         let bytes = passcode.utf8.count
         guard bytes <= maxBytes else {
-            throw KioskError(.invalidArgument, "The new passcode is \(bytes) bytes long; at most \(maxBytes) are allowed.")
+            throw KioskError(
+                .invalidArgument, "The new passcode is \(bytes) bytes long; at most \(maxBytes) are allowed.")
         }
         guard !passcode.unicodeScalars.contains(where: Text.isControl) else {
             throw KioskError(.invalidArgument, "The new passcode contains a control character, which is not allowed.")

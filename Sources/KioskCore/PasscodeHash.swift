@@ -8,7 +8,8 @@ public enum PasscodeHash {
     /// What is wrong with `hash` as a sentence fragment ("is …"), or `nil` if it is usable.
     public static func problem(with hash: String) -> String? {
         guard hash.hasPrefix("$") else {
-            return "does not look like a crypt(3) hash; it must never be a plain passcode. Make one with `mkpasswd -m yescrypt` or set it with `kioskctl passcode set`"
+            return
+                "does not look like a crypt(3) hash; it must never be a plain passcode. Make one with `mkpasswd -m yescrypt` or set it with `kioskctl passcode set`"
         }
         guard let prefix = acceptedPrefixes.first(where: { hash.hasPrefix($0) }) else {
             return "uses a crypt(3) scheme kioskd does not accept; use yescrypt ($y$, from `mkpasswd -m yescrypt`)"

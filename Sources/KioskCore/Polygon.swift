@@ -41,7 +41,9 @@ enum Polygon {
         min(p.x, r.x) <= q.x && q.x <= max(p.x, r.x) && min(p.y, r.y) <= q.y && q.y <= max(p.y, r.y)
     }
 
-    static func segmentsIntersect(_ p1: Profile.Point, _ p2: Profile.Point, _ q1: Profile.Point, _ q2: Profile.Point) -> Bool {
+    static func segmentsIntersect(
+        _ p1: Profile.Point, _ p2: Profile.Point, _ q1: Profile.Point, _ q2: Profile.Point
+    ) -> Bool {
         let d1 = cross(q1, q2, p1), d2 = cross(q1, q2, p2), d3 = cross(p1, p2, q1), d4 = cross(p1, p2, q2)
         if ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)) { return true }
         if d1 == 0 && onSegment(q1, p1, q2) { return true }

@@ -39,7 +39,9 @@ extension Profile.ExitGesture {
         return "\(count) presses of the \(name)"
     }
 
-    private static let numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    private static let numberWords = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ]
     private static let spokenKeyNames = [
         "KEY_POWER": "power button", "KEY_VOLUMEUP": "volume-up button", "KEY_VOLUMEDOWN": "volume-down button",
         "KEY_HOMEPAGE": "home button",
@@ -55,11 +57,12 @@ extension Profile.ExitGesture {
 extension Profile {
     /// What a session of this profile locks, in the input filter's terms.
     public var filterPolicy: FilterPolicy {
-        let touchPolicy: TouchPolicy = switch touch.mode {
-        case .none: .none
-        case .all where touch.lockedRegions.isEmpty: .all
-        case .all, .regions: .regions(touch.lockedRegions.map(\.filterRegion))
-        }
+        let touchPolicy: TouchPolicy =
+            switch touch.mode {
+            case .none: .none
+            case .all where touch.lockedRegions.isEmpty: .all
+            case .all, .regions: .regions(touch.lockedRegions.map(\.filterRegion))
+            }
         return FilterPolicy(
             lockedKeys: buttons.lockedKeyCodes,
             blockEscapeChords: buttons.escapeChords == .blocked,
@@ -81,8 +84,9 @@ extension FilterPolicy {
     /// Fail closed: every key and button locked, no touch, nothing else forwarded either;
     /// only the exit gesture is still seen. For a session whose profile is missing or broken.
     public static func strictest(exitGesture: KioskInput.ExitGesture?) -> FilterPolicy {
-        FilterPolicy(lockedKeys: EventCodes.allKeyCodes, blockEscapeChords: true, touch: .none,
-                     exitGesture: exitGesture, holdAllInput: true)
+        FilterPolicy(
+            lockedKeys: EventCodes.allKeyCodes, blockEscapeChords: true, touch: .none,
+            exitGesture: exitGesture, holdAllInput: true)
     }
 }
 
@@ -91,9 +95,10 @@ extension FilterPolicy {
     /// kiosk under this policy, so logind must not act on them either: kioskd then holds its
     /// power-, suspend-, hibernate- and reboot-key inhibitor.
     public var locksPowerKeys: Bool {
-        holdAllInput || Profile.Buttons.powerKeys.contains { name in
-            EventCodes.code(named: name).map { lockedKeys.contains($0.code) } ?? false
-        }
+        holdAllInput
+            || Profile.Buttons.powerKeys.contains { name in
+                EventCodes.code(named: name).map { lockedKeys.contains($0.code) } ?? false
+            }
     }
 }
 

@@ -160,7 +160,8 @@ struct DurationText: Codable {
     init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let duration = Duration(kioskText: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(Text.quoted(text)) is not a duration"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "\(Text.quoted(text)) is not a duration"))
         }
         self.duration = duration
     }

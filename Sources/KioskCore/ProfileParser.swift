@@ -26,8 +26,10 @@ public enum ProfileParser {
         do {
             source = try Text.decode(bytes, what: "profile")
         } catch {
-            throw ProfileError(diagnostics: [ProfileDiagnostic(
-                file: file, position: firstInvalidUTF8(in: Array(bytes)), message: "the file is not valid UTF-8")])
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file, position: firstInvalidUTF8(in: Array(bytes)), message: "the file is not valid UTF-8")
+            ])
         }
         return try parse(source: source, file: file)
     }
@@ -38,19 +40,27 @@ public enum ProfileParser {
             let before = source.unicodeScalars[..<nul]
             let line = before.count { $0 == "\n" } + 1
             let column = before.reversed().prefix { $0 != "\n" }.count + 1
-            throw ProfileError(diagnostics: [ProfileDiagnostic(
-                file: file, position: SourcePosition(line: line, column: column), message: "the file contains a NUL character")])
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file, position: SourcePosition(line: line, column: column),
+                    message: "the file contains a NUL character")
+            ])
         }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: source)
         } catch let error as TOMLParseError {
-            throw ProfileError(diagnostics: [ProfileDiagnostic(
-                file: file, position: SourcePosition(line: error.source.begin.line, column: error.source.begin.column),
-                message: "TOML syntax: \(error.description)")])
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file,
+                    position: SourcePosition(line: error.source.begin.line, column: error.source.begin.column),
+                    message: "TOML syntax: \(error.description)")
+            ])
         } catch {
-            throw ProfileError(diagnostics: [ProfileDiagnostic(
-                file: file, position: SourcePosition(line: 1, column: 1), message: "TOML syntax: \(error)")])
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file, position: SourcePosition(line: 1, column: 1), message: "TOML syntax: \(error)")
+            ])
         }
         var reader = Reader(file: file, map: TOMLSourceMap(source: source))
         let profile = reader.profile(root)
@@ -99,9 +109,12 @@ private struct Reader {
         for component in path {
             switch component {
             case .key(let key):
-                let bare = !key.isEmpty && key.unicodeScalars.allSatisfy {
-                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
-                }
+                let bare =
+                    !key.isEmpty
+                    && key.unicodeScalars.allSatisfy {
+                        ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
+                            || $0 == "_"
+                    }
                 let shown = bare ? key : Text.quoted(key)
                 out += out.isEmpty ? shown : ".\(shown)"
             case .index(let index):
@@ -163,9 +176,13 @@ private struct Reader {
 
     // MARK: Typed access
 
-    mutating func expect(_ value: any TOMLValueConvertible, _ type: TOMLType, at path: TOMLPath, what: String? = nil) -> Bool {
+    mutating func expect(
+        _ value: any TOMLValueConvertible, _ type: TOMLType, at path: TOMLPath, what: String? = nil
+    ) -> Bool {
         if value.type == type { return true }
-        error("\(Reader.name(path)) must be \(what ?? Reader.typeName(type)), not \(Reader.typeName(value.type))", at: path, value: true)
+        error(
+            "\(Reader.name(path)) must be \(what ?? Reader.typeName(type)), not \(Reader.typeName(value.type))",
+            at: path, value: true)
         return false
     }
 
@@ -182,22 +199,29 @@ private struct Reader {
     }
 
     /// A number (integer or float) in `range`.
-    mutating func number(_ value: any TOMLValueConvertible, at path: TOMLPath, in range: ClosedRange<Double>) -> Double? {
+    mutating func number(_ value: any TOMLValueConvertible, at path: TOMLPath, in range: ClosedRange<Double>) -> Double?
+    {
         let number: Double
-        if let int = value.int { number = Double(int) }
-        else if let double = value.double { number = double }
-        else {
+        if let int = value.int {
+            number = Double(int)
+        } else if let double = value.double {
+            number = double
+        } else {
             error("\(Reader.name(path)) must be a number, not \(Reader.typeName(value.type))", at: path, value: true)
             return nil
         }
         guard number.isFinite, range.contains(number) else {
-            error("\(Reader.name(path)) is \(number), outside \(range.lowerBound)…\(range.upperBound)", at: path, value: true)
+            error(
+                "\(Reader.name(path)) is \(number), outside \(range.lowerBound)…\(range.upperBound)", at: path,
+                value: true)
             return nil
         }
         return number
     }
 
-    mutating func choice<T: RawRepresentable<String>>(_ value: any TOMLValueConvertible, at path: TOMLPath, _ options: [T]) -> T? {
+    mutating func choice<T: RawRepresentable<String>>(
+        _ value: any TOMLValueConvertible, at path: TOMLPath, _ options: [T]
+    ) -> T? {
         guard let text = string(value, at: path) else { return nil }
         guard let chosen = T(rawValue: text), options.contains(where: { $0.rawValue == text }) else {
             let list = options.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
@@ -210,7 +234,9 @@ private struct Reader {
     mutating func duration(_ value: any TOMLValueConvertible, at path: TOMLPath) -> Duration? {
         guard let text = string(value, at: path, what: "a duration string like \"45m\" or \"1.5s\"") else { return nil }
         guard let duration = Duration(kioskText: text), duration > .zero else {
-            error("\(Reader.name(path)) is \(Text.quoted(text)), not a duration; write a positive number with a unit (ms, s, m, h, d), like \"45m\", \"1.5s\" or \"1h30m\"", at: path, value: true)
+            error(
+                "\(Reader.name(path)) is \(Text.quoted(text)), not a duration; write a positive number with a unit (ms, s, m, h, d), like \"45m\", \"1.5s\" or \"1h30m\"",
+                at: path, value: true)
             return nil
         }
         return duration
@@ -230,7 +256,9 @@ private struct Reader {
         if let value = root["app"] {
             let path: TOMLPath = [.key("app")]
             if let text = string(value, at: path) {
-                do { profile.app = try AppID(text) } catch { self.error("app: \(error.message)", at: path, value: true) }
+                do { profile.app = try AppID(text) } catch {
+                    self.error("app: \(error.message)", at: path, value: true)
+                }
             }
         }
         if let value = root["description"], let text = string(value, at: [.key("description")]) {
@@ -259,26 +287,34 @@ private struct Reader {
 
     mutating func buttons(_ table: TOMLTable, at path: TOMLPath) -> Profile.Buttons {
         var buttons = Profile.Buttons()
-        checkKeys(table, at: path, allowed: ["power", "volume", "home", "keyboard", "escape-chords", "extra-locked-keys"])
+        checkKeys(
+            table, at: path, allowed: ["power", "volume", "home", "keyboard", "escape-chords", "extra-locked-keys"])
         let groups: [(String, WritableKeyPath<Profile.Buttons, Profile.ButtonPolicy>)] = [
             ("power", \.power), ("volume", \.volume), ("home", \.home), ("keyboard", \.keyboard),
         ]
         for (key, keyPath) in groups {
-            if let value = table[key], let policy = choice(value, at: path + [.key(key)], [Profile.ButtonPolicy.locked, .allowed]) {
+            if let value = table[key],
+                let policy = choice(value, at: path + [.key(key)], [Profile.ButtonPolicy.locked, .allowed])
+            {
                 buttons[keyPath: keyPath] = policy
             }
         }
         if let value = table["escape-chords"],
-           let policy = choice(value, at: path + [.key("escape-chords")], [Profile.ChordPolicy.blocked, .allowed]) {
+            let policy = choice(value, at: path + [.key("escape-chords")], [Profile.ChordPolicy.blocked, .allowed])
+        {
             buttons.escapeChords = policy
         }
         let keysPath = path + [.key("extra-locked-keys")]
         if let value = table["extra-locked-keys"], let array = array(value, at: keysPath) {
             for (index, element) in array.enumerated() {
                 let elementPath = keysPath + [.index(index)]
-                guard let name = string(element, at: elementPath, what: "an evdev key name like \"KEY_F11\"") else { continue }
+                guard let name = string(element, at: elementPath, what: "an evdev key name like \"KEY_F11\"") else {
+                    continue
+                }
                 guard EventCodes.isKeyName(name) else {
-                    error("\(Reader.name(elementPath)) is \(Text.quoted(name)), which is not an evdev key name (like \"KEY_F11\" or \"BTN_LEFT\")", at: elementPath, value: true)
+                    error(
+                        "\(Reader.name(elementPath)) is \(Text.quoted(name)), which is not an evdev key name (like \"KEY_F11\" or \"BTN_LEFT\")",
+                        at: elementPath, value: true)
                     continue
                 }
                 if !buttons.extraLockedKeys.contains(name) { buttons.extraLockedKeys.append(name) }
@@ -298,7 +334,9 @@ private struct Reader {
         if let value = table["locked-region"], let array = array(value, at: regionsPath) {
             for (index, element) in array.enumerated() {
                 let regionPath = regionsPath + [.index(index)]
-                if let regionTable = self.table(element, at: regionPath), let region = region(regionTable, at: regionPath, index: index) {
+                if let regionTable = self.table(element, at: regionPath),
+                    let region = region(regionTable, at: regionPath, index: index)
+                {
                     touch.lockedRegions.append(region)
                 }
             }
@@ -306,7 +344,9 @@ private struct Reader {
                 error("\(Reader.name(regionsPath)) has \(array.count) regions; at most 64 are allowed", at: regionsPath)
             }
             if touch.mode != .regions && !array.isEmpty {
-                error("touch.locked-region is set but touch.mode is \"\(touch.mode.rawValue)\"; set mode = \"regions\" for the regions to apply", at: modePath, value: table["mode"] != nil)
+                error(
+                    "touch.locked-region is set but touch.mode is \"\(touch.mode.rawValue)\"; set mode = \"regions\" for the regions to apply",
+                    at: modePath, value: table["mode"] != nil)
             }
         }
         if touch.mode == .regions && table["locked-region"] == nil {
@@ -332,10 +372,14 @@ private struct Reader {
             guard let shape = self.polygon(polygon, at: path + [.key("polygon")]) else { return nil }
             return Profile.Region(name: name, shape: shape)
         case (.some, .some):
-            error("\(Reader.name(path)) has both rect and polygon; give one shape per region", at: path + [.key("polygon")])
+            error(
+                "\(Reader.name(path)) has both rect and polygon; give one shape per region",
+                at: path + [.key("polygon")])
             return nil
         case (nil, nil):
-            error("\(Reader.name(path)) has no shape; give rect = { x, y, width, height } or polygon = [[x, y], …]", at: path)
+            error(
+                "\(Reader.name(path)) has no shape; give rect = { x, y, width, height } or polygon = [[x, y], …]",
+                at: path)
             return nil
         }
     }
@@ -358,11 +402,15 @@ private struct Reader {
             return nil
         }
         if x + width > 1 + 1e-9 {
-            error("\(Reader.name(path)) reaches x = \(x + width), past the right edge (x + width must be ≤ 1)", at: path + [.key("width")], value: true)
+            error(
+                "\(Reader.name(path)) reaches x = \(x + width), past the right edge (x + width must be ≤ 1)",
+                at: path + [.key("width")], value: true)
             return nil
         }
         if y + height > 1 + 1e-9 {
-            error("\(Reader.name(path)) reaches y = \(y + height), past the bottom edge (y + height must be ≤ 1)", at: path + [.key("height")], value: true)
+            error(
+                "\(Reader.name(path)) reaches y = \(y + height), past the bottom edge (y + height must be ≤ 1)",
+                at: path + [.key("height")], value: true)
             return nil
         }
         return .rect(x: x, y: y, width: width, height: height)
@@ -375,11 +423,14 @@ private struct Reader {
             let pointPath = path + [.index(index)]
             guard let pair = self.array(element, at: pointPath) else { return nil }
             guard pair.count == 2 else {
-                error("\(Reader.name(pointPath)) has \(pair.count) numbers; a point is [x, y]", at: pointPath, value: true)
+                error(
+                    "\(Reader.name(pointPath)) has \(pair.count) numbers; a point is [x, y]", at: pointPath, value: true
+                )
                 return nil
             }
             guard let x = number(pair[0], at: pointPath + [.index(0)], in: 0...1),
-                  let y = number(pair[1], at: pointPath + [.index(1)], in: 0...1) else { return nil }
+                let y = number(pair[1], at: pointPath + [.index(1)], in: 0...1)
+            else { return nil }
             points.append(Profile.Point(x: x, y: y))
         }
         guard points.count >= 3 else {
@@ -409,7 +460,9 @@ private struct Reader {
                 continue
             }
             guard let value = table[appKey], let states = self.table(value, at: appPath) else { continue }
-            let ids = states.keys.sorted { map.position(of: appPath + [.key($0)]) < map.position(of: appPath + [.key($1)]) }
+            let ids = states.keys.sorted {
+                map.position(of: appPath + [.key($0)]) < map.position(of: appPath + [.key($1)])
+            }
             for idKey in ids {
                 let idPath = appPath + [.key(idKey)]
                 let id: RestrictionID
@@ -418,7 +471,8 @@ private struct Reader {
                     continue
                 }
                 guard let stateValue = states[idKey],
-                      let state = choice(stateValue, at: idPath, [RestrictionState.allow, .deny]) else { continue }
+                    let state = choice(stateValue, at: idPath, [RestrictionState.allow, .deny])
+                else { continue }
                 presets.append(Profile.Preset(app: app, restriction: id, state: state))
             }
         }
@@ -431,7 +485,9 @@ private struct Reader {
         let limitPath = path + [.key("time-limit")]
         if let value = table["time-limit"], let limit = duration(value, at: limitPath) {
             if limit > Profile.Session.maximumTimeLimit {
-                error("session.time-limit is \(limit.kioskText); at most \(Profile.Session.maximumTimeLimit.kioskText) is allowed", at: limitPath, value: true)
+                error(
+                    "session.time-limit is \(limit.kioskText); at most \(Profile.Session.maximumTimeLimit.kioskText) is allowed",
+                    at: limitPath, value: true)
             } else {
                 session.timeLimit = limit
             }
@@ -445,7 +501,9 @@ private struct Reader {
                 let warningPath = warningsPath + [.index(index)]
                 guard let warning = duration(element, at: warningPath) else { continue }
                 if let limit = session.timeLimit, warning >= limit {
-                    error("\(Reader.name(warningPath)) is \(warning.kioskText), not less than the time limit \(limit.kioskText)", at: warningPath, value: true)
+                    error(
+                        "\(Reader.name(warningPath)) is \(warning.kioskText), not less than the time limit \(limit.kioskText)",
+                        at: warningPath, value: true)
                 } else if session.warnings.contains(warning) {
                     error("\(Reader.name(warningPath)) repeats \(warning.kioskText)", at: warningPath, value: true)
                 } else {
@@ -464,13 +522,17 @@ private struct Reader {
     mutating func exitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.ExitGesture? {
         checkKeys(table, at: path, allowed: ["key", "presses", "within"])
         guard let keyValue = table["key"], let pressesValue = table["presses"], let withinValue = table["within"] else {
-            error("session.exit-gesture needs key, presses and within, like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" }", at: path)
+            error(
+                "session.exit-gesture needs key, presses and within, like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" }",
+                at: path)
             return nil
         }
         let keyPath = path + [.key("key")]
         guard let key = string(keyValue, at: keyPath, what: "an evdev key name like \"KEY_POWER\"") else { return nil }
         guard EventCodes.isKeyName(key) else {
-            error("session.exit-gesture.key is \(Text.quoted(key)), which is not an evdev key name (like \"KEY_POWER\")", at: keyPath, value: true)
+            error(
+                "session.exit-gesture.key is \(Text.quoted(key)), which is not an evdev key name (like \"KEY_POWER\")",
+                at: keyPath, value: true)
             return nil
         }
         let pressesPath = path + [.key("presses")]

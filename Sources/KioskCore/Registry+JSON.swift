@@ -38,8 +38,10 @@ enum JSONText {
     static func appendString(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
-        for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"")
-            || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") {
+        for (i, byte) in bytes.enumerated()
+        where byte < 0x20 || byte == UInt8(ascii: "\"")
+            || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
+        {
             out += UnsafeBufferPointer(rebasing: bytes[runStart..<i])
             runStart = i + 1
             out.append(UInt8(ascii: "\\"))

@@ -45,8 +45,10 @@ public struct Registry: Hashable, Sendable, Codable {
     /// when it was read.)
     package init(checking applications: [Application]) throws(FileProblem) {
         guard applications.count <= KioskWire.Limits.applications else {
-            throw FileProblem(application: KioskWire.Limits.applications, field: nil, message:
-                "\(applications.count) applications, more than the \(KioskWire.Limits.applications) allowed")
+            throw FileProblem(
+                application: KioskWire.Limits.applications, field: nil,
+                message:
+                    "\(applications.count) applications, more than the \(KioskWire.Limits.applications) allowed")
         }
         var byID = (0..<Int32(applications.count)).map { $0 }
         byID.sort { (applications[Int($0)].id, $0) < (applications[Int($1)].id, $1) }
@@ -63,8 +65,11 @@ public struct Registry: Hashable, Sendable, Codable {
             }
         }
         if let duplicate {
-            throw FileProblem(application: duplicate.index, field: "id", message:
-                "the application \(applications[duplicate.index].id) appears twice (first as application \(duplicate.first))")
+            throw FileProblem(
+                application: duplicate.index, field: "id",
+                message:
+                    "the application \(applications[duplicate.index].id) appears twice (first as application \(duplicate.first))"
+            )
         }
         self.applications = applications
         self.byID = byID
@@ -122,7 +127,9 @@ public struct Registry: Hashable, Sendable, Codable {
     /// before reading a long list, ``declare(_:restrictions:uid:isAdmin:initialState:)`` again.
     public static func checkDeclarationCount(_ count: Int, of appID: AppID) throws(KioskError) {
         guard count <= KioskWire.Limits.restrictionsPerApp else {
-            throw .invalid("\(appID) declares \(count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app.")
+            throw .invalid(
+                "\(appID) declares \(count) restrictions; at most \(KioskWire.Limits.restrictionsPerApp) are allowed per app."
+            )
         }
     }
 
@@ -146,27 +153,35 @@ public struct Registry: Hashable, Sendable, Codable {
         if let existingIndex {
             let owner = applications[existingIndex].ownerUID
             guard isAdmin || !needsAuthorization(app: appID, uid: uid) else {
-                throw KioskError(.accessDenied, "The application id \(appID) belongs to uid \(owner); uid \(uid) may not register it.")
+                throw KioskError(
+                    .accessDenied,
+                    "The application id \(appID) belongs to uid \(owner); uid \(uid) may not register it.")
             }
         } else {
             guard applications.count < KioskWire.Limits.applications else {
-                throw .invalid("There are already \(KioskWire.Limits.applications) applications registered, the most kioskd keeps; \(appID) was not added.")
+                throw .invalid(
+                    "There are already \(KioskWire.Limits.applications) applications registered, the most kioskd keeps; \(appID) was not added."
+                )
             }
         }
 
         let old = existingIndex.map { applications[$0].table } ?? RestrictionTable()
         // Newly retired first (in their old order), then those retired before, up to the cap.
-        let retiring = old.indices.filter { !old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
+        let retiring =
+            old.indices.filter { !old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
             + old.indices.filter { old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
         let kept = retiring.prefix(KioskWire.Limits.retiredPerApp)
 
         var next = RestrictionTable()
-        next.reserveCapacity(entries: declarations.count + kept.count, textBytes:
-            declarations.reduce(0) { $0 + $1.id.rawValue.utf8.count + $1.title.utf8.count + $1.detail.utf8.count }
-            + kept.reduce(0) { $0 + old.entries[$1].textCount })
+        next.reserveCapacity(
+            entries: declarations.count + kept.count,
+            textBytes:
+                declarations.reduce(0) { $0 + $1.id.rawValue.utf8.count + $1.title.utf8.count + $1.detail.utf8.count }
+                + kept.reduce(0) { $0 + old.entries[$1].textCount })
         for declaration in declarations {
             let state = old.index(of: declaration.id).map { old.entries[$0].state } ?? initialState(declaration.id)
-            next.append(id: declaration.id, title: declaration.title, detail: declaration.detail, state: state, retired: false)
+            next.append(
+                id: declaration.id, title: declaration.title, detail: declaration.detail, state: state, retired: false)
         }
         for index in kept { next.append(index, of: old, retired: true) }
 
@@ -195,7 +210,9 @@ public struct Registry: Hashable, Sendable, Codable {
     /// Sets one restriction's state.
     /// - Returns: whether the state changed (setting the current state is a no-op).
     @discardableResult
-    public mutating func setState(_ state: RestrictionState, of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> Bool {
+    public mutating func setState(
+        _ state: RestrictionState, of restrictionID: RestrictionID, in appID: AppID
+    ) throws(KioskError) -> Bool {
         let (appIndex, index) = try position(of: restrictionID, in: appID)
         guard applications[appIndex].table.entries[index].state != state else { return false }
         applications[appIndex].table.setState(state, at: index)
@@ -213,9 +230,13 @@ public struct Registry: Hashable, Sendable, Codable {
     }
 
     /// Where a restriction is: its app's index and its own in that app's table.
-    private func position(of restrictionID: RestrictionID, in appID: AppID) throws(KioskError) -> (app: Int, restriction: Int) {
+    private func position(
+        of restrictionID: RestrictionID, in appID: AppID
+    ) throws(KioskError) -> (app: Int, restriction: Int) {
         guard let appIndex = position(of: appID) else { throw Registry.unknown(appID) }
-        guard let index = applications[appIndex].table.index(of: restrictionID) else { throw Registry.unknown(restrictionID, in: appID) }
+        guard let index = applications[appIndex].table.index(of: restrictionID) else {
+            throw Registry.unknown(restrictionID, in: appID)
+        }
         return (appIndex, index)
     }
 

@@ -32,7 +32,8 @@ public struct Restriction: Hashable, Sendable, Codable {
     /// held to; a problem names its place (`….restrictions.7.title`).
     static func decodeFields(of c: inout any UnkeyedDecodingContainer) throws -> Restriction {
         func corrupt(_ field: String?, _ message: String) -> DecodingError {
-            .dataCorrupted(.init(codingPath: c.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
+            .dataCorrupted(
+                .init(codingPath: c.codingPath + (field.map { [FieldKey($0)] } ?? []), debugDescription: message))
         }
         let rawID = try c.decode(String.self)
         let id: RestrictionID
@@ -45,7 +46,9 @@ public struct Restriction: Hashable, Sendable, Codable {
         let retired = try c.decode(Bool.self)
         guard c.isAtEnd else { throw corrupt(nil, "a restriction has more than 5 fields") }
         do { try RestrictionDeclaration.validate(title: title, of: id) } catch { throw corrupt("title", error.message) }
-        do { try RestrictionDeclaration.validate(detail: detail, of: id) } catch { throw corrupt("detail", error.message) }
+        do { try RestrictionDeclaration.validate(detail: detail, of: id) } catch {
+            throw corrupt("detail", error.message)
+        }
         return Restriction(id: id, title: title, detail: detail, state: state, retired: retired)
     }
 

@@ -46,8 +46,9 @@ struct RestrictionTable: Hashable, Sendable {
     /// The restriction at `index`, as a value of its own.
     subscript(index: Int) -> Restriction {
         let entry = entries[index]
-        return Restriction(id: id(at: index), title: string(entry.titleRange), detail: string(entry.detailRange),
-                           state: entry.state, retired: entry.retired)
+        return Restriction(
+            id: id(at: index), title: string(entry.titleRange), detail: string(entry.detailRange),
+            state: entry.state, retired: entry.retired)
     }
 
     func id(at index: Int) -> RestrictionID {
@@ -92,8 +93,9 @@ struct RestrictionTable: Hashable, Sendable {
         text += id.rawValue.utf8
         text += title.utf8
         text += detail.utf8
-        appendEntry(offset: offset, idCount: id.rawValue.utf8.count, titleCount: title.utf8.count,
-                    detailCount: detail.utf8.count, state: state, retired: retired)
+        appendEntry(
+            offset: offset, idCount: id.rawValue.utf8.count, titleCount: title.utf8.count,
+            detailCount: detail.utf8.count, state: state, retired: retired)
     }
 
     /// Appends `other`'s restriction at `index`, copying its bytes, retired or not as `retired` says.
@@ -101,18 +103,24 @@ struct RestrictionTable: Hashable, Sendable {
         let entry = other.entries[index]
         let offset = text.count
         text += other.text[entry.idRange.lowerBound..<entry.detailRange.upperBound]
-        appendEntry(offset: offset, idCount: Int(entry.idCount), titleCount: Int(entry.titleCount),
-                    detailCount: Int(entry.detailCount), state: entry.state, retired: retired)
+        appendEntry(
+            offset: offset, idCount: Int(entry.idCount), titleCount: Int(entry.titleCount),
+            detailCount: Int(entry.detailCount), state: entry.state, retired: retired)
     }
 
-    private mutating func appendEntry(offset: Int, idCount: Int, titleCount: Int, detailCount: Int,
-                                      state: RestrictionState, retired: Bool) {
+    private mutating func appendEntry(
+        offset: Int, idCount: Int, titleCount: Int, detailCount: Int,
+        state: RestrictionState, retired: Bool
+    ) {
         // The limits are checked before a string gets here; past them this is a bug, not input.
-        precondition(idCount <= KioskWire.Limits.idBytes && titleCount <= KioskWire.Limits.titleBytes
-                     && detailCount <= KioskWire.Limits.detailBytes && text.count <= UInt32.max,
-                     "a restriction's text exceeds the limits it was validated against")
-        entries.append(Entry(offset: UInt32(offset), titleCount: UInt16(titleCount), detailCount: UInt16(detailCount),
-                             idCount: UInt8(idCount), state: state, retired: retired))
+        precondition(
+            idCount <= KioskWire.Limits.idBytes && titleCount <= KioskWire.Limits.titleBytes
+                && detailCount <= KioskWire.Limits.detailBytes && text.count <= UInt32.max,
+            "a restriction's text exceeds the limits it was validated against")
+        entries.append(
+            Entry(
+                offset: UInt32(offset), titleCount: UInt16(titleCount), detailCount: UInt16(detailCount),
+                idCount: UInt8(idCount), state: state, retired: retired))
     }
 
     /// Gives back the spare capacity that growing left, for a table built without knowing its

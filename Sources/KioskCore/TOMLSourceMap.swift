@@ -160,9 +160,13 @@ struct TOMLSourceMap {
 
         mutating func skipBlankAndComments() {
             while let c = peek {
-                if c == " " || c == "\t" || c == "\r" || c == "\n" { advance(1) }
-                else if c == "#" { while peek != nil && peek != "\n" { advance(1) } }
-                else { return }
+                if c == " " || c == "\t" || c == "\r" || c == "\n" {
+                    advance(1)
+                } else if c == "#" {
+                    while peek != nil && peek != "\n" { advance(1) }
+                } else {
+                    return
+                }
             }
         }
 

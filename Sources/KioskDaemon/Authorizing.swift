@@ -5,13 +5,16 @@ import SystemdKit
 public protocol Authorizing {
     /// Asks whether the process owning `busName` may do `action`. `completion` runs on the loop
     /// (perhaps before this returns); `.unavailable` means no polkit is on the bus.
-    func authorize(action: String, busName: String,
-                   completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void) throws
+    func authorize(
+        action: String, busName: String,
+        completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void) throws
 }
 
 extension PolkitAuthority: Authorizing {
-    public func authorize(action: String, busName: String,
-                          completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void) throws {
+    public func authorize(
+        action: String, busName: String,
+        completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void
+    ) throws {
         try checkAuthorization(action: action, busName: busName, completion: completion)
     }
 }

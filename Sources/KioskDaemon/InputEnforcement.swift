@@ -31,9 +31,11 @@ final class InputEnforcement: SessionEnforcer {
         policy = next
         broker?.setPolicy(next)
         inhibitor?.setHeld(next.locksPowerKeys)
-        logger.info("Input locks changed", metadata: [
-            "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
-            "input.hold-all": "\(next.holdAllInput)",
-        ])
+        logger.info(
+            "Input locks changed",
+            metadata: [
+                "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
+                "input.hold-all": "\(next.holdAllInput)",
+            ])
     }
 }

@@ -30,7 +30,8 @@ public enum KioskService {
         do {
             return try serve(options, logger: logger)
         } catch let error as StoreError {
-            logger.critical("Could not load the state file", metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
+            logger.critical(
+                "Could not load the state file", metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
             return 1
         } catch {
             logger.critical("kioskd could not start", metadata: ["error": "\(error)"])
@@ -47,10 +48,12 @@ public enum KioskService {
 
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)
-        let manager = ManagerObject(bus: bus, loop: loop, store: store, state: state,
-                                    profileDirectory: options.profileDirectory, clock: SystemWallClock(), logger: logger)
+        let manager = ManagerObject(
+            bus: bus, loop: loop, store: store, state: state,
+            profileDirectory: options.profileDirectory, clock: SystemWallClock(), logger: logger)
         let broker = options.brokerInput ? InputBroker(loop: loop, logger: logger) : nil
-        manager.enforcer = InputEnforcement(broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
+        manager.enforcer = InputEnforcement(
+            broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()
@@ -60,13 +63,14 @@ public enum KioskService {
 
         var sources: [EventSource] = []
         for signal in [SIGTERM, SIGINT] {
-            sources.append(try loop.addSignal(signal) { [unowned manager] _ in
-                _ = try? Notify.stopping()
-                logger.info("Stopping")
-                // The save in flight finishes and its caller is answered (bounded); changes still
-                // waiting are answered with an error. A second signal stops at once.
-                manager.stop { loop.exit(code: 0) }
-            })
+            sources.append(
+                try loop.addSignal(signal) { [unowned manager] _ in
+                    _ = try? Notify.stopping()
+                    logger.info("Stopping")
+                    // The save in flight finishes and its caller is answered (bounded); changes still
+                    // waiting are answered with an error. A second signal stops at once.
+                    manager.stop { loop.exit(code: 0) }
+                })
         }
         if let watchdog = try Notify.startWatchdog(on: loop) { sources.append(watchdog) }
         try Notify.ready(status: "Serving \(state.registry.applications.count) applications")

@@ -45,8 +45,9 @@ final class LogindInhibitor {
     /// `Inhibit(s what, s who, s why, s mode) → h`.
     private func request() {
         do {
-            let call = try bus.makeMethodCall(destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
-                                              interface: "org.freedesktop.login1.Manager", member: "Inhibit")
+            let call = try bus.makeMethodCall(
+                destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+                interface: "org.freedesktop.login1.Manager", member: "Inhibit")
             try call.append(.string(Self.what), .string(Self.who), .string(Self.why), .string(Self.mode))
             try bus.callAsync(call, timeout: .seconds(25)) { [weak self] result in self?.answered(result) }
             inFlight = true
@@ -72,7 +73,8 @@ final class LogindInhibitor {
             } else {
                 close(received)  // the session ended while logind was answering
             }
-        case .failure(let error as BusError) where error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner:
+        case .failure(let error as BusError)
+        where error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner:
             if !saidAbsent {
                 saidAbsent = true
                 logger.info("logind is not on the bus; the power key is locked without its inhibitor")

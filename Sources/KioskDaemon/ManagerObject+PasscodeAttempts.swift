@@ -6,13 +6,16 @@ extension ManagerObject {
     // MARK: SetPasscode
 
     func setPasscode(_ call: MethodCall) throws -> MethodReply {
-        guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string else {
+        guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string
+        else {
             throw BusError.invalidArgs("SetPasscode takes (s current, s new).")
         }
         try PasscodeCheck.validateNew(new)
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskWire.Action.setPasscode, doing: "set the passcode") { [unowned self] in
-                try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
+            try authorize(call, caller: caller, action: KioskWire.Action.setPasscode, doing: "set the passcode") {
+                [unowned self] in
+                try enqueue(
+                    PasscodeAttempt(call: call, caller: caller, passcode: current, purpose: .setPasscode(new: new)))
             }
         }
         return .deferred
@@ -54,7 +57,10 @@ extension ManagerObject {
     /// its yescrypt work (tens of ms) runs on `passcodeWorker` while the loop serves other callers.
     func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
         guard waitingPasscodeAttempts.count < Self.maxWaitingPasscodeAttempts else {
-            throw KioskError(.throttled, "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s.")
+            throw KioskError(
+                .throttled,
+                "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s."
+            )
         }
         waitingPasscodeAttempts.append(attempt)
         startNextPasscodeAttempt()
@@ -70,22 +76,27 @@ extension ManagerObject {
                 let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
                 let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
-                loop.offload(to: passcodeWorker, { [passcode = waiting.passcode, purpose = waiting.purpose] in
-                    Self.judge(passcode, with: check, purpose: purpose)
-                }, then: { [unowned self] verdict in
-                    // The next attempt meets the throttle only once this one's outcome is on disk.
-                    finish(waiting, verdict: verdict, check: check, session: session) { [unowned self] in
-                        passcodeAttemptInFlight = nil
-                        startNextPasscodeAttempt()
-                    }
-                })
+                loop.offload(
+                    to: passcodeWorker,
+                    { [passcode = waiting.passcode, purpose = waiting.purpose] in
+                        Self.judge(passcode, with: check, purpose: purpose)
+                    },
+                    then: { [unowned self] verdict in
+                        // The next attempt meets the throttle only once this one's outcome is on disk.
+                        finish(waiting, verdict: verdict, check: check, session: session) { [unowned self] in
+                            passcodeAttemptInFlight = nil
+                            startNextPasscodeAttempt()
+                        }
+                    })
             }
         }
     }
 
     /// On the worker: the slow part (what a missing hash means is the check's rule).
-    static func judge(_ passcode: String, with check: PasscodeCheck,
-                              purpose: PasscodeAttempt.Purpose) -> PasscodeVerdict {
+    static func judge(
+        _ passcode: String, with check: PasscodeCheck,
+        purpose: PasscodeAttempt.Purpose
+    ) -> PasscodeVerdict {
         guard check.accepts(passcode, verify: Passcode.verify) else { return PasscodeVerdict(matches: false) }
         switch purpose {
         case .endSession:
@@ -99,15 +110,19 @@ extension ManagerObject {
     /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
     /// it was checked for may have ended (or another started) meanwhile. `done` runs once the
     /// outcome is on disk (or could not be written, or there was nothing to write).
-    func finish(_ attempt: PasscodeAttempt, verdict: PasscodeVerdict, check: PasscodeCheck,
-                        session: GuidedSession.Identity?, done: @escaping () -> Void) {
+    func finish(
+        _ attempt: PasscodeAttempt, verdict: PasscodeVerdict, check: PasscodeCheck,
+        session: GuidedSession.Identity?, done: @escaping () -> Void
+    ) {
         guard verdict.matches else {
             change(attempt.call, finally: done) { [unowned self] in
                 var next = state
                 next.throttle.recordFailure(at: clock.now())
                 let failures = next.throttle.failures
                 return Plan(next, keepIfSaveFails: true) { [unowned self] in
-                    logger.warning("Wrong passcode", metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
+                    logger.warning(
+                        "Wrong passcode",
+                        metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
                     throw check.wrongPasscode
                 }
             }

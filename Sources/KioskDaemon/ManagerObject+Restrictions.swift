@@ -17,8 +17,10 @@ extension ManagerObject {
                 return
             }
             let owner = state.registry.owner(of: appID) ?? 0
-            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
-                          doing: "register the application id \(appID), which belongs to uid \(owner),") { [unowned self] in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
+                doing: "register the application id \(appID), which belongs to uid \(owner),"
+            ) { [unowned self] in
                 applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: needsAdmin)
             }
         }
@@ -43,7 +45,8 @@ extension ManagerObject {
         declarations.reserveCapacity(items.count)
         for item in items {
             guard let fields = item.fields, fields.count == 3,
-                  let id = fields[0].string, let title = fields[1].string, let detail = fields[2].string else {
+                let id = fields[0].string, let title = fields[1].string, let detail = fields[2].string
+            else {
                 throw KioskError(.invalidArgument, "Each restriction must be (s id, s title, s detail).")
             }
             declarations.append(try RestrictionDeclaration(id: id, title: title, detail: detail))
@@ -51,8 +54,10 @@ extension ManagerObject {
         return (appID, declarations)
     }
 
-    func applyRegistration(_ call: MethodCall, caller: Caller, appID: AppID,
-                                   declarations: [RestrictionDeclaration], isAdmin: Bool) {
+    func applyRegistration(
+        _ call: MethodCall, caller: Caller, appID: AppID,
+        declarations: [RestrictionDeclaration], isAdmin: Bool
+    ) {
         change(call) { [unowned self] in
             var next = state
             guard try next.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) else {
@@ -60,9 +65,11 @@ extension ManagerObject {
                 return nil
             }
             return Plan(next) { [unowned self] in
-                logger.notice("Application registered", metadata: caller.metadata.merging([
-                    "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
-                ]) { $1 })
+                logger.notice(
+                    "Application registered",
+                    metadata: caller.metadata.merging([
+                        "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
+                    ]) { $1 })
                 try call.reply([])
             }
         }
@@ -71,11 +78,19 @@ extension ManagerObject {
     // MARK: ListRestrictions, GetRestrictionState
 
     func listRestrictions(_ call: MethodCall) throws -> MethodReply {
-        guard let app = call.arguments.first?.string else { throw BusError.invalidArgs("ListRestrictions takes (s app_id).") }
+        guard let app = call.arguments.first?.string else {
+            throw BusError.invalidArgs("ListRestrictions takes (s app_id).")
+        }
         let restrictions = try state.registry.restrictions(of: AppID(app))
-        return .values([.array(elementSignature: "(ssss)", restrictions.map {
-            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue)])
-        })])
+        return .values([
+            .array(
+                elementSignature: "(ssss)",
+                restrictions.map {
+                    .structure([
+                        .string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue),
+                    ])
+                })
+        ])
     }
 
     func getRestrictionState(_ call: MethodCall) throws -> MethodReply {
@@ -91,7 +106,8 @@ extension ManagerObject {
 
     func setRestrictionState(_ call: MethodCall) throws -> MethodReply {
         guard call.arguments.count == 3, let app = call.arguments[0].string, let id = call.arguments[1].string,
-              let text = call.arguments[2].string else {
+            let text = call.arguments[2].string
+        else {
             throw BusError.invalidArgs("SetRestrictionState takes (s app_id, s restriction_id, s state).")
         }
         let appID = try AppID(app)
@@ -103,15 +119,19 @@ extension ManagerObject {
         let current = try state.registry.state(of: restrictionID, in: appID)
         if current == newState, changesUnderway == 0, writer.isIdle { return .empty }
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "set restriction states") { [unowned self] in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "set restriction states"
+            ) { [unowned self] in
                 applyRestrictionState(call, caller: caller, appID: appID, restrictionID: restrictionID, state: newState)
             }
         }
         return .deferred
     }
 
-    func applyRestrictionState(_ call: MethodCall, caller: Caller, appID: AppID, restrictionID: RestrictionID,
-                                       state newState: RestrictionState) {
+    func applyRestrictionState(
+        _ call: MethodCall, caller: Caller, appID: AppID, restrictionID: RestrictionID,
+        state newState: RestrictionState
+    ) {
         change(call) { [unowned self] in
             var next = state
             guard try next.setRestrictionState(newState, of: restrictionID, in: appID) else {
@@ -119,10 +139,15 @@ extension ManagerObject {
                 return nil
             }
             return Plan(next) { [unowned self] in
-                logger.notice("Restriction state set", metadata: caller.metadata.merging([
-                    "app.id": "\(appID)", "restriction.id": "\(restrictionID)", "restriction.state": "\(newState.rawValue)",
-                ]) { $1 })
-                emit(Member.restrictionStateChanged, [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
+                logger.notice(
+                    "Restriction state set",
+                    metadata: caller.metadata.merging([
+                        "app.id": "\(appID)", "restriction.id": "\(restrictionID)",
+                        "restriction.state": "\(newState.rawValue)",
+                    ]) { $1 })
+                emit(
+                    Member.restrictionStateChanged,
+                    [.string(appID.rawValue), .string(restrictionID.rawValue), .string(newState.rawValue)])
                 try call.reply([])
             }
         }

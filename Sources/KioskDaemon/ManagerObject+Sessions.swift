@@ -8,11 +8,15 @@ extension ManagerObject {
     /// Parse and validate (the name; no session may be active) → identify → authorize → load the
     /// profile (read and parsed off the loop) → apply → persist → commit → signal → reply.
     func startSession(_ call: MethodCall) throws -> MethodReply {
-        guard let name = call.arguments.first?.string else { throw BusError.invalidArgs("StartSession takes (s profile).") }
+        guard let name = call.arguments.first?.string else {
+            throw BusError.invalidArgs("StartSession takes (s profile).")
+        }
         try Profile.validateName(name)
         try state.session.checkCanStart()
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session") { [unowned self] in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session"
+            ) { [unowned self] in
                 loadProfile(call, name) { [unowned self] profile in
                     applyStartSession(call, caller: caller, name: name, profile: profile)
                 }
@@ -24,20 +28,25 @@ extension ManagerObject {
     /// Reads and parses the profile `name` off the loop, then runs `next` with it on the loop;
     /// a profile that cannot be loaded is the call's error reply.
     func loadProfile(_ call: MethodCall, _ name: String, then next: @escaping (Profile) throws -> Void) {
-        loop.offload(to: profileReader, { [profiles] in
-            Result { () throws(KioskError) in try profiles.load(name) }
-        }, then: { [unowned self] loaded in
-            attempt(call) { try next(loaded.get()) }
-        })
+        loop.offload(
+            to: profileReader,
+            { [profiles] in
+                Result { () throws(KioskError) in try profiles.load(name) }
+            },
+            then: { [unowned self] loaded in
+                attempt(call) { try next(loaded.get()) }
+            })
     }
 
     func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile) {
         change(call) { [unowned self] in
             var next = state
-            let changes = try next.session.start(profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
+            let changes = try next.session.start(
+                profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
             // The enforcer applies the profile together with the state, once both are on disk.
             return Plan(next, profile: .set(profile)) { [unowned self] in
-                logger.notice("Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
+                logger.notice(
+                    "Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
@@ -49,7 +58,9 @@ extension ManagerObject {
     // MARK: EndSession, ForceEndSession
 
     func endSession(_ call: MethodCall) throws -> MethodReply {
-        guard let passcode = call.arguments.first?.string else { throw BusError.invalidArgs("EndSession takes (s passcode).") }
+        guard let passcode = call.arguments.first?.string else {
+            throw BusError.invalidArgs("EndSession takes (s passcode).")
+        }
         try state.session.checkActive()
         try state.throttle.check(at: clock.now())
         try identify(call) { [unowned self] caller in
@@ -62,7 +73,10 @@ extension ManagerObject {
     func forceEndSession(_ call: MethodCall) throws -> MethodReply {
         try state.session.checkActive()
         try identify(call) { [unowned self] caller in
-            try authorize(call, caller: caller, action: KioskWire.Action.manageSession, doing: "end a guided-access session without the passcode") { [unowned self] in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageSession,
+                doing: "end a guided-access session without the passcode"
+            ) { [unowned self] in
                 applyEndSession(call, caller: caller, .forced)
             }
         }
@@ -71,14 +85,18 @@ extension ManagerObject {
 
     /// Ends the active session; with `checked`, only if it is still the session the passcode was
     /// checked for (another may have started meanwhile). The locks lift once the end is on disk.
-    func applyEndSession(_ call: MethodCall, caller: Caller, _ ending: KioskState.SessionEnding,
-                                 finally: (() -> Void)? = nil) {
+    func applyEndSession(
+        _ call: MethodCall, caller: Caller, _ ending: KioskState.SessionEnding,
+        finally: (() -> Void)? = nil
+    ) {
         change(call, finally: finally) { [unowned self] in
             var next = state
             let profile = next.session.profileName
             let changes = try next.endSession(ending)
             return Plan(next, profile: .set(nil)) { [unowned self] in
-                logger.notice(ending == .forced ? "Session force-ended" : "Session ended", metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                logger.notice(
+                    ending == .forced ? "Session force-ended" : "Session ended",
+                    metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
@@ -100,8 +118,9 @@ extension ManagerObject {
                 profile = try profiles.load(name)
             } catch {
                 restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
-                logger.error("The restored session's profile could not be loaded; enforcing the strictest locks",
-                             metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                logger.error(
+                    "The restored session's profile could not be loaded; enforcing the strictest locks",
+                    metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
             }
         }
         commit(state, profile: .set(profile))
@@ -132,7 +151,6 @@ extension ManagerObject {
         emit(Member.exitRequested, [])
     }
 
-
     func scheduleSessionTimer() {
         do {
             guard let wake = state.session.nextWakeup else {
@@ -143,15 +161,18 @@ extension ManagerObject {
             if let sessionTimer {
                 try sessionTimer.rearm(after: delay)
             } else {
-                sessionTimer = try loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) { [unowned self] in
+                sessionTimer = try loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) {
+                    [unowned self] in
                     sessionTick()
                 }
             }
         } catch {
             // The time limit is a lock: a timer that cannot be armed must be seen.
-            logger.error("Could not arm the session's timer", metadata: [
-                "session.profile": "\(state.session.profileName)", "error": "\(error)",
-            ])
+            logger.error(
+                "Could not arm the session's timer",
+                metadata: [
+                    "session.profile": "\(state.session.profileName)", "error": "\(error)",
+                ])
         }
     }
 
@@ -162,22 +183,27 @@ extension ManagerObject {
         // Urgent: an expiry is a lock, so it goes right after the save in flight, never behind
         // (or refused for) a queue of other callers' changes. The timer is one-shot and re-armed
         // only once this tick is done, so at most one tick waits.
-        writer.submit(urgent: true, { [unowned self] in
-            guard let progress = sessionProgress() else {
-                scheduleSessionTimer()
-                return nil
-            }
-            return StateWriter.Write(state: progress.state, durable: { [unowned self] in
-                commit(progress.state)
-                progress.emit()
-                scheduleSessionTimer()
-            }, failed: { [unowned self] error in
-                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
-                commit(progress.state)
-                progress.emit()
-                scheduleSessionTimer()
-            })
-        }, dropped: { _ in })
+        writer.submit(
+            urgent: true,
+            { [unowned self] in
+                guard let progress = sessionProgress() else {
+                    scheduleSessionTimer()
+                    return nil
+                }
+                return StateWriter.Write(
+                    state: progress.state,
+                    durable: { [unowned self] in
+                        commit(progress.state)
+                        progress.emit()
+                        scheduleSessionTimer()
+                    },
+                    failed: { [unowned self] error in
+                        logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+                        commit(progress.state)
+                        progress.emit()
+                        scheduleSessionTimer()
+                    })
+            }, dropped: { _ in })
     }
 
     /// The state with the session advanced to now, and the signals that tell of it; nil when
@@ -186,16 +212,20 @@ extension ManagerObject {
         var next = state
         let events = next.session.advance(to: clock.now())
         guard !events.isEmpty else { return nil }
-        return (next, { [unowned self] in
-            for event in events {
-                switch event {
-                case .warning(let secondsLeft):
-                    emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
-                case .expired:
-                    logger.notice("Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
-                    emitSessionChanged()
+        return (
+            next,
+            { [unowned self] in
+                for event in events {
+                    switch event {
+                    case .warning(let secondsLeft):
+                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
+                    case .expired:
+                        logger.notice(
+                            "Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
+                        emitSessionChanged()
+                    }
                 }
             }
-        })
+        )
     }
 }

@@ -25,8 +25,10 @@ extension ManagerObject {
 
     /// Root is always allowed; anyone else needs polkit's `allowed` for `action`; with no
     /// polkit on the bus, only root. With `when: false` nothing is asked.
-    func authorize(_ call: MethodCall, caller: Caller, action: String, when needed: Bool = true,
-                           doing what: String, then next: @escaping () throws -> Void) throws {
+    func authorize(
+        _ call: MethodCall, caller: Caller, action: String, when needed: Bool = true,
+        doing what: String, then next: @escaping () throws -> Void
+    ) throws {
         if !needed || caller.uid == 0 {
             try next()
             return
@@ -37,11 +39,13 @@ extension ManagerObject {
                 case .success(.allowed):
                     try next()
                 case .success(.unavailable):
-                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit is not running, so only root may.")
+                    throw KioskError(
+                        .accessDenied, "uid \(caller.uid) may not \(what): polkit is not running, so only root may.")
                 case .success(.denied), .success(.challenge):
                     throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what) (polkit action \(action)).")
                 case .failure(let error):
-                    logger.warning("polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
+                    logger.warning(
+                        "polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
                     throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit could not be asked.")
                 }
             }
@@ -60,8 +64,10 @@ extension ManagerObject {
         /// that refuses writes must not give unlimited guesses). The next save persists it.
         var keepIfSaveFails: Bool
 
-        init(_ state: KioskState, profile: ProfileChange = .unchanged, keepIfSaveFails: Bool = false,
-             then: @escaping () throws -> Void) {
+        init(
+            _ state: KioskState, profile: ProfileChange = .unchanged, keepIfSaveFails: Bool = false,
+            then: @escaping () throws -> Void
+        ) {
             self.state = state
             self.profile = profile
             self.keepIfSaveFails = keepIfSaveFails
@@ -76,41 +82,51 @@ extension ManagerObject {
     /// changes nothing and answers `call` with the error. `finally` runs after all of that, on
     /// every path.
     func change(_ call: MethodCall, finally: (() -> Void)? = nil, _ compute: @escaping () throws -> Plan?) {
-        writer.submit({ [unowned self] in
-            let plan: Plan?
-            do {
-                plan = try compute()
-            } catch {
-                try? call.replyError(Self.busError(error))
-                plan = nil
-            }
-            guard let plan else {
-                finally?()
-                return nil
-            }
-            return StateWriter.Write(state: plan.state, durable: { [unowned self] in
-                commit(plan.state, profile: plan.profile)
-                attempt(call, plan.then)
-                finally?()
-            }, failed: { [unowned self] error in
-                logger.error("Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
-                if plan.keepIfSaveFails {
-                    commit(plan.state, profile: plan.profile)
-                    attempt(call, plan.then)
-                } else {
+        writer.submit(
+            { [unowned self] in
+                let plan: Plan?
+                do {
+                    plan = try compute()
+                } catch {
                     try? call.replyError(Self.busError(error))
+                    plan = nil
+                }
+                guard let plan else {
+                    finally?()
+                    return nil
+                }
+                return StateWriter.Write(
+                    state: plan.state,
+                    durable: { [unowned self] in
+                        commit(plan.state, profile: plan.profile)
+                        attempt(call, plan.then)
+                        finally?()
+                    },
+                    failed: { [unowned self] error in
+                        logger.error(
+                            "Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
+                        if plan.keepIfSaveFails {
+                            commit(plan.state, profile: plan.profile)
+                            attempt(call, plan.then)
+                        } else {
+                            try? call.replyError(Self.busError(error))
+                        }
+                        finally?()
+                    })
+            },
+            dropped: { refusal in
+                switch refusal {
+                case .stopping:
+                    try? call.replyError(
+                        BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
+                case .full(let waiting):
+                    try? call.replyError(
+                        BusError(
+                            name: BusError.failed,
+                            message: "\(waiting) changes are already waiting to be saved; the change was not made."))
                 }
                 finally?()
             })
-        }, dropped: { refusal in
-            switch refusal {
-            case .stopping:
-                try? call.replyError(BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
-            case .full(let waiting):
-                try? call.replyError(BusError(name: BusError.failed, message: "\(waiting) changes are already waiting to be saved; the change was not made."))
-            }
-            finally?()
-        })
     }
 
     /// Stops taking changes (those waiting are answered with an error), lets the save in flight
@@ -131,22 +147,28 @@ extension ManagerObject {
         switch error {
         case let error as KioskError: BusError(name: error.code.dbusName, message: error.message)
         case let error as BusError: error
-        case let error as StoreError: BusError(name: BusError.failed, message: "The change was not made: \(error.message)")
+        case let error as StoreError:
+            BusError(name: BusError.failed, message: "The change was not made: \(error.message)")
         default: BusError(name: BusError.failed, message: "\(error)")
         }
     }
 
     func emitRestrictionChanged(_ changes: [GuidedSession.Change]) {
         for change in changes {
-            emit(Member.restrictionStateChanged, [.string(change.app.rawValue), .string(change.restriction.rawValue), .string(change.state.rawValue)])
+            emit(
+                Member.restrictionStateChanged,
+                [.string(change.app.rawValue), .string(change.restriction.rawValue), .string(change.state.rawValue)])
         }
     }
 
     func emitSessionChanged() {
         do {
-            try bus.emitPropertiesChanged(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                                          properties: [Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-                                                       Member.sessionProblem])
+            try bus.emitPropertiesChanged(
+                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                properties: [
+                    Member.sessionState, Member.activeProfile, Member.sessionDeadline,
+                    Member.sessionProblem,
+                ])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(error)"])
         }
@@ -154,7 +176,8 @@ extension ManagerObject {
 
     func emit(_ member: String, _ arguments: [DBusValue]) {
         do {
-            try bus.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface, member: member, arguments: arguments)
+            try bus.emitSignal(
+                path: KioskWire.objectPath, interface: KioskWire.managerInterface, member: member, arguments: arguments)
         } catch {
             logger.error("Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(error)"])
         }

@@ -1,14 +1,15 @@
 import Dispatch
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Glibc
 import KioskCore
 import KioskStore
 import Logging
 import SystemdKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Who made a call: its unique bus name and effective uid (from the bus driver).
 struct Caller {
@@ -78,9 +79,11 @@ public final class ManagerObject {
     static let stopTimeout: Duration = .seconds(5)
 
     /// `authorizer` defaults to polkit on `bus`, `identifier` to `bus`'s driver.
-    public init(bus: Bus, loop: EventLoop, store: any StateSaving, state: KioskState, profileDirectory: String,
-                clock: any WallClock, logger: Logger, authorizer: (any Authorizing)? = nil,
-                identifier: (any CallerIdentifying)? = nil) {
+    public init(
+        bus: Bus, loop: EventLoop, store: any StateSaving, state: KioskState, profileDirectory: String,
+        clock: any WallClock, logger: Logger, authorizer: (any Authorizing)? = nil,
+        identifier: (any CallerIdentifying)? = nil
+    ) {
         self.bus = bus
         self.loop = loop
         self.store = store
@@ -103,44 +106,58 @@ public final class ManagerObject {
     // MARK: The interface
 
     var interface: BusInterface {
-        BusInterface(KioskWire.managerInterface, methods: [
-            method(Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")]) { [unowned self] in
-                try registerApplication($0)
-            },
-            method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] _ in
-                .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
-            },
-            method(Member.listRestrictions, in: [("s", "app_id")], out: [("a(ssss)", "restrictions")]) { [unowned self] in
-                try listRestrictions($0)
-            },
-            method(Member.getRestrictionState, in: [("s", "app_id"), ("s", "restriction_id")], out: [("s", "state")]) { [unowned self] in
-                try getRestrictionState($0)
-            },
-            method(Member.setRestrictionState, in: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]) { [unowned self] in
-                try setRestrictionState($0)
-            },
-            method(Member.startSession, in: [("s", "profile")]) { [unowned self] in try startSession($0) },
-            method(Member.endSession, in: [("s", "passcode")]) { [unowned self] in try endSession($0) },
-            method(Member.forceEndSession) { [unowned self] in try forceEndSession($0) },
-            method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0) },
-        ], signals: [
-            BusSignal(Member.restrictionStateChanged, arguments: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]),
-            BusSignal(Member.exitRequested),
-            BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
-        ], properties: [
-            BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
-            BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
-            BusProperty(Member.sessionDeadline, "t") { [unowned self] in
-                .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
-            },
-            BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
-            BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },
-        ])
+        BusInterface(
+            KioskWire.managerInterface,
+            methods: [
+                method(Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")]) {
+                    [unowned self] in
+                    try registerApplication($0)
+                },
+                method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] _ in
+                    .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
+                },
+                method(Member.listRestrictions, in: [("s", "app_id")], out: [("a(ssss)", "restrictions")]) {
+                    [unowned self] in
+                    try listRestrictions($0)
+                },
+                method(
+                    Member.getRestrictionState, in: [("s", "app_id"), ("s", "restriction_id")], out: [("s", "state")]
+                ) { [unowned self] in
+                    try getRestrictionState($0)
+                },
+                method(Member.setRestrictionState, in: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]) {
+                    [unowned self] in
+                    try setRestrictionState($0)
+                },
+                method(Member.startSession, in: [("s", "profile")]) { [unowned self] in try startSession($0) },
+                method(Member.endSession, in: [("s", "passcode")]) { [unowned self] in try endSession($0) },
+                method(Member.forceEndSession) { [unowned self] in try forceEndSession($0) },
+                method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
+                },
+            ],
+            signals: [
+                BusSignal(
+                    Member.restrictionStateChanged,
+                    arguments: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]),
+                BusSignal(Member.exitRequested),
+                BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
+            ],
+            properties: [
+                BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
+                BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
+                BusProperty(Member.sessionDeadline, "t") { [unowned self] in
+                    .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
+                },
+                BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
+                BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },
+            ])
     }
 
     /// A method whose handler's `KioskError`s reply with their documented D-Bus error names.
-    func method(_ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
-                        _ handler: @escaping (MethodCall) throws -> MethodReply) -> BusMethod {
+    func method(
+        _ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
+        _ handler: @escaping (MethodCall) throws -> MethodReply
+    ) -> BusMethod {
         BusMethod(name, in: inArgs, out: outArgs) { call in
             do { return try handler(call) } catch { throw Self.busError(error) }
         }

@@ -21,12 +21,15 @@ enum Passcode {
 
     /// Whether `passcode` hashes to `hash`, compared in constant time. The corresponding C call is `crypt_r`.
     static func verify(_ passcode: String, against hash: String) -> Bool {
-        guard passcode.utf8.count <= PasscodeCheck.maxBytes, let computed = crypt(passcode, setting: hash) else { return false }
+        guard passcode.utf8.count <= PasscodeCheck.maxBytes, let computed = crypt(passcode, setting: hash) else {
+            return false
+        }
         return constantTimeEqual(Array(computed.utf8), Array(hash.utf8))
     }
 
     private static func crypt(_ phrase: String, setting: String) -> String? {
-        let data = UnsafeMutableRawPointer(calloc(1, MemoryLayout<crypt_data>.size)!).assumingMemoryBound(to: crypt_data.self)
+        let data = UnsafeMutableRawPointer(calloc(1, MemoryLayout<crypt_data>.size)!).assumingMemoryBound(
+            to: crypt_data.self)
         defer {
             memset(data, 0, MemoryLayout<crypt_data>.size)  // the phrase's traces
             free(data)

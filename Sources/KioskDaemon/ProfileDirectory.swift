@@ -1,9 +1,10 @@
+import KioskCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import KioskCore
 
 /// The directory of installed profiles (`--profile-dir`): a profile name is a plain file name
 /// (`[A-Za-z0-9_.-]+`, no path) resolved as `<directory>/<name>.toml`.

@@ -47,7 +47,8 @@ final class StateWriter<State: Sendable> {
 
     /// `save` runs on `queue`, never on the loop. More than `maxWaiting` changes waiting for
     /// their turn are refused rather than queued: a stuck disk must not grow kioskd without bound.
-    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = 256, save: @escaping @Sendable (State) throws -> Void) {
+    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = 256, save: @escaping @Sendable (State) throws -> Void)
+    {
         self.loop = loop
         self.queue = queue
         self.maxWaiting = maxWaiting
@@ -125,20 +126,23 @@ final class StateWriter<State: Sendable> {
                 busy = false
                 continue
             }
-            loop.offload(to: queue, { [save, state = write.state] in
-                Result { try save(state) }
-            }, then: { [unowned self] result in
-                switch result {
-                case .success: write.durable()
-                case .failure(let error): write.failed(error)
-                }
-                busy = false
-                if isStopping {
-                    finishStopping()
-                } else {
-                    next()
-                }
-            })
+            loop.offload(
+                to: queue,
+                { [save, state = write.state] in
+                    Result { try save(state) }
+                },
+                then: { [unowned self] result in
+                    switch result {
+                    case .success: write.durable()
+                    case .failure(let error): write.failed(error)
+                    }
+                    busy = false
+                    if isStopping {
+                        finishStopping()
+                    } else {
+                        next()
+                    }
+                })
         }
     }
 }

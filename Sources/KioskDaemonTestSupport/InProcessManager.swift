@@ -27,8 +27,10 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
     private var slot: BusSlot?
 
     /// `uid` is every caller's uid; `authorize` what polkit answers.
-    public init(uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
-                state: KioskState = KioskState(), profiles: [String: String] = [:]) async throws {
+    public init(
+        uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
+        state: KioskState = KioskState(), profiles: [String: String] = [:]
+    ) async throws {
         bus = try PrivateBus()
         store = MemoryStore(journal: journal)
         authorizer = ScriptedAuthorizer(answer, journal: journal)
@@ -45,10 +47,11 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         try await loop.perform { [self] in
             let server = try Bus.open(address: bus.address)
             try server.attach(to: loop)
-            let manager = ManagerObject(bus: server, loop: loop, store: store, state: state,
-                                        profileDirectory: profileDirectory.path, clock: clock,
-                                        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                                        authorizer: authorizer, identifier: identity)
+            let manager = ManagerObject(
+                bus: server, loop: loop, store: store, state: state,
+                profileDirectory: profileDirectory.path, clock: clock,
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                authorizer: authorizer, identifier: identity)
             try manager.export()
             manager.restoreSession()
             try server.requestName(KioskWire.busName)
@@ -64,8 +67,9 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
             self.listener = listener
         }
         // A round trip from the listener orders its match before any signal.
-        _ = try await listener?.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                     interface: "org.freedesktop.DBus", member: "GetId")
+        _ = try await listener?.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "GetId")
     }
 
     /// Stops the manager, closes the connections and the bus.

@@ -24,8 +24,10 @@ public final class ScriptedAuthorizer: Authorizing, Sendable {
     /// The actions asked about, in order.
     public var askedActions: [String] { asked.withLock { $0 } }
 
-    public func authorize(action: String, busName: String,
-                          completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void) throws {
+    public func authorize(
+        action: String, busName: String,
+        completion: @escaping (Swift.Result<PolkitAuthority.Result, any Error>) -> Void
+    ) throws {
         asked.withLock { $0.append(action) }
         journal?.note("authorize \(action)")
         switch answer.withLock({ $0 }) {

@@ -78,14 +78,19 @@ struct DeviceFilter {
     ) {
         switch kind {
         case .multitouchB:
-            Self.filterFrame(events, device: id, synthetic: synthetic, keys: &keys, touch: &slotsB!, shared: &shared, into: &output)
+            Self.filterFrame(
+                events, device: id, synthetic: synthetic, keys: &keys, touch: &slotsB!, shared: &shared, into: &output)
         case .multitouchA:
-            Self.filterFrame(events, device: id, synthetic: synthetic, keys: &keys, touch: &contactsA!, shared: &shared, into: &output)
+            Self.filterFrame(
+                events, device: id, synthetic: synthetic, keys: &keys, touch: &contactsA!, shared: &shared,
+                into: &output)
         case .singleTouch:
-            Self.filterFrame(events, device: id, synthetic: synthetic, keys: &keys, touch: &single!, shared: &shared, into: &output)
+            Self.filterFrame(
+                events, device: id, synthetic: synthetic, keys: &keys, touch: &single!, shared: &shared, into: &output)
         case .none:
             var none = NoTouch()
-            Self.filterFrame(events, device: id, synthetic: synthetic, keys: &keys, touch: &none, shared: &shared, into: &output)
+            Self.filterFrame(
+                events, device: id, synthetic: synthetic, keys: &keys, touch: &none, shared: &shared, into: &output)
         }
     }
 
@@ -107,7 +112,9 @@ struct DeviceFilter {
                 pendingScan = event
                 continue
             }
-            if event.type == EV.key && !(Touch.ownsTouchKeys && (event.code == BTN.touch || BTN.isFingerCountTool(event.code))) {
+            if event.type == EV.key
+                && !(Touch.ownsTouchKeys && (event.code == BTN.touch || BTN.isFingerCountTool(event.code)))
+            {
                 let forward = keys.decide(event, synthetic: synthetic, shared: &shared)
                 if forward {
                     if let scan = pendingScan { output.append(scan) }

@@ -18,7 +18,8 @@ public struct DeviceState: Sendable, Equatable {
     public var slots: [Slot]
     public var currentSlot: Int
 
-    public init(keysDown: Set<UInt16> = [], absValues: [UInt16: Int32] = [:], slots: [Slot] = [], currentSlot: Int = 0) {
+    public init(keysDown: Set<UInt16> = [], absValues: [UInt16: Int32] = [:], slots: [Slot] = [], currentSlot: Int = 0)
+    {
         self.keysDown = keysDown; self.absValues = absValues; self.slots = slots; self.currentSlot = currentSlot
     }
 

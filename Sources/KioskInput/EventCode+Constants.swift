@@ -71,7 +71,9 @@ public enum BTN {
 
     /// `BTN_TOOL_FINGER` … `BTN_TOOL_QUINTTAP` by contact count 1…5, as the kernel's
     /// `input_mt_report_finger_count` reports them.
-    public static let fingerCountTools: [UInt16] = [toolFinger, toolDoubleTap, toolTripleTap, toolQuadTap, toolQuintTap]
+    public static let fingerCountTools: [UInt16] = [
+        toolFinger, toolDoubleTap, toolTripleTap, toolQuadTap, toolQuintTap,
+    ]
 
     public static func isFingerCountTool(_ code: UInt16) -> Bool {
         code == toolFinger || code == toolQuintTap || (code >= toolDoubleTap && code <= toolQuadTap)

@@ -37,7 +37,8 @@ public enum EventCodes {
 
     /// Every code whose kernel name starts with `KEY_`: the keys of keyboards, remote
     /// controls and consumer-control pages, but no `BTN_*` (mouse, touch, joystick buttons).
-    public static let keyboardKeys: Set<UInt16> = Set(codeTable.lazy.filter { $0.1 == keyType && $0.0.hasPrefix("KEY_") }.map(\.2))
+    public static let keyboardKeys: Set<UInt16> = Set(
+        codeTable.lazy.filter { $0.1 == keyType && $0.0.hasPrefix("KEY_") }.map(\.2))
 
     /// `EV_KEY`, the event type of every key and button.
     public static let keyType: UInt16 = 1

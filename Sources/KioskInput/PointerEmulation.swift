@@ -84,8 +84,13 @@ struct PointerEmulation {
     /// Notes a source event forwarded as it is (a single-touch device's own pointer events).
     mutating func noteForwarded(_ event: InputEvent) {
         if event.type == EV.abs {
-            if event.code == ABS.x { outX = event.value } else if event.code == ABS.y { outY = event.value }
-            else if event.code == ABS.pressure { outPressure = event.value }
+            if event.code == ABS.x {
+                outX = event.value
+            } else if event.code == ABS.y {
+                outY = event.value
+            } else if event.code == ABS.pressure {
+                outPressure = event.value
+            }
         } else if event.code == BTN.touch {
             outTouch = event.value
         } else if let tool = BTN.fingerCountTools.firstIndex(of: event.code) {

@@ -77,7 +77,8 @@ struct ProtocolAContacts: TouchContacts {
                 contacts[index].forwarded = previous[best].forwarded && !shared.touchIsOff
                 contacts[index].sequence = previous[best].sequence
             } else {
-                contacts[index].forwarded = !locator.isLocked(x: contacts[index].x, y: contacts[index].y, shared: shared)
+                contacts[index].forwarded = !locator.isLocked(
+                    x: contacts[index].x, y: contacts[index].y, shared: shared)
                 contacts[index].sequence = nextSequence
                 nextSequence &+= 1
             }
@@ -110,7 +111,8 @@ struct ProtocolAContacts: TouchContacts {
         }
         if oldest >= 0 {
             let contact = contacts[oldest]
-            pointer.emit(count: count, x: contact.x, y: contact.y, pressure: contact.pressure, time: time, into: &output)
+            pointer.emit(
+                count: count, x: contact.x, y: contact.y, pressure: contact.pressure, time: time, into: &output)
         } else {
             pointer.emitNoContact(time: time, into: &output)
         }

@@ -110,7 +110,9 @@ struct ProtocolBSlots: TouchContacts {
     /// Out of line on purpose: inlined into the frame loop, its array writes made the
     /// optimizer check every slot array for uniqueness at the start of each frame.
     @inline(never)
-    private mutating func forwardSlotEvent(_ event: InputEvent, slot: Int, holding: Bool, into output: inout OutputBuffer) {
+    private mutating func forwardSlotEvent(
+        _ event: InputEvent, slot: Int, holding: Bool, into output: inout OutputBuffer
+    ) {
         if event.code == ABS.mtTrackingID {
             if event.value < 0 {
                 if out[slot] {
@@ -177,11 +179,12 @@ struct ProtocolBSlots: TouchContacts {
         }
         if oldest >= 0 {
             let base = oldest * 16
-            pointer.emit(count: count,
-                         x: slotValues[base + Int(ABS.mtPositionX - ABS.mtFirst)],
-                         y: slotValues[base + Int(ABS.mtPositionY - ABS.mtFirst)],
-                         pressure: slotValues[base + Int(ABS.mtPressure - ABS.mtFirst)],
-                         time: time, into: &output)
+            pointer.emit(
+                count: count,
+                x: slotValues[base + Int(ABS.mtPositionX - ABS.mtFirst)],
+                y: slotValues[base + Int(ABS.mtPositionY - ABS.mtFirst)],
+                pressure: slotValues[base + Int(ABS.mtPressure - ABS.mtFirst)],
+                time: time, into: &output)
         } else {
             pointer.emitNoContact(time: time, into: &output)
         }
@@ -236,7 +239,8 @@ struct ProtocolBSlots: TouchContacts {
                 var selected = false
                 for (code, value) in slotState.axes.sorted(by: { $0.key < $1.key })
                 where code >= ABS.mtFirst && code <= ABS.mtLast && code != ABS.mtTrackingID
-                    && slotValues[s * 16 + Int(code - ABS.mtFirst)] != value {
+                    && slotValues[s * 16 + Int(code - ABS.mtFirst)] != value
+                {
                     if !selected {
                         frame.append(time.with(type: EV.abs, code: ABS.mtSlot, value: Int32(s)))
                         selected = true

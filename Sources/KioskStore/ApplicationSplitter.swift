@@ -73,7 +73,9 @@ struct ApplicationSplitter {
             if inString {
                 if !escaped && !readingPathKey {
                     // Most of the file is string contents: skip to the next byte that matters.
-                    while i < count, chunk[i] >= 0x20, chunk[i] != UInt8(ascii: "\""), chunk[i] != UInt8(ascii: "\\") { i += 1 }
+                    while i < count, chunk[i] >= 0x20, chunk[i] != UInt8(ascii: "\""), chunk[i] != UInt8(ascii: "\\") {
+                        i += 1
+                    }
                     if i == count { break }
                 }
                 let byte = chunk[i]
@@ -137,7 +139,8 @@ struct ApplicationSplitter {
                 stack.append(byte)
                 expectingKey = byte == UInt8(ascii: "{")
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard let open = stack.last, open == (byte == UInt8(ascii: "}") ? UInt8(ascii: "{") : UInt8(ascii: "[")) else {
+                guard let open = stack.last, open == (byte == UInt8(ascii: "}") ? UInt8(ascii: "{") : UInt8(ascii: "["))
+                else {
                     throw Unrecognized()
                 }
                 if atArrayLevel {
@@ -168,7 +171,7 @@ struct ApplicationSplitter {
                     pathValuePending = true
                 }
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
                 // Numbers, `true`, `false`, `null` (and anything `JSONDecoder` will refuse).
                 if atArrayLevel { elementHasValue = true }
             default:

@@ -1,3 +1,5 @@
+import KioskCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,7 +10,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import KioskCore
 
 /// Why the state file could not be read or written. The message names the file.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -90,7 +91,8 @@ public struct StateStore: Sendable {
         // `"registry":{"applications":[]}` once: in JSON text its quotes cannot be inside a
         // string (they would be escaped), so it is the registry key's. Else encode it all.
         guard let marker = json.firstRange(of: Self.emptyRegistry),
-              json[marker.upperBound...].firstRange(of: Self.emptyRegistry) == nil else {
+            json[marker.upperBound...].firstRange(of: Self.emptyRegistry) == nil
+        else {
             var whole = try encodeWithFoundation(state)
             return try drain(&whole)
         }
@@ -115,7 +117,8 @@ public struct StateStore: Sendable {
             encoder.outputFormatting = [.sortedKeys]
             return Array(try encoder.encode(Envelope(version: Self.formatVersion, state: state)))
         } catch {
-            throw StoreError(code: .io, path: path, message: "Could not encode the state for \(path): \(error).", errno: nil)
+            throw StoreError(
+                code: .io, path: path, message: "Could not encode the state for \(path): \(error).", errno: nil)
         }
     }
 
@@ -202,16 +205,24 @@ public struct StateStore: Sendable {
         do {
             return try JSONDecoder().decode(Envelope.self, from: data).state
         } catch let error as UnsupportedVersion {
-            throw StoreError(code: .unsupportedVersion, path: path, message: "The state file \(path) has format version \(error.version); this kioskd reads version \(Self.formatVersion). It was left untouched.", errno: nil)
+            throw StoreError(
+                code: .unsupportedVersion, path: path,
+                message:
+                    "The state file \(path) has format version \(error.version); this kioskd reads version \(Self.formatVersion). It was left untouched.",
+                errno: nil)
         } catch {
-            throw StoreError(code: .corrupt, path: path, message: "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.", errno: nil)
+            throw StoreError(
+                code: .corrupt, path: path,
+                message:
+                    "The state file \(path) is corrupt (\(Self.explain(error))); it was left untouched. Restore it from a backup or move it away to start empty.",
+                errno: nil)
         }
     }
 
     private static func explain(_ error: any Error) -> String {
         switch error {
         case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
-             DecodingError.valueNotFound(_, let context), DecodingError.keyNotFound(_, let context):
+            DecodingError.valueNotFound(_, let context), DecodingError.keyNotFound(_, let context):
             let at = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
             return at.isEmpty ? context.debugDescription : "at \(at): \(context.debugDescription)"
         default:
@@ -223,7 +234,9 @@ public struct StateStore: Sendable {
 
     private func failure(_ what: String, _ file: String) -> StoreError {
         let code = Glibc.errno
-        return StoreError(code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).", errno: code)
+        return StoreError(
+            code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).",
+            errno: code)
     }
 
     /// The rest of the file's bytes. Read straight into the `Data` the decoder takes, so a large
@@ -250,7 +263,9 @@ public struct StateStore: Sendable {
     }
 
     /// Writes what `body` hands to its drain into the temporary file, then makes it the file.
-    private func writeAtomically(_ body: ((inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) -> Void) throws(StoreError) {
+    private func writeAtomically(
+        _ body: ((inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) -> Void
+    ) throws(StoreError) {
         let temporary = temporaryPath
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("create", temporary) }

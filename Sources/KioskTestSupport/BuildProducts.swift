@@ -6,14 +6,17 @@ public enum BuildProducts {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
         while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(executable).path),
-              directory.path != "/" {
+            directory.path != "/"
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent(executable).path
     }
 
     /// Runs an executable to completion, returning its exit status, stdout and stderr.
-    public static func run(_ executable: String, _ arguments: [String], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    public static func run(
+        _ executable: String, _ arguments: [String], stdin: String? = nil
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path(of: executable))
         process.arguments = arguments
@@ -34,6 +37,9 @@ public enum BuildProducts {
         let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
         drained.wait()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdoutData, as: UTF8.self), String(decoding: stderrData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: stdoutData, as: UTF8.self),
+            String(decoding: stderrData, as: UTF8.self)
+        )
     }
 }

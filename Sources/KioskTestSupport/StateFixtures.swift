@@ -27,9 +27,13 @@ public enum StateFixtures {
         var state = KioskState()
         state.registry = registry(apps: 1 + sequence % 5, restrictions: 1 + (sequence * 7) % 40)
         let app = try! AppID("org.example.Sequence")
-        try! state.registry.declare(app, restrictions: [
-            try! RestrictionDeclaration(id: "org.example.Sequence.n\(sequence)", title: "Sequence \(sequence)", detail: String(repeating: "x", count: sequence % 300)),
-        ], uid: 0)
+        try! state.registry.declare(
+            app,
+            restrictions: [
+                try! RestrictionDeclaration(
+                    id: "org.example.Sequence.n\(sequence)", title: "Sequence \(sequence)",
+                    detail: String(repeating: "x", count: sequence % 300))
+            ], uid: 0)
         for _ in 0..<(sequence % 9) { state.throttle.recordFailure(at: WallClockTime(microseconds: Int64(sequence))) }
         return state
     }
@@ -37,7 +41,8 @@ public enum StateFixtures {
     /// The sequence number `state` was built from, if it is one of ``state(sequence:)``.
     public static func sequence(of state: KioskState) -> Int? {
         guard let restrictions = try? state.registry.restrictions(of: AppID("org.example.Sequence")),
-              let id = restrictions.first?.id.rawValue, let n = Int(id.dropFirst("org.example.Sequence.n".count)) else {
+            let id = restrictions.first?.id.rawValue, let n = Int(id.dropFirst("org.example.Sequence.n".count))
+        else {
             return nil
         }
         return self.state(sequence: n) == state ? n : nil

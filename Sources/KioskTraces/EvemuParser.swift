@@ -23,8 +23,9 @@ public enum EvemuParser {
             if line.first == "#" { continue }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             guard line.count >= 2, line.dropFirst().first == ":" else {
-                throw TraceParseError(.unknownLine, line: lineNumber,
-                                      "expected an evemu line (N:, I:, P:, B:, A:, L:, S:, E:), found `\(line.prefix(40))`")
+                throw TraceParseError(
+                    .unknownLine, line: lineNumber,
+                    "expected an evemu line (N:, I:, P:, B:, A:, L:, S:, E:), found `\(line.prefix(40))`")
             }
             let kind = line.first!
             let body = line.dropFirst(2)
@@ -39,7 +40,8 @@ public enum EvemuParser {
                 try expect(fields, count: 4, line: lineNumber, what: "an I: line (bus vendor product version)")
                 id = DeviceDescription.ID(
                     bus: try hex16(fields[0], lineNumber, "bus"), vendor: try hex16(fields[1], lineNumber, "vendor"),
-                    product: try hex16(fields[2], lineNumber, "product"), version: try hex16(fields[3], lineNumber, "version"))
+                    product: try hex16(fields[2], lineNumber, "product"),
+                    version: try hex16(fields[3], lineNumber, "version"))
                 sawDescription = true
             case "P":
                 for field in fields {
@@ -51,7 +53,8 @@ public enum EvemuParser {
                 sawDescription = true
             case "B":
                 guard fields.count >= 2 else {
-                    throw TraceParseError(.missingField, line: lineNumber, "a B: line needs an event type and at least one byte")
+                    throw TraceParseError(
+                        .missingField, line: lineNumber, "a B: line needs an event type and at least one byte")
                 }
                 let type = UInt16(try hex8(fields[0], lineNumber, "event type"))
                 var offset = byteOffsets[type, default: 0]
@@ -67,8 +70,9 @@ public enum EvemuParser {
                 sawDescription = true
             case "A":
                 guard fields.count == 5 || fields.count == 6 else {
-                    throw TraceParseError(.missingField, line: lineNumber,
-                                          "an A: line needs code min max fuzz flat [resolution], found \(fields.count) fields")
+                    throw TraceParseError(
+                        .missingField, line: lineNumber,
+                        "an A: line needs code min max fuzz flat [resolution], found \(fields.count) fields")
                 }
                 let code = try hex16(fields[0], lineNumber, "axis code")
                 let numbers = try fields.dropFirst().map { field throws(TraceParseError) in
@@ -113,8 +117,8 @@ public enum EvemuParser {
         try expect(fields, count: 4, line: line, what: "an E: line (sec.usec type code value)")
         let time = fields[0].split(separator: ".", omittingEmptySubsequences: false)
         guard time.count == 2, let seconds = Int(time[0]), time[1].count <= 6,
-              let microseconds = Int(time[1]), time[1].allSatisfy(\.isASCII),
-              InputEvent.isValidTimestamp(seconds: seconds, microseconds: microseconds)
+            let microseconds = Int(time[1]), time[1].allSatisfy(\.isASCII),
+            InputEvent.isValidTimestamp(seconds: seconds, microseconds: microseconds)
         else {
             throw TraceParseError(.badNumber, line: line, "bad timestamp `\(fields[0])`, expected sec.usec")
         }
@@ -131,7 +135,8 @@ public enum EvemuParser {
 
     private static func expect(_ fields: [Substring], count: Int, line: Int, what: String) throws(TraceParseError) {
         guard fields.count == count else {
-            throw TraceParseError(.missingField, line: line, "expected \(count) fields in \(what), found \(fields.count)")
+            throw TraceParseError(
+                .missingField, line: line, "expected \(count) fields in \(what), found \(fields.count)")
         }
     }
 

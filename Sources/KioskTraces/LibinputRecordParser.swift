@@ -34,16 +34,20 @@ public enum LibinputRecordParser {
         if let ids = evdev["id"] {
             let numbers = try integers(ids, "evdev id")
             guard numbers.count == 4 else {
-                throw TraceParseError(.badValue, line: line(of: ids), "`id` needs [bus, vendor, product, version], found \(numbers.count) numbers")
+                throw TraceParseError(
+                    .badValue, line: line(of: ids),
+                    "`id` needs [bus, vendor, product, version], found \(numbers.count) numbers")
             }
-            id = DeviceDescription.ID(bus: try u16(numbers[0], ids), vendor: try u16(numbers[1], ids),
-                                      product: try u16(numbers[2], ids), version: try u16(numbers[3], ids))
+            id = DeviceDescription.ID(
+                bus: try u16(numbers[0], ids), vendor: try u16(numbers[1], ids),
+                product: try u16(numbers[2], ids), version: try u16(numbers[3], ids))
         }
         var codes: [UInt16: Set<UInt16>] = [:]
         if let mapping = evdev["codes"]?.mapping {
             for (key, value) in mapping {
                 let type = try u16(try integer(key, "event type"), key)
-                codes[type] = Set(try integers(value, "event codes").map { number throws(TraceParseError) in try u16(number, value) })
+                codes[type] = Set(
+                    try integers(value, "event codes").map { number throws(TraceParseError) in try u16(number, value) })
             }
         }
         var absInfo: [UInt16: DeviceDescription.AbsInfo] = [:]
@@ -52,7 +56,9 @@ public enum LibinputRecordParser {
                 let code = try u16(try integer(key, "axis code"), key)
                 let numbers = try integers(value, "absinfo")
                 guard numbers.count == 5 || numbers.count == 4 else {
-                    throw TraceParseError(.badValue, line: line(of: value), "absinfo needs [min, max, fuzz, flat, resolution], found \(numbers.count) numbers")
+                    throw TraceParseError(
+                        .badValue, line: line(of: value),
+                        "absinfo needs [min, max, fuzz, flat, resolution], found \(numbers.count) numbers")
                 }
                 absInfo[code] = DeviceDescription.AbsInfo(
                     minimum: Int32(clamping: numbers[0]), maximum: Int32(clamping: numbers[1]),
@@ -62,7 +68,8 @@ public enum LibinputRecordParser {
         }
         var properties: Set<UInt16> = []
         if let list = evdev["properties"] {
-            properties = Set(try integers(list, "properties").map { number throws(TraceParseError) in try u16(number, list) })
+            properties = Set(
+                try integers(list, "properties").map { number throws(TraceParseError) in try u16(number, list) })
         }
         var calibration: CalibrationMatrix?
         if let udev = node["udev"]?["properties"]?.sequence {
@@ -70,7 +77,8 @@ public enum LibinputRecordParser {
                 guard let text = entry.string, text.hasPrefix("LIBINPUT_CALIBRATION_MATRIX=") else { continue }
                 let value = String(text.dropFirst("LIBINPUT_CALIBRATION_MATRIX=".count))
                 guard let matrix = CalibrationMatrix(udevProperty: value) else {
-                    throw TraceParseError(.badValue, line: line(of: entry), "LIBINPUT_CALIBRATION_MATRIX `\(value)` is not six numbers")
+                    throw TraceParseError(
+                        .badValue, line: line(of: entry), "LIBINPUT_CALIBRATION_MATRIX `\(value)` is not six numbers")
                 }
                 calibration = matrix
             }
@@ -81,14 +89,17 @@ public enum LibinputRecordParser {
             for item in list {
                 let numbers = try integers(item, "evdev event")
                 guard numbers.count == 5 else {
-                    throw TraceParseError(.badValue, line: line(of: item), "an evdev event needs [sec, usec, type, code, value], found \(numbers.count) numbers")
+                    throw TraceParseError(
+                        .badValue, line: line(of: item),
+                        "an evdev event needs [sec, usec, type, code, value], found \(numbers.count) numbers")
                 }
                 guard InputEvent.isValidTimestamp(seconds: numbers[0], microseconds: numbers[1]) else {
                     throw TraceParseError(.badValue, line: line(of: item), "bad timestamp \(numbers[0]).\(numbers[1])")
                 }
-                events.append(InputEvent(
-                    seconds: numbers[0], microseconds: numbers[1], type: try u16(numbers[2], item),
-                    code: try u16(numbers[3], item), value: Int32(clamping: numbers[4])))
+                events.append(
+                    InputEvent(
+                        seconds: numbers[0], microseconds: numbers[1], type: try u16(numbers[2], item),
+                        code: try u16(numbers[3], item), value: Int32(clamping: numbers[4])))
             }
         }
         let description = DeviceDescription(

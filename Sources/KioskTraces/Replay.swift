@@ -16,7 +16,9 @@ public enum Replay {
     }
 
     /// The filtered frames, each tagged with the index of its device in `trace.devices`.
-    public static func frames(trace: Trace, policy: FilterPolicy) -> [(device: Int, events: [InputEvent], exitRequested: Bool)] {
+    public static func frames(
+        trace: Trace, policy: FilterPolicy
+    ) -> [(device: Int, events: [InputEvent], exitRequested: Bool)] {
         let filter = InputFilter(policy: policy)
         let ids = trace.devices.map { filter.addDevice($0.description) }
         var states = trace.devices.map { DeviceState(for: $0.description) }
@@ -82,7 +84,8 @@ public enum Replay {
     public static func evemuLine(_ event: InputEvent) -> String {
         let usec = String(event.microseconds)
         let time = "\(event.seconds).\(String(repeating: "0", count: max(0, 6 - usec.count)))\(usec)"
-        let value = event.value < 0
+        let value =
+            event.value < 0
             ? "-" + padded(String(-Int64(event.value)), 3)
             : padded(String(event.value), 4)
         var line = "E: \(time) \(padded(hex(event.type), 4)) \(padded(hex(event.code), 4)) \(value)"

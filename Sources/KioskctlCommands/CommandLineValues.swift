@@ -49,7 +49,9 @@ enum RawArguments {
         guard value.unicodeScalars.contains("\u{FFFD}") else { return nil }
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) }
+            let bytes = Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map {
+                UInt8(bitPattern: $0)
+            }
             if String(validating: bytes, as: UTF8.self) == nil, String(decoding: bytes, as: UTF8.self) == value {
                 return bytes
             }

@@ -1,9 +1,10 @@
+import Glibc
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Glibc
 
 /// One OS-level way out of a guided-access session that kioskd cannot close at the evdev layer:
 /// the kernel, systemd and logind act on keys and devices before, or without, kioskd.
@@ -70,9 +71,11 @@ enum EscapePaths {
     static func report(_ paths: [EscapePath]) -> String {
         let open = paths.filter { $0.state == .open }.count
         let width = paths.map(\.check.rawValue.count).max() ?? 0
-        var lines = [open == 0
-            ? "No escape path is open (\(paths.count) checked)."
-            : "\(open) of \(paths.count) escape paths are open (README: \"Locking down the kiosk image\"):"]
+        var lines = [
+            open == 0
+                ? "No escape path is open (\(paths.count) checked)."
+                : "\(open) of \(paths.count) escape paths are open (README: \"Locking down the kiosk image\"):"
+        ]
         let indent = 2 + 8 + width + 2
         for path in paths {
             let state = path.state.rawValue.padded(to: 8)
@@ -101,17 +104,21 @@ enum EscapePaths {
         if value == 0 {
             return EscapePath(check: .sysrq, state: .closed, detail: "kernel.sysrq is 0.")
         }
-        let enabled = value == 1 ? "every function" : sysrqFunctions.filter { value & $0.bit != 0 }.map(\.name).joined(separator: ", ")
-        return EscapePath(check: .sysrq, state: .open,
-                          detail: "kernel.sysrq is \(value) (\(enabled)); set kernel.sysrq = 0 in /etc/sysctl.d/.")
+        let enabled =
+            value == 1
+            ? "every function" : sysrqFunctions.filter { value & $0.bit != 0 }.map(\.name).joined(separator: ", ")
+        return EscapePath(
+            check: .sysrq, state: .open,
+            detail: "kernel.sysrq is \(value) (\(enabled)); set kernel.sysrq = 0 in /etc/sysctl.d/.")
     }
 
     static func ctrlAltDel(_ files: RootFiles) -> EscapePath {
         if files.isMasked("ctrl-alt-del.target") {
             return EscapePath(check: .ctrlAltDel, state: .closed, detail: "ctrl-alt-del.target is masked.")
         }
-        return EscapePath(check: .ctrlAltDel, state: .open,
-                          detail: "ctrl-alt-del.target is not masked: Ctrl+Alt+Del reboots; systemctl mask ctrl-alt-del.target.")
+        return EscapePath(
+            check: .ctrlAltDel, state: .open,
+            detail: "ctrl-alt-del.target is not masked: Ctrl+Alt+Del reboots; systemctl mask ctrl-alt-del.target.")
     }
 
     static func ctrlAltDelBurst(_ manager: [String: String]) -> EscapePath {
@@ -119,8 +126,11 @@ enum EscapePaths {
         if action == "none" {
             return EscapePath(check: .ctrlAltDelBurst, state: .closed, detail: "CtrlAltDelBurstAction=none.")
         }
-        return EscapePath(check: .ctrlAltDelBurst, state: .open,
-                          detail: "CtrlAltDelBurstAction=\(action): 7× Ctrl+Alt+Del in 2 s still acts; set it to none in /etc/systemd/system.conf.d/.")
+        return EscapePath(
+            check: .ctrlAltDelBurst, state: .open,
+            detail:
+                "CtrlAltDelBurstAction=\(action): 7× Ctrl+Alt+Del in 2 s still acts; set it to none in /etc/systemd/system.conf.d/."
+        )
     }
 
     /// logind's key handling and its defaults (logind.conf(5), systemd 252).
@@ -137,20 +147,31 @@ enum EscapePaths {
             return value == "ignore" ? nil : "\(key)=\(value)"
         }
         if acting.isEmpty {
-            return EscapePath(check: .logindKeys, state: .closed, detail: "logind ignores the power, reboot, suspend and hibernate keys.")
+            return EscapePath(
+                check: .logindKeys, state: .closed,
+                detail: "logind ignores the power, reboot, suspend and hibernate keys.")
         }
-        return EscapePath(check: .logindKeys, state: .open,
-                          detail: "\(acting.joined(separator: ", ")); set them to ignore in /etc/systemd/logind.conf.d/.")
+        return EscapePath(
+            check: .logindKeys, state: .open,
+            detail: "\(acting.joined(separator: ", ")); set them to ignore in /etc/systemd/logind.conf.d/.")
     }
 
     static func logindIgnoreInhibited(_ logind: [String: String]) -> EscapePath {
-        let keys = ["PowerKeyIgnoreInhibited", "RebootKeyIgnoreInhibited", "SuspendKeyIgnoreInhibited", "HibernateKeyIgnoreInhibited"]
+        let keys = [
+            "PowerKeyIgnoreInhibited", "RebootKeyIgnoreInhibited", "SuspendKeyIgnoreInhibited",
+            "HibernateKeyIgnoreInhibited",
+        ]
         let ignoring = keys.filter { SystemdConfig.isTrue(logind[$0]) }.map { "\($0)=\(logind[$0] ?? "")" }
         if ignoring.isEmpty {
-            return EscapePath(check: .logindIgnoreInhibited, state: .closed, detail: "logind honours key inhibitors (kioskd's power-key lock).")
+            return EscapePath(
+                check: .logindIgnoreInhibited, state: .closed,
+                detail: "logind honours key inhibitors (kioskd's power-key lock).")
         }
-        return EscapePath(check: .logindIgnoreInhibited, state: .open,
-                          detail: "\(ignoring.joined(separator: ", ")): kioskd's inhibitor cannot hold those keys; remove these settings.")
+        return EscapePath(
+            check: .logindIgnoreInhibited, state: .open,
+            detail:
+                "\(ignoring.joined(separator: ", ")): kioskd's inhibitor cannot hold those keys; remove these settings."
+        )
     }
 
     static func autoVTs(_ logind: [String: String]) -> EscapePath {
@@ -158,8 +179,9 @@ enum EscapePaths {
         if Int(value) == 0 {
             return EscapePath(check: .autoVTs, state: .closed, detail: "NAutoVTs=0.")
         }
-        return EscapePath(check: .autoVTs, state: .open,
-                          detail: "NAutoVTs=\(value): switching to a VT starts a login prompt there; set NAutoVTs=0.")
+        return EscapePath(
+            check: .autoVTs, state: .open,
+            detail: "NAutoVTs=\(value): switching to a VT starts a login prompt there; set NAutoVTs=0.")
     }
 
     static func reservedVT(_ logind: [String: String]) -> EscapePath {
@@ -167,8 +189,9 @@ enum EscapePaths {
         if Int(value) == 0 {
             return EscapePath(check: .reservedVT, state: .closed, detail: "ReserveVT=0.")
         }
-        return EscapePath(check: .reservedVT, state: .open,
-                          detail: "ReserveVT=\(value): a login prompt always waits on tty\(value); set ReserveVT=0.")
+        return EscapePath(
+            check: .reservedVT, state: .open,
+            detail: "ReserveVT=\(value): a login prompt always waits on tty\(value); set ReserveVT=0.")
     }
 
     static func gettys(_ files: RootFiles) -> EscapePath {
@@ -179,8 +202,9 @@ enum EscapePaths {
         for wants in files.entries("/etc/systemd/system") where wants.hasSuffix(".wants") {
             for unit in files.entries("/etc/systemd/system/\(wants)") {
                 guard unit.hasPrefix("getty@tty"), unit.hasSuffix(".service"),
-                      let number = Int(unit.dropFirst("getty@tty".count).dropLast(".service".count)), number >= 2,
-                      !files.isMasked(unit) else { continue }
+                    let number = Int(unit.dropFirst("getty@tty".count).dropLast(".service".count)), number >= 2,
+                    !files.isMasked(unit)
+                else { continue }
                 ttys.append(number)
             }
         }
@@ -188,21 +212,24 @@ enum EscapePaths {
             return EscapePath(check: .gettys, state: .closed, detail: "No login prompt is enabled on tty2 or above.")
         }
         let names = Set(ttys).sorted().map { "tty\($0)" }.joined(separator: ", ")
-        return EscapePath(check: .gettys, state: .open,
-                          detail: "A login prompt is enabled on \(names); systemctl disable (or mask) getty@ttyN.service.")
+        return EscapePath(
+            check: .gettys, state: .open,
+            detail: "A login prompt is enabled on \(names); systemctl disable (or mask) getty@ttyN.service.")
     }
 
     static func usbguard(_ files: RootFiles) -> EscapePath {
         guard files.exists("/usr/sbin/usbguard-daemon") else {
-            return EscapePath(check: .usbguard, state: .open,
-                              detail: "usbguard is not installed: any USB device is accepted; apt-get install usbguard.")
+            return EscapePath(
+                check: .usbguard, state: .open,
+                detail: "usbguard is not installed: any USB device is accepted; apt-get install usbguard.")
         }
         let enabled = files.entries("/etc/systemd/system").contains { wants in
             wants.hasSuffix(".wants") && files.exists("/etc/systemd/system/\(wants)/usbguard.service")
         }
         guard enabled, !files.isMasked("usbguard.service") else {
-            return EscapePath(check: .usbguard, state: .open,
-                              detail: "usbguard is installed but usbguard.service is not enabled; systemctl enable --now usbguard.")
+            return EscapePath(
+                check: .usbguard, state: .open,
+                detail: "usbguard is installed but usbguard.service is not enabled; systemctl enable --now usbguard.")
         }
         return EscapePath(check: .usbguard, state: .closed, detail: "usbguard.service is enabled.")
     }

@@ -15,7 +15,9 @@ struct GlobalOptions: ParsableArguments {
     /// Connects to kioskd's bus and runs `body`; a failure is printed as
     /// "Failed to <what>: <cause>" (the daemon's own message when it refused) and exits 1.
     /// The connection is closed afterwards unless `keepingConnection` (for a stream it returns).
-    func run<T>(_ what: String, keepingConnection: Bool = false, _ body: (KioskManager) async throws -> T) async throws -> T {
+    func run<T>(
+        _ what: String, keepingConnection: Bool = false, _ body: (KioskManager) async throws -> T
+    ) async throws -> T {
         do {
             let manager = try KioskManager.connect(to: target)
             defer { if !keepingConnection { manager.close() } }
@@ -47,16 +49,20 @@ struct JSONOption: ParsableArguments {
 /// `-H`, on its own so that the offline verbs can refuse it: like `--json`, it is decoded wherever
 /// it is on the line and handed to every verb that declares this type.
 struct HostOption: ParsableArguments {
-    @Option(name: [.customShort("H"), .customLong("host")],
-            help: ArgumentHelp("Operate on the system bus of a remote host over SSH, as systemctl -H does.",
-                               valueName: "user@host"))
+    @Option(
+        name: [.customShort("H"), .customLong("host")],
+        help: ArgumentHelp(
+            "Operate on the system bus of a remote host over SSH, as systemctl -H does.",
+            valueName: "user@host"))
     var host: String?
 
     /// For `profile` and `replay`, which read files on this machine: `-H` is a usage error, not
     /// silently ignored (an admin who asked for another machine must not get this one's answer).
     func refuse(for verb: String) throws {
         guard let host else { return }
-        throw ValidationError("\(verb) reads files on this machine; -H \(host) does not apply. Copy the file here, or run kioskctl on \(host).")
+        throw ValidationError(
+            "\(verb) reads files on this machine; -H \(host) does not apply. Copy the file here, or run kioskctl on \(host)."
+        )
     }
 }
 

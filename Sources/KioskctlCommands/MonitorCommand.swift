@@ -1,11 +1,12 @@
 import ArgumentParser
+import KioskClient
+import KioskCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import KioskClient
-import KioskCore
 
 struct MonitorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,7 +45,9 @@ struct MonitorCommand: AsyncParsableCommand {
         case .statusChanged(let status):
             var line = "session \(status.sessionState.rawValue)"
             if !status.activeProfile.isEmpty { line += ", profile \(status.activeProfile)" }
-            if let deadline = status.sessionDeadline { line += ", deadline \(StatusSummary.deadline(deadline, now: Date()))" }
+            if let deadline = status.sessionDeadline {
+                line += ", deadline \(StatusSummary.deadline(deadline, now: Date()))"
+            }
             if let problem = status.sessionProblem { line += "; problem: \(problem)" }
             return line
         case .exitRequested:

@@ -1,9 +1,10 @@
+import Glibc
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Glibc
 
 /// Writes what kioskctl prints: straight to the fd, unbuffered, so `monitor` lines appear as
 /// they happen even through a pipe.
@@ -16,8 +17,10 @@ enum Output {
     /// compact line (`monitor --json`).
     static func json(_ value: some Encodable, compact: Bool = false) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes]
-                                           : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            compact
+            ? [.sortedKeys, .withoutEscapingSlashes]
+            : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Encoding these plain structs cannot fail.
         write(String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self) + "\n")
     }

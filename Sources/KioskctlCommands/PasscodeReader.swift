@@ -10,7 +10,8 @@ enum PasscodeReader {
             // Bytes from fd 0, not readLine: readLine repairs invalid UTF-8 into U+FFFD, which
             // would set a passcode other than the one given.
             guard let bytes = line(from: 0) else {
-                throw CommandError("stdin ended before \(what[index]) (expected \(count) line\(count == 1 ? "" : "s")).")
+                throw CommandError(
+                    "stdin ended before \(what[index]) (expected \(count) line\(count == 1 ? "" : "s")).")
             }
             lines.append(try text(bytes, naming: what[index]))
         }
@@ -49,7 +50,8 @@ enum PasscodeReader {
     static func prompt(_ prompt: String) throws(CommandError) -> String {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw CommandError("there is no terminal to read the passcode from; pass it on stdin with --passcode-stdin.")
+            throw CommandError(
+                "there is no terminal to read the passcode from; pass it on stdin with --passcode-stdin.")
         }
         defer { close(fd) }
         write(fd, prompt)

@@ -1,11 +1,12 @@
 import ArgumentParser
+import Glibc
+import KioskCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Glibc
-import KioskCore
 
 struct ProfileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -86,9 +87,9 @@ enum ProfileFile {
             var stats = stat()
             let exists = stat(path, &stats) == 0
             let isDirectory = exists && stats.st_mode & S_IFMT == S_IFDIR
-            throw CommandError("\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
+            throw CommandError(
+                "\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
     }
 }
-

@@ -8,7 +8,9 @@ enum ProfileReport {
         lines.append("app          \(profile.app?.rawValue ?? "(any)")")
         if !profile.description.isEmpty { lines.append("description  \(profile.description)") }
         let b = profile.buttons
-        lines.append("buttons      power \(b.power.rawValue), volume \(b.volume.rawValue), home \(b.home.rawValue), keyboard \(b.keyboard.rawValue)")
+        lines.append(
+            "buttons      power \(b.power.rawValue), volume \(b.volume.rawValue), home \(b.home.rawValue), keyboard \(b.keyboard.rawValue)"
+        )
         lines.append("chords       escape chords \(b.escapeChords.rawValue)")
         lines.append("extra keys   \(b.extraLockedKeys.isEmpty ? "none" : b.extraLockedKeys.joined(separator: " "))")
         switch profile.touch.mode {
@@ -21,7 +23,9 @@ enum ProfileReport {
             case let .rect(x, y, width, height):
                 lines.append("  region     \(region.name): rect x \(x) y \(y) width \(width) height \(height)")
             case .polygon(let points):
-                lines.append("  region     \(region.name): polygon " + points.map { "(\($0.x), \($0.y))" }.joined(separator: " "))
+                lines.append(
+                    "  region     \(region.name): polygon " + points.map { "(\($0.x), \($0.y))" }.joined(separator: " ")
+                )
             }
         }
         if profile.presets.isEmpty { lines.append("presets      none") }
@@ -39,7 +43,10 @@ enum ProfileReport {
         } else {
             lines.append("exit gesture none (end with `kioskctl end`)")
         }
-        lines.append("passcode     " + (profile.passcodeHash.map { "hash in profile (\($0.prefix(4))…)" } ?? "the one set with `kioskctl passcode set`"))
+        lines.append(
+            "passcode     "
+                + (profile.passcodeHash.map { "hash in profile (\($0.prefix(4))…)" }
+                    ?? "the one set with `kioskctl passcode set`"))
         return lines.joined(separator: "\n") + "\n"
     }
 }

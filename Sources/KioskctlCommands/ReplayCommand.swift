@@ -24,7 +24,8 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "The profile whose session locks to apply.")
     var profile: String
 
-    @Flag(help: "Replay as after the session's time limit ran out: nothing is forwarded, only the exit gesture is seen.")
+    @Flag(
+        help: "Replay as after the session's time limit ran out: nothing is forwarded, only the exit gesture is seen.")
     var expired = false
 
     @Argument(help: "The recording (evemu or libinput record), or '-' for stdin.")
@@ -46,7 +47,9 @@ struct ReplayCommand: ParsableCommand {
             execvp("kioskctl-replay", &argv)
         }
         if errno == ENOENT {
-            printError("replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.")
+            printError(
+                "replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it."
+            )
         } else {
             printError("replay could not run kioskctl-replay: \(String(cString: strerror(errno))).")
         }
@@ -60,6 +63,7 @@ struct ReplayCommand: ParsableCommand {
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         let executable = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/kioskctl-replay"
+        return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            + "/kioskctl-replay"
     }
 }

@@ -18,7 +18,8 @@ struct AppsCommand: AsyncParsableCommand {
         let width = max(3, apps.map(\.id.count).max() ?? 0)
         var text = TextLayout.padded("APP", to: width) + "  RESTRICTIONS  DENIED\n"
         for app in apps {
-            text += TextLayout.padded(app.id, to: width) + "  " + TextLayout.rightAligned("\(app.restrictions)", in: 12)
+            text +=
+                TextLayout.padded(app.id, to: width) + "  " + TextLayout.rightAligned("\(app.restrictions)", in: 12)
                 + "  " + TextLayout.rightAligned("\(app.denied)", in: 6) + "\n"
         }
         Output.write(text)
@@ -72,7 +73,8 @@ struct RestrictionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restrictions",
         abstract: "List an app's restrictions: state, id, title, detail.",
-        discussion: "In the app's presentation order. Detail texts are wrapped to 80 columns and cut after 3 lines; --full shows them whole."
+        discussion:
+            "In the app's presentation order. Detail texts are wrapped to 80 columns and cut after 3 lines; --full shows them whole."
     )
 
     @OptionGroup var options: GlobalOptions
@@ -92,9 +94,12 @@ struct RestrictionsCommand: AsyncParsableCommand {
     func run() async throws {
         let list = try await options.run("list the restrictions of \(app)") { try await $0.listRestrictions(of: app) }
         if options.json {
-            return Output.json(RestrictionsJSON(app: app, restrictions: list.map {
-                RestrictionJSON(id: $0.id, state: $0.state.rawValue, title: $0.title, detail: $0.detail)
-            }))
+            return Output.json(
+                RestrictionsJSON(
+                    app: app,
+                    restrictions: list.map {
+                        RestrictionJSON(id: $0.id, state: $0.state.rawValue, title: $0.title, detail: $0.detail)
+                    }))
         }
         guard !list.isEmpty else { return Output.write("\(app) declares no restrictions.\n") }
         var text = ""

@@ -1,11 +1,12 @@
 import ArgumentParser
+import KioskClient
+import KioskCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import KioskClient
-import KioskCore
 
 struct StartCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,7 +39,9 @@ struct StartCommand: AsyncParsableCommand {
         // Another host's escape paths cannot be read from here; its admin runs start there.
         let escapePaths = options.host == nil ? EscapePaths.audit(root: escapePathsRoot) : nil
         if var json = summary?.json {
-            json.escapePaths = escapePaths?.map { EscapePathJSON(check: $0.check.rawValue, state: $0.state.rawValue, detail: $0.detail) }
+            json.escapePaths = escapePaths?.map {
+                EscapePathJSON(check: $0.check.rawValue, state: $0.state.rawValue, detail: $0.detail)
+            }
             return Output.json(json)
         }
         Output.write("Started a guided-access session with the profile \(profile).\n")
@@ -71,8 +74,10 @@ struct EndCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run("end the session") { manager in
-            let passcode = passcodeStdin ? try PasscodeReader.stdinLines(1, naming: ["the passcode"])[0]
-                                         : try PasscodeReader.prompt("Passcode: ")
+            let passcode =
+                passcodeStdin
+                ? try PasscodeReader.stdinLines(1, naming: ["the passcode"])[0]
+                : try PasscodeReader.prompt("Passcode: ")
             try await manager.endSession(passcode: passcode)
         }
         let summary = try await StatusSummary.readForJSON(options, after: "the session was ended")

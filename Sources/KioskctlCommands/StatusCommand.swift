@@ -1,18 +1,20 @@
 import ArgumentParser
+import Glibc
+import KioskClient
+import KioskCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Glibc
-import KioskClient
-import KioskCore
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the session and how many restrictions are denied.",
-        discussion: "The session state, its profile and deadline, the number of apps and of their restrictions, how many are denied, and kioskd's version."
+        discussion:
+            "The session state, its profile and deadline, the number of apps and of their restrictions, how many are denied, and kioskd's version."
     )
 
     @OptionGroup var options: GlobalOptions
@@ -45,8 +47,9 @@ struct StatusSummary {
     static func read(_ manager: KioskManager) async throws -> StatusSummary {
         let status = try await manager.status()
         let apps = try await AppCount.read(manager)
-        return StatusSummary(status: status, apps: apps.count, restrictions: apps.reduce(0) { $0 + $1.restrictions },
-                             denied: apps.reduce(0) { $0 + $1.denied })
+        return StatusSummary(
+            status: status, apps: apps.count, restrictions: apps.reduce(0) { $0 + $1.restrictions },
+            denied: apps.reduce(0) { $0 + $1.denied })
     }
 
     func text(now: Date) -> String {
@@ -88,10 +91,11 @@ struct StatusSummary {
     }
 
     var json: StatusJSON {
-        StatusJSON(sessionState: status.sessionState.rawValue, activeProfile: status.activeProfile,
-                   sessionDeadline: UInt64(max(0, status.sessionDeadline?.microseconds ?? 0)),
-                   sessionProblem: status.sessionProblem, apps: apps, restrictions: restrictions, denied: denied,
-                   version: status.version)
+        StatusJSON(
+            sessionState: status.sessionState.rawValue, activeProfile: status.activeProfile,
+            sessionDeadline: UInt64(max(0, status.sessionDeadline?.microseconds ?? 0)),
+            sessionProblem: status.sessionProblem, apps: apps, restrictions: restrictions, denied: denied,
+            version: status.version)
     }
 }
 

@@ -11,7 +11,8 @@ extension StringProtocol {
     /// `trimmingCharacters(in: .whitespacesAndNewlines)` did.
     func trimmed() -> String {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+            let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first...last])
     }
 }

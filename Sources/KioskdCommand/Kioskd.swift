@@ -1,12 +1,13 @@
 import ArgumentParser
+import KioskDaemon
+import Logging
+import SystemdKit
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import KioskDaemon
-import Logging
-import SystemdKit
 
 /// `kioskd`: parses the flags of DESIGN §7 and runs `KioskService`.
 struct Kioskd: ParsableCommand {
@@ -15,7 +16,9 @@ struct Kioskd: ParsableCommand {
         abstract: "Guided access for Linux kiosks: serves org.kioskd.GuidedAccess1 on the system bus."
     )
 
-    @Option(name: .customLong("state-dir"), help: "Where the state file lives (default: $STATE_DIRECTORY, else /var/lib/kioskd).")
+    @Option(
+        name: .customLong("state-dir"),
+        help: "Where the state file lives (default: $STATE_DIRECTORY, else /var/lib/kioskd).")
     var stateDirectory: String?
 
     @Option(name: .customLong("profile-dir"), help: "Where installed profiles live.")

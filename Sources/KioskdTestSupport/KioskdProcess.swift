@@ -42,8 +42,10 @@ public final class KioskdProcess: @unchecked Sendable {
     /// Starts kioskd (`--no-input` unless `input`), with `NOTIFY_SOCKET` and `WATCHDOG_USEC`
     /// only when given; with `waitForName`, returns once it owns its name (which it takes after
     /// the state is loaded and, with `input`, the devices are taken).
-    public func start(input: Bool = false, notify: NotifySocket? = nil, watchdog: Duration? = nil,
-                      waitForName: Bool = true, timeout: Duration = .seconds(60)) throws {
+    public func start(
+        input: Bool = false, notify: NotifySocket? = nil, watchdog: Duration? = nil,
+        waitForName: Bool = true, timeout: Duration = .seconds(60)
+    ) throws {
         var environment = bus.environment
         environment["NOTIFY_SOCKET"] = notify?.path
         environment.removeValue(forKey: "WATCHDOG_PID")
@@ -85,15 +87,19 @@ public final class KioskdProcess: @unchecked Sendable {
 
     /// A profile `name` for `app` that presets `deny` on each of `denied`, with the passcode
     /// "1234" and optionally a time limit (`"2s"`) with warnings.
-    public func writeTestProfile(_ name: String, app: String, denied: [String] = [],
-                                 timeLimit: String? = nil, warnings: [String] = []) throws {
+    public func writeTestProfile(
+        _ name: String, app: String, denied: [String] = [],
+        timeLimit: String? = nil, warnings: [String] = []
+    ) throws {
         var text = "app = \"\(app)\"\ndescription = \"A test session\"\n"
         if !denied.isEmpty {
             text += "[restrictions.\"\(app)\"]\n" + denied.map { "\"\($0)\" = \"deny\"\n" }.joined()
         }
         if let timeLimit {
             text += "[session]\ntime-limit = \"\(timeLimit)\"\n"
-            if !warnings.isEmpty { text += "warnings = [" + warnings.map { "\"\($0)\"" }.joined(separator: ", ") + "]\n" }
+            if !warnings.isEmpty {
+                text += "warnings = [" + warnings.map { "\"\($0)\"" }.joined(separator: ", ") + "]\n"
+            }
         }
         text += "[passcode]\nhash = \"\(Self.passcodeHash)\"\n"
         try writeProfile(name, text)

@@ -1,6 +1,6 @@
 import CEvdev
-import KioskInput
 import Glibc
+import KioskInput
 import SystemdKit
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
@@ -52,7 +52,9 @@ public final class EvdevDevice {
     ///
     /// The corresponding C calls are `libevdev_free` and `libevdev_new_from_fd`.
     public func reload() throws(EvdevError) {
-        guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: EBADF), path: path, operation: "libevdev_new_from_fd") }
+        guard fileDescriptor >= 0 else {
+            throw EvdevError(Errno(rawValue: EBADF), path: path, operation: "libevdev_new_from_fd")
+        }
         let fresh: OpaquePointer
         do {
             fresh = try Libevdev.newDevice(fd: fileDescriptor)
@@ -236,8 +238,10 @@ public final class EvdevDevice {
         var state = DeviceState()
         guard let dev else { return state }
         if libevdev_has_event_type(dev, UInt32(EV.key)) != 0 {
-            for code in 0...UInt32(KEY.max) where libevdev_has_event_code(dev, UInt32(EV.key), code) != 0
-                && libevdev_get_event_value(dev, UInt32(EV.key), code) != 0 {
+            for code in 0...UInt32(KEY.max)
+            where libevdev_has_event_code(dev, UInt32(EV.key), code) != 0
+                && libevdev_get_event_value(dev, UInt32(EV.key), code) != 0
+            {
                 state.keysDown.insert(UInt16(code))
             }
         }
@@ -250,7 +254,8 @@ public final class EvdevDevice {
                 $0 != UInt32(ABS.mtTrackingID) && libevdev_has_event_code(dev, UInt32(EV.abs), $0) != 0
             }
             for slot in 0..<UInt32(slots) {
-                var slotState = DeviceState.Slot(trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS.mtTrackingID)))
+                var slotState = DeviceState.Slot(
+                    trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS.mtTrackingID)))
                 for code in axes { slotState.axes[UInt16(code)] = libevdev_get_slot_value(dev, slot, code) }
                 state.slots.append(slotState)
             }

@@ -60,7 +60,8 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
         case .busy:
             return "\(path) is busy: \(operation) failed with \(reason); another process holds the grab."
         case .permissionDenied:
-            return "\(path) is not accessible: \(operation) failed with \(reason); kioskd needs root or the input group."
+            return
+                "\(path) is not accessible: \(operation) failed with \(reason); kioskd needs root or the input group."
         case .notFound:
             return "\(path) does not exist: \(operation) failed with \(reason)."
         case .notInputDevice:

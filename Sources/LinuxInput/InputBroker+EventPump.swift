@@ -31,7 +31,8 @@ extension InputBroker {
                 // The events end with SYN_DROPPED; libevdev consumed what followed it and read
                 // the device's state, which ends the dropped stretch in the filter.
                 filter.resync(device: id, to: node.evdev.state, into: &output)
-                logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
+                logger.info(
+                    "The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
             }
             flush()
             if exitRequested { onExitRequested?() }
@@ -43,7 +44,8 @@ extension InputBroker {
     func flush() {
         for frame in output.frames {
             guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
-                  let clone = node.clone else { continue }
+                let clone = node.clone
+            else { continue }
             do {
                 try clone.write(frame: output.events(of: frame))
             } catch {
@@ -64,8 +66,9 @@ extension InputBroker {
         } catch {
             node.feedback?.cancel()
             node.feedback = nil
-            logger.error("Could not read LED requests from an input device's clone; LEDs stay as they are",
-                         metadata: node.metadata.adding(error))
+            logger.error(
+                "Could not read LED requests from an input device's clone; LEDs stay as they are",
+                metadata: node.metadata.adding(error))
             return
         }
         for event in feedback where event.type == EV.led {

@@ -26,7 +26,8 @@ extension InputBroker {
         /// The node as status shows it, if it is brokered.
         var summary: BrokeredDevice? {
             guard let clone else { return nil }
-            return BrokeredDevice(path: evdev.path, syspath: device.syspath, name: description.name, clonePath: clone.devnode)
+            return BrokeredDevice(
+                path: evdev.path, syspath: device.syspath, name: description.name, clonePath: clone.devnode)
         }
 
         var metadata: Logger.Metadata {
@@ -54,29 +55,42 @@ extension InputBroker {
         }
 
         /// What `notice` says at this step: its level, its words and their metadata.
-        func line(_ notice: NodeLifecycle<Device>.Notice, _ metadata: Logger.Metadata)
-            -> (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata) {
+        func line(
+            _ notice: NodeLifecycle<Device>.Notice, _ metadata: Logger.Metadata
+        )
+            -> (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)
+        {
             switch notice {
             case .escapingLocks(let reason):
-                let words = self == .clone ? notBrokered : "\(failure); its events escape the session's locks until kioskd can take it"
+                let words =
+                    self == .clone
+                    ? notBrokered : "\(failure); its events escape the session's locks until kioskd can take it"
                 return (.error, words, metadata.retrying(reason))
             case .notBrokered(let reason): return (.warning, notBrokered, metadata.retrying(reason))
-            case .stillNotBrokered(let reason): return (.debug, "Tried an input device again; it is still not brokered", metadata.retrying(reason))
+            case .stillNotBrokered(let reason):
+                return (.debug, "Tried an input device again; it is still not brokered", metadata.retrying(reason))
             case .tookGrab: return (.info, "Took the grab of an input device another process had held", metadata)
             case .heldSilent: return (.error, "\(failure); it is held silent until the session ends", metadata)
             case .releasedToRetry: return (.error, "\(failure); it is released and tried again later", metadata)
             case .removed: return (.info, "Input device removed", metadata)
-            case .releasedNothingToLock: return (.info, "Input device changed and has nothing a profile locks; released", metadata)
+            case .releasedNothingToLock:
+                return (.info, "Input device changed and has nothing a profile locks; released", metadata)
             case .releasedHeld(let count, let retried):
-                return (.warning, retried ? "Released the input devices held silent during the session; they are tried again"
-                                          : "Released the input devices held silent during the session",
-                        ["device.count": "\(count)"])
+                return (
+                    .warning,
+                    retried
+                        ? "Released the input devices held silent during the session; they are tried again"
+                        : "Released the input devices held silent during the session",
+                    ["device.count": "\(count)"]
+                )
             }
         }
 
         /// Not brokered, outside a session.
         private var notBrokered: Logger.Message {
-            self == .busy ? "\(failure); kioskd takes it once it is released" : "\(failure); it is not brokered, and tried again later"
+            self == .busy
+                ? "\(failure); kioskd takes it once it is released"
+                : "\(failure); it is not brokered, and tried again later"
         }
     }
 }

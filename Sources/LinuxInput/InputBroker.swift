@@ -60,8 +60,10 @@ public final class InputBroker {
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
-    public init(loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput",
-                monitorBufferSize: Int = 8 << 20) {
+    public init(
+        loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput",
+        monitorBufferSize: Int = 8 << 20
+    ) {
         self.loop = loop
         self.logger = logger
         self.uinputPath = uinputPath
@@ -90,13 +92,16 @@ public final class InputBroker {
     /// (see ``SystemdKit/DeviceMonitor`` and ``SystemdKit/DeviceEnumerator``).
     public func start() {
         do {
-            monitor = try DeviceMonitor(subsystem: "input", loop: loop, receiveBufferSize: monitorBufferSize,
-                                        onOverflow: { [unowned self] lost in monitorOverflowed(lost: lost) }) { [unowned self] device in
+            monitor = try DeviceMonitor(
+                subsystem: "input", loop: loop, receiveBufferSize: monitorBufferSize,
+                onOverflow: { [unowned self] lost in monitorOverflowed(lost: lost) }
+            ) { [unowned self] device in
                 deviceChanged(device)
             }
         } catch {
-            logger.error("Could not monitor input devices; devices plugged in later are not brokered",
-                         metadata: ["error": "\(error)"])
+            logger.error(
+                "Could not monitor input devices; devices plugged in later are not brokered",
+                metadata: ["error": "\(error)"])
         }
         for device in listDevices() ?? [] where isEventNode(device) { perform(lifecycle.added(device)) }
     }
@@ -139,9 +144,11 @@ public final class InputBroker {
     private func isEventNode(_ device: Device) -> Bool { device.sysname.hasPrefix("event") && device.devnode != nil }
 
     private func deviceChanged(_ device: Device) {
-        logger.trace("Input device uevent", metadata: [
-            "device.syspath": "\(device.syspath)", "device.action": "\(device.action?.rawValue ?? "?")",
-        ])
+        logger.trace(
+            "Input device uevent",
+            metadata: [
+                "device.syspath": "\(device.syspath)", "device.action": "\(device.action?.rawValue ?? "?")",
+            ])
         switch device.action {
         case .add? where isEventNode(device):
             perform(lifecycle.added(device))
@@ -157,8 +164,9 @@ public final class InputBroker {
     /// The kernel dropped uevents the monitor had no room for: list the devices again (a
     /// brokered node whose `remove` was lost reads `ENODEV` and is released then).
     private func monitorOverflowed(lost: UInt32) {
-        logger.warning("The udev monitor dropped input device events; listing the input devices again",
-                       metadata: ["monitor.lost": "\(lost)"])
+        logger.warning(
+            "The udev monitor dropped input device events; listing the input devices again",
+            metadata: ["monitor.lost": "\(lost)"])
         guard let listed = listDevices() else { return }
         perform(lifecycle.relisted(listed.filter(isEventNode), at: now))
     }
@@ -209,7 +217,8 @@ public final class InputBroker {
         if let expected = device.devnum, evdev.deviceNumber != expected {
             // A late add whose path now names a newer device: that one has its own add.
             evdev.close()
-            logger.debug("Input device gone before it could be opened; its path names another device now", metadata: metadata)
+            logger.debug(
+                "Input device gone before it could be opened; its path names another device now", metadata: metadata)
             return perform(lifecycle.vanished(syspath))
         }
         let description = evdev.deviceDescription
@@ -224,15 +233,17 @@ public final class InputBroker {
         do {
             try evdev.useMonotonicClock()  // the clock uinput compares forwarded timestamps with
         } catch {
-            logger.debug("Could not stamp an input device's events with the monotonic clock", metadata: metadata.adding(error))
+            logger.debug(
+                "Could not stamp an input device's events with the monotonic clock", metadata: metadata.adding(error))
         }
         do {
             try evdev.grab()
         } catch {
             evdev.close()
             let busy = error.code == .busy
-            return perform(lifecycle.attemptFailed(syspath, busy ? .busy : .failed, at: now), busy ? .busy : .grab,
-                           metadata.adding(error))
+            return perform(
+                lifecycle.attemptFailed(syspath, busy ? .busy : .failed, at: now), busy ? .busy : .grab,
+                metadata.adding(error))
         }
         perform(lifecycle.grabbed(syspath), .grab, metadata)
         let node = Node(device: device, evdev: evdev, description: description)
@@ -259,8 +270,9 @@ public final class InputBroker {
         } catch {
             return perform(lifecycle.failed(device.syspath, at: now), .reload, node.metadata.adding(error))
         }
-        let change = BrokerChange(old: node.description, oldCalibration: node.device.calibrationMatrix,
-                                  new: node.evdev.deviceDescription, newCalibration: device.calibrationMatrix)
+        let change = BrokerChange(
+            old: node.description, oldCalibration: node.device.calibrationMatrix,
+            new: node.evdev.deviceDescription, newCalibration: device.calibrationMatrix)
         perform(lifecycle.judged(device, change), .change, node.metadata)
     }
 
@@ -304,17 +316,20 @@ public final class InputBroker {
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
         nodesByID[id.rawValue] = node
         do {
-            node.input = try loop.addIO(fd: node.evdev.fileDescriptor, events: .readable) { [unowned self, unowned node] _ in
+            node.input = try loop.addIO(fd: node.evdev.fileDescriptor, events: .readable) {
+                [unowned self, unowned node] _ in
                 readInput(node)
             }
-            node.feedback = try loop.addIO(fd: clone.fileDescriptor, events: .readable) { [unowned self, unowned node] _ in
+            node.feedback = try loop.addIO(fd: clone.fileDescriptor, events: .readable) {
+                [unowned self, unowned node] _ in
                 readFeedback(node)
             }
         } catch {
             return perform(lifecycle.failed(node.device.syspath, at: now), .watch, metadata.adding(error))
         }
         perform(lifecycle.brokered(node.device))
-        logger.info("Brokering an input device", metadata: metadata.merging(["device.clone": "\(clone.devnode ?? "?")"]) { $1 })
+        logger.info(
+            "Brokering an input device", metadata: metadata.merging(["device.clone": "\(clone.devnode ?? "?")"]) { $1 })
         if let summary = node.summary { onDeviceBrokered?(summary) }
     }
 
@@ -345,8 +360,9 @@ public final class InputBroker {
     private func calibration(of device: Device, _ metadata: Logger.Metadata) -> CalibrationMatrix? {
         guard let text = device.calibrationMatrix else { return nil }
         guard let matrix = CalibrationMatrix(udevProperty: text) else {
-            logger.warning("Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six numbers",
-                           metadata: metadata.merging(["device.calibration": "\(text)"]) { $1 })
+            logger.warning(
+                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six numbers",
+                metadata: metadata.merging(["device.calibration": "\(text)"]) { $1 })
             return nil
         }
         return matrix
@@ -362,8 +378,9 @@ public final class InputBroker {
                 }
             }
         } catch {
-            logger.error("Could not arm the timer that retries input devices; they are tried again on the next policy change",
-                         metadata: ["error": "\(error)"])
+            logger.error(
+                "Could not arm the timer that retries input devices; they are tried again on the next policy change",
+                metadata: ["error": "\(error)"])
         }
     }
 }

@@ -6,8 +6,9 @@ import KioskInput
 
 extension InputEvent {
     init(_ event: input_event) {
-        self.init(seconds: Int(event.time.tv_sec), microseconds: Int(event.time.tv_usec),
-                  type: event.type, code: event.code, value: event.value)
+        self.init(
+            seconds: Int(event.time.tv_sec), microseconds: Int(event.time.tv_usec),
+            type: event.type, code: event.code, value: event.value)
     }
 
     var cValue: input_event {

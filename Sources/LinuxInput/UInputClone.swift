@@ -1,6 +1,6 @@
 import CEvdev
-import KioskInput
 import Glibc
+import KioskInput
 import SystemdKit
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
@@ -82,15 +82,18 @@ public final class UInputClone {
     /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
     /// Its axes start where the source's are now.
     public convenience init(cloning source: EvdevDevice, uinputPath: String = "/dev/uinput") throws(EvdevError) {
-        try self.init(description: Self.cloneDescription(of: source.deviceDescription), axisValues: source.axisValues,
-                      uinputPath: uinputPath)
+        try self.init(
+            description: Self.cloneDescription(of: source.deviceDescription), axisValues: source.axisValues,
+            uinputPath: uinputPath)
     }
 
     /// Creates a uinput device exactly as `description` describes it, its absolute axes at
     /// `axisValues` (0 for those left out). kioskd uses ``init(cloning:uinputPath:)``; tests
     /// build fake physical devices with this.
-    public init(description: DeviceDescription, axisValues: [UInt16: Int32] = [:],
-                uinputPath: String = "/dev/uinput") throws(EvdevError) {
+    public init(
+        description: DeviceDescription, axisValues: [UInt16: Int32] = [:],
+        uinputPath: String = "/dev/uinput"
+    ) throws(EvdevError) {
         self.uinputPath = uinputPath
         let template: OpaquePointer
         do {
@@ -139,7 +142,9 @@ public final class UInputClone {
     /// The corresponding C call is `write(2)` on the uinput fd
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
     public func write(frame: some Collection<InputEvent>) throws(EvdevError) {
-        guard fileDescriptor >= 0 else { throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write") }
+        guard fileDescriptor >= 0 else {
+            throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write")
+        }
         buffer.removeAll(keepingCapacity: true)
         for event in frame { buffer.append(event.cValue) }
         if !(buffer.last.map { $0.type == EV.syn && $0.code == SYN.report } ?? false) {
@@ -160,8 +165,10 @@ public final class UInputClone {
     @discardableResult
     public func readFeedback(into events: inout [InputEvent]) throws(EvdevError) -> Int {
         guard fileDescriptor >= 0 else { return 0 }
-        var chunk = (input_event(), input_event(), input_event(), input_event(),
-                     input_event(), input_event(), input_event(), input_event())
+        var chunk = (
+            input_event(), input_event(), input_event(), input_event(),
+            input_event(), input_event(), input_event(), input_event()
+        )
         var total = 0
         do {
             while true {
@@ -180,7 +187,9 @@ public final class UInputClone {
     }
 
     // A libevdev description of `description` for libevdev_uinput_create_from_device.
-    private static func template(for description: DeviceDescription, axisValues: [UInt16: Int32]) throws(Errno) -> OpaquePointer {
+    private static func template(
+        for description: DeviceDescription, axisValues: [UInt16: Int32]
+    ) throws(Errno) -> OpaquePointer {
         let dev = try Libevdev.newBlankDevice()
         do {
             libevdev_set_name(dev, uinputName(description.name))
@@ -194,8 +203,9 @@ public final class UInputClone {
                     switch type {
                     case EV.abs:
                         let axis = description.absInfo[code] ?? DeviceDescription.AbsInfo(minimum: 0, maximum: 0)
-                        var abs = input_absinfo(value: axisValues[code] ?? 0, minimum: axis.minimum, maximum: axis.maximum,
-                                                fuzz: axis.fuzz, flat: axis.flat, resolution: axis.resolution)
+                        var abs = input_absinfo(
+                            value: axisValues[code] ?? 0, minimum: axis.minimum, maximum: axis.maximum,
+                            fuzz: axis.fuzz, flat: axis.flat, resolution: axis.resolution)
                         try Libevdev.enable(dev, type: UInt32(type), code: UInt32(code), data: &abs)
                     case EV.rep:
                         var value: Int32 = code == REP.delay ? 250 : 33

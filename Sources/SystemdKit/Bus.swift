@@ -60,7 +60,9 @@ public final class Bus: @unchecked Sendable {
     // MARK: messages
 
     /// A method call to fill and send. `sd_bus_message_new_method_call`.
-    public func makeMethodCall(destination: String?, path: String, interface: String?, member: String) throws(Errno) -> Message {
+    public func makeMethodCall(
+        destination: String?, path: String, interface: String?, member: String
+    ) throws(Errno) -> Message {
         var m: OpaquePointer?
         try Errno.check(sd_bus_message_new_method_call(handle, &m, destination, path, interface, member))
         return Message(adopting: m!)
@@ -98,21 +100,25 @@ public final class Bus: @unchecked Sendable {
     /// Sends `call` and calls `completion` on the loop with the reply, or the error (a `BusError`
     /// for an error reply, an `Errno` when the call could not be made or timed out).
     /// The corresponding C call is `sd_bus_call_async`; the slot floats, owned by the bus.
-    public func callAsync(_ call: Message, timeout: Duration? = nil,
-                          completion: @escaping (Result<Message, any Error>) -> Void) throws(Errno) {
+    public func callAsync(
+        _ call: Message, timeout: Duration? = nil,
+        completion: @escaping (Result<Message, any Error>) -> Void
+    ) throws(Errno) {
         let box = Unmanaged.passRetained(CallBox(completion)).toOpaque()
         var slot: OpaquePointer?
-        let r = sd_bus_call_async(handle, &slot, call.handle, { m, userdata, _ in
-            let box = Unmanaged<CallBox>.fromOpaque(userdata!).takeUnretainedValue()
-            let reply = Message(retaining: m!)
-            if let error = reply.error {
-                // A local timeout/disconnect arrives as a synthesized error reply.
-                box.completion(.failure(error))
-            } else {
-                box.completion(.success(reply))
-            }
-            return 1
-        }, box, timeout?.microseconds ?? 0)
+        let r = sd_bus_call_async(
+            handle, &slot, call.handle,
+            { m, userdata, _ in
+                let box = Unmanaged<CallBox>.fromOpaque(userdata!).takeUnretainedValue()
+                let reply = Message(retaining: m!)
+                if let error = reply.error {
+                    // A local timeout/disconnect arrives as a synthesized error reply.
+                    box.completion(.failure(error))
+                } else {
+                    box.completion(.success(reply))
+                }
+                return 1
+            }, box, timeout?.microseconds ?? 0)
         guard r >= 0, let slot else {
             Unmanaged<CallBox>.fromOpaque(box).release()
             throw Errno(rawValue: -r)
@@ -127,18 +133,22 @@ public final class Bus: @unchecked Sendable {
     /// Calls a method and returns the reply's values. Callable from any task: builds, sends and
     /// decodes on the loop thread. Throws `BusError` for an error reply.
     /// The corresponding C call is `sd_bus_call_async`.
-    public func call(destination: String?, path: String, interface: String?, member: String,
-                     arguments: [DBusValue] = [], timeout: Duration? = nil) async throws -> [DBusValue] {
+    public func call(
+        destination: String?, path: String, interface: String?, member: String,
+        arguments: [DBusValue] = [], timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
         guard let loop else { throw Errno.notConnected }
         return try await withCheckedThrowingContinuation { continuation in
             loop.execute { [self] in
                 do {
-                    let m = try makeMethodCall(destination: destination, path: path, interface: interface, member: member)
+                    let m = try makeMethodCall(
+                        destination: destination, path: path, interface: interface, member: member)
                     try m.append(arguments)
                     try callAsync(m, timeout: timeout) { result in
-                        continuation.resume(with: result.flatMap { reply in
-                            Result { try reply.readAll() }
-                        })
+                        continuation.resume(
+                            with: result.flatMap { reply in
+                                Result { try reply.readAll() }
+                            })
                     }
                 } catch {
                     continuation.resume(throwing: error)
@@ -167,20 +177,25 @@ public final class Bus: @unchecked Sendable {
     /// released. `installed` is called on the loop once the bus has the match (no signal after it
     /// is missed), or with the error. nil fields match anything.
     /// The corresponding C call is `sd_bus_match_signal_async`.
-    public func matchSignal(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil,
-                            installed: ((Result<Void, BusError>) -> Void)? = nil,
-                            _ handler: @escaping (Message) -> Void) throws(Errno) -> BusSlot {
+    public func matchSignal(
+        sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil,
+        installed: ((Result<Void, BusError>) -> Void)? = nil,
+        _ handler: @escaping (Message) -> Void
+    ) throws(Errno) -> BusSlot {
         let box = Unmanaged.passRetained(MatchBox(handler, installed: installed)).toOpaque()
         var slot: OpaquePointer?
-        let r = sd_bus_match_signal_async(handle, &slot, sender, path, interface, member, { m, userdata, _ in
-            Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
-            return 0
-        }, { m, userdata, _ in
-            let box = Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue()
-            let reply = Message(retaining: m!)
-            box.installed?(reply.error.map { .failure($0) } ?? .success(()))
-            return 0
-        }, box)
+        let r = sd_bus_match_signal_async(
+            handle, &slot, sender, path, interface, member,
+            { m, userdata, _ in
+                Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
+                return 0
+            },
+            { m, userdata, _ in
+                let box = Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue()
+                let reply = Message(retaining: m!)
+                box.installed?(reply.error.map { .failure($0) } ?? .success(()))
+                return 0
+            }, box)
         return try Self.matchSlot(r, slot, box: box)
     }
 
@@ -189,16 +204,20 @@ public final class Bus: @unchecked Sendable {
     public func addMatch(rule: String, _ handler: @escaping (Message) -> Void) throws(Errno) -> BusSlot {
         let box = Unmanaged.passRetained(MatchBox(handler, installed: nil)).toOpaque()
         var slot: OpaquePointer?
-        let r = sd_bus_add_match_async(handle, &slot, rule, { m, userdata, _ in
-            Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
-            return 0
-        }, nil, box)
+        let r = sd_bus_add_match_async(
+            handle, &slot, rule,
+            { m, userdata, _ in
+                Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
+                return 0
+            }, nil, box)
         return try Self.matchSlot(r, slot, box: box)
     }
 
     /// The slot of a match just added with `box` as its userdata: the box lives as long as the
     /// slot (released by the slot's destroy callback), or is released now if adding failed.
-    private static func matchSlot(_ r: Int32, _ slot: OpaquePointer?, box: UnsafeMutableRawPointer) throws(Errno) -> BusSlot {
+    private static func matchSlot(
+        _ r: Int32, _ slot: OpaquePointer?, box: UnsafeMutableRawPointer
+    ) throws(Errno) -> BusSlot {
         guard r >= 0, let slot else {
             Unmanaged<MatchBox>.fromOpaque(box).release()
             throw Errno(rawValue: -r)
@@ -215,18 +234,20 @@ public final class Bus: @unchecked Sendable {
     /// asked of the bus driver without blocking. `completion` runs on the loop.
     /// The corresponding call is `org.freedesktop.DBus.GetConnectionUnixUser` via `sd_bus_call_async`.
     public func unixUser(ofName name: String, completion: @escaping (Result<UInt32, any Error>) -> Void) throws(Errno) {
-        let m = try makeMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                   interface: "org.freedesktop.DBus", member: "GetConnectionUnixUser")
+        let m = try makeMethodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "GetConnectionUnixUser")
         try m.append(.string(name))
         try callAsync(m) { result in
-            completion(result.flatMap { reply in
-                Result {
-                    guard let uid = try reply.read(signature: "u").first, case .uint32(let v) = uid else {
-                        throw BusError.invalidArgs("GetConnectionUnixUser returned no uid.")
+            completion(
+                result.flatMap { reply in
+                    Result {
+                        guard let uid = try reply.read(signature: "u").first, case .uint32(let v) = uid else {
+                            throw BusError.invalidArgs("GetConnectionUnixUser returned no uid.")
+                        }
+                        return v
                     }
-                    return v
-                }
-            })
+                })
         }
     }
 }

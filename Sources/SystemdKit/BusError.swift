@@ -38,8 +38,9 @@ extension BusError {
     init(_ error: UnsafePointer<sd_bus_error>, fallback: Errno? = nil) {
         let name = error.pointee.name.map { String(cString: $0) }
         let message = error.pointee.message.map { String(cString: $0) }
-        self.init(name: name ?? BusError.failed,
-                  message: message ?? fallback?.description ?? "")
+        self.init(
+            name: name ?? BusError.failed,
+            message: message ?? fallback?.description ?? "")
     }
 
     /// Writes this error into the `sd_bus_error` sd-bus hands a handler, and returns the

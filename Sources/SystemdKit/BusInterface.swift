@@ -59,8 +59,10 @@ public struct BusMethod {
     public var handler: (MethodCall) throws -> MethodReply
 
     /// `in`/`out` pair a signature with each argument's name, e.g. `[("s", "app_id"), ("a(sss)", "restrictions")]`.
-    public init(_ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
-                flags: BusMemberFlags = [.unprivileged], handler: @escaping (MethodCall) throws -> MethodReply) {
+    public init(
+        _ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
+        flags: BusMemberFlags = [.unprivileged], handler: @escaping (MethodCall) throws -> MethodReply
+    ) {
         self.name = name
         inSignature = inArgs.map(\.0).joined()
         inNames = inArgs.map(\.1)
@@ -93,8 +95,10 @@ public struct BusProperty {
     public var flags: BusMemberFlags
     public var get: () throws -> DBusValue
 
-    public init(_ name: String, _ signature: String, flags: BusMemberFlags = [.emitsChange],
-                get: @escaping () throws -> DBusValue) {
+    public init(
+        _ name: String, _ signature: String, flags: BusMemberFlags = [.emitsChange],
+        get: @escaping () throws -> DBusValue
+    ) {
         self.name = name
         self.signature = signature
         self.flags = flags

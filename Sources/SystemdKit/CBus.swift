@@ -147,7 +147,8 @@ enum CBus {
     // MARK: helpers
 
     /// A NULL-terminated `char **` valid for the duration of `body`.
-    static func withStrv<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    static func withStrv<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R
+    {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
         return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }

@@ -33,8 +33,10 @@ extension Device {
             properties: properties)
     }
 
-    private static func string(_ device: OpaquePointer,
-                               _ get: (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32) -> String? {
+    private static func string(
+        _ device: OpaquePointer,
+        _ get: (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    ) -> String? {
         var text: UnsafePointer<CChar>?
         guard get(device, &text) >= 0, let text else { return nil }
         return String(cString: text)

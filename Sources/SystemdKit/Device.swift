@@ -28,8 +28,10 @@ public struct Device: Hashable, Sendable {
     /// Every property: the uevent's (`DEVNAME`, `SUBSYSTEM`, …) and what udev rules and hwdb added.
     public var properties: [String: String]
 
-    public init(syspath: String, sysname: String, subsystem: String? = nil, devnode: String? = nil, devnum: UInt64? = nil,
-                action: Action? = nil, isInitialized: Bool = true, properties: [String: String] = [:]) {
+    public init(
+        syspath: String, sysname: String, subsystem: String? = nil, devnode: String? = nil, devnum: UInt64? = nil,
+        action: Action? = nil, isInitialized: Bool = true, properties: [String: String] = [:]
+    ) {
         self.syspath = syspath
         self.sysname = sysname
         self.subsystem = subsystem

@@ -53,9 +53,11 @@ public final class DeviceMonitor {
     /// `sd_device_monitor_filter_add_match_subsystem_devtype`, `sd_device_monitor_attach_event`
     /// and `sd_device_monitor_start`; for overflows, `sd_event_source_get_io_fd`, `dup(2)`,
     /// `sd_event_add_io` with `SD_EVENT_PRIORITY_IMPORTANT`, and `getsockopt(SO_MEMINFO)`.
-    public init(subsystem: String, devtype: String? = nil, loop: EventLoop, receiveBufferSize: Int = 8 << 20,
-                onOverflow: ((_ lost: UInt32) -> Void)? = nil,
-                _ handler: @escaping (Device) -> Void) throws(Errno) {
+    public init(
+        subsystem: String, devtype: String? = nil, loop: EventLoop, receiveBufferSize: Int = 8 << 20,
+        onOverflow: ((_ lost: UInt32) -> Void)? = nil,
+        _ handler: @escaping (Device) -> Void
+    ) throws(Errno) {
         box = HandlerBox(handler, onOverflow: onOverflow)
         var monitor: OpaquePointer?
         try Errno.check(sd_device_monitor_new(&monitor))
@@ -65,14 +67,17 @@ public final class DeviceMonitor {
             _ = sd_device_monitor_set_receive_buffer_size(monitor, receiveBufferSize)
             try Errno.check(sd_device_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, devtype))
             try Errno.check(sd_device_monitor_attach_event(monitor, loop.handle))
-            try Errno.check(sd_device_monitor_start(monitor, { _, device, userdata in
-                guard let device, let userdata, let snapshot = Device(device) else { return 0 }
-                let box = Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue()
-                // A message that arrived while this one was queued may have been dropped.
-                box.checkDrops()
-                box.handler(snapshot)
-                return 0
-            }, Unmanaged.passUnretained(box).toOpaque()))
+            try Errno.check(
+                sd_device_monitor_start(
+                    monitor,
+                    { _, device, userdata in
+                        guard let device, let userdata, let snapshot = Device(device) else { return 0 }
+                        let box = Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue()
+                        // A message that arrived while this one was queued may have been dropped.
+                        box.checkDrops()
+                        box.handler(snapshot)
+                        return 0
+                    }, Unmanaged.passUnretained(box).toOpaque()))
             if onOverflow != nil { try watchOverflows(loop: loop) }
         } catch {
             stop()
@@ -94,10 +99,13 @@ public final class DeviceMonitor {
         box.drops = Self.drops(overflowFD) ?? 0
         box.socket = overflowFD
         var source: OpaquePointer?
-        try Errno.check(sd_event_add_io(loop.handle, &source, overflowFD, UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue), { _, _, _, userdata in
-            Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().checkDrops()
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_io(
+                loop.handle, &source, overflowFD, UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue),
+                { _, _, _, userdata in
+                    Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().checkDrops()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         overflowWatch = source
         try Errno.check(sd_event_source_set_priority(source, Int64(SD_EVENT_PRIORITY_IMPORTANT)))
     }

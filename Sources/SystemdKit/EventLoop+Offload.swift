@@ -9,8 +9,10 @@ extension EventLoop {
     /// ran, so no sd-bus reference count is touched on `queue`'s thread. Only `work` and its
     /// `Sendable` result cross threads. Call on the loop thread. If the loop stops first,
     /// `completion` never runs.
-    public func offload<T: Sendable>(to queue: DispatchQueue, _ work: @escaping @Sendable () -> T,
-                                     then completion: @escaping (T) -> Void) {
+    public func offload<T: Sendable>(
+        to queue: DispatchQueue, _ work: @escaping @Sendable () -> T,
+        then completion: @escaping (T) -> Void
+    ) {
         let box = UnsafeSendable(Unmanaged.passRetained(CompletionBox(completion)).toOpaque())
         queue.async {
             let result = work()

@@ -40,12 +40,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         wakeFD = fd
         let me = Unmanaged.passUnretained(self).toOpaque()
         var source: OpaquePointer?
-        let r = sd_event_add_io(e, &source, fd, UInt32(EPOLLIN.rawValue), { _, fd, _, userdata in
-            var count: UInt64 = 0
-            _ = read(fd, &count, 8)
-            Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainJobs()
-            return 0
-        }, me)
+        let r = sd_event_add_io(
+            e, &source, fd, UInt32(EPOLLIN.rawValue),
+            { _, fd, _, userdata in
+                var count: UInt64 = 0
+                _ = read(fd, &count, 8)
+                Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainJobs()
+                return 0
+            }, me)
         // Every property is set by now, so a throw runs deinit, which closes the fd and unrefs
         // the loop: doing it here too would close and unref twice.
         guard r >= 0 else { throw Errno(rawValue: -r) }
@@ -76,14 +78,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         let start = ThreadStart(loop: self)
         let box = Unmanaged.passRetained(start).toOpaque()
         var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { arg in
-            let start = Unmanaged<ThreadStart>.fromOpaque(arg!).takeRetainedValue()
-            let loop = start.loop
-            loop.thread.store(UInt(pthread_self()), ordering: .sequentiallyConsistent)
-            start.started.store(true, ordering: .sequentiallyConsistent)
-            _ = try? loop.run()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &tid, nil,
+            { arg in
+                let start = Unmanaged<ThreadStart>.fromOpaque(arg!).takeRetainedValue()
+                let loop = start.loop
+                loop.thread.store(UInt(pthread_self()), ordering: .sequentiallyConsistent)
+                start.started.store(true, ordering: .sequentiallyConsistent)
+                _ = try? loop.run()
+                return nil
+            }, box)
         guard rc == 0 else {
             Unmanaged<ThreadStart>.fromOpaque(box).release()
             throw Errno(rawValue: rc)

@@ -91,43 +91,57 @@ private final class PlainBox {
 extension EventLoop {
     /// Calls `handler` whenever `fd` has one of `events`. The fd stays the caller's.
     /// The corresponding C call is `sd_event_add_io`.
-    public func addIO(fd: Int32, events: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws(Errno) -> EventSource {
+    public func addIO(fd: Int32, events: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws(Errno) -> EventSource
+    {
         let box = IOBox(handler)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_io(handle, &s, fd, events.rawValue, { _, _, revents, userdata in
-            Unmanaged<IOBox>.fromOpaque(userdata!).takeUnretainedValue().handler(IOEvents(rawValue: revents))
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_io(
+                handle, &s, fd, events.rawValue,
+                { _, _, revents, userdata in
+                    Unmanaged<IOBox>.fromOpaque(userdata!).takeUnretainedValue().handler(IOEvents(rawValue: revents))
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 
     /// Calls `handler` `delay` from now on `clock`, then every `repeating` if given.
     /// The corresponding C call is `sd_event_add_time_relative`.
-    public func addTimer(clock: LoopClock = .monotonic, after delay: Duration, accuracy: Duration = .milliseconds(1),
-                         repeating: Duration? = nil, _ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+    public func addTimer(
+        clock: LoopClock = .monotonic, after delay: Duration, accuracy: Duration = .milliseconds(1),
+        repeating: Duration? = nil, _ handler: @escaping () -> Void
+    ) throws(Errno) -> EventSource {
         let box = TimerBox(handler, repeating: repeating)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_time_relative(handle, &s, clock.id, delay.microseconds, accuracy.microseconds, { source, _, userdata in
-            let box = Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue()
-            if let interval = box.repeating {
-                sd_event_source_set_time_relative(source, interval.microseconds)
-                sd_event_source_set_enabled(source, -1)  // SD_EVENT_ONESHOT again
-            }
-            box.handler()
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_time_relative(
+                handle, &s, clock.id, delay.microseconds, accuracy.microseconds,
+                { source, _, userdata in
+                    let box = Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    if let interval = box.repeating {
+                        sd_event_source_set_time_relative(source, interval.microseconds)
+                        sd_event_source_set_enabled(source, -1)  // SD_EVENT_ONESHOT again
+                    }
+                    box.handler()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 
     /// Calls `handler` at `usec` (absolute, µs, on `clock`). The corresponding C call is `sd_event_add_time`.
-    public func addTimer(clock: LoopClock, at usec: UInt64, accuracy: Duration = .milliseconds(1),
-                         _ handler: @escaping () -> Void) throws(Errno) -> EventSource {
+    public func addTimer(
+        clock: LoopClock, at usec: UInt64, accuracy: Duration = .milliseconds(1),
+        _ handler: @escaping () -> Void
+    ) throws(Errno) -> EventSource {
         let box = TimerBox(handler, repeating: nil)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_time(handle, &s, clock.id, usec, accuracy.microseconds, { _, _, userdata in
-            Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_time(
+                handle, &s, clock.id, usec, accuracy.microseconds,
+                { _, _, userdata in
+                    Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 
@@ -138,10 +152,14 @@ extension EventLoop {
     public func addSignal(_ signal: Int32, _ handler: @escaping (Int32) -> Void) throws(Errno) -> EventSource {
         let box = SignalBox(handler)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_signal(handle, &s, signal | SD_EVENT_SIGNAL_PROCMASK, { _, info, userdata in
-            Unmanaged<SignalBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Int32(info!.pointee.ssi_signo))
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_signal(
+                handle, &s, signal | SD_EVENT_SIGNAL_PROCMASK,
+                { _, info, userdata in
+                    Unmanaged<SignalBox>.fromOpaque(userdata!).takeUnretainedValue().handler(
+                        Int32(info!.pointee.ssi_signo))
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 
@@ -159,10 +177,13 @@ extension EventLoop {
     public func addDefer(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
         let box = PlainBox(handler)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_defer(handle, &s, { _, userdata in
-            Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_defer(
+                handle, &s,
+                { _, userdata in
+                    Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 
@@ -171,10 +192,13 @@ extension EventLoop {
     public func addPost(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
         let box = PlainBox(handler)
         var s: OpaquePointer?
-        try Errno.check(sd_event_add_post(handle, &s, { _, userdata in
-            Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque()))
+        try Errno.check(
+            sd_event_add_post(
+                handle, &s,
+                { _, userdata in
+                    Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque()))
         return EventSource(handle: s!, box: box)
     }
 }

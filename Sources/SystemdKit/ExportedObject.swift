@@ -23,10 +23,11 @@ public final class ExportedObject {
         for m in interface.methods {
             let box = MethodBox(m)
             boxes.append(box)
-            entries.append(csd_vtable_method(
-                cstr(m.name), cstr(m.inSignature), cstr(m.outSignature), names(m.inNames + m.outNames),
-                methodTrampoline, Int(bitPattern: Unmanaged.passUnretained(box).toOpaque()),
-                m.flags.rawValue | absolute))
+            entries.append(
+                csd_vtable_method(
+                    cstr(m.name), cstr(m.inSignature), cstr(m.outSignature), names(m.inNames + m.outNames),
+                    methodTrampoline, Int(bitPattern: Unmanaged.passUnretained(box).toOpaque()),
+                    m.flags.rawValue | absolute))
         }
         for s in interface.signals {
             entries.append(csd_vtable_signal(cstr(s.name), cstr(s.signature), names(s.names), s.flags.rawValue))
@@ -34,9 +35,10 @@ public final class ExportedObject {
         for p in interface.properties {
             let box = PropertyBox(p)
             boxes.append(box)
-            entries.append(csd_vtable_property(
-                cstr(p.name), cstr(p.signature), propertyTrampoline,
-                Int(bitPattern: Unmanaged.passUnretained(box).toOpaque()), p.flags.rawValue | absolute))
+            entries.append(
+                csd_vtable_property(
+                    cstr(p.name), cstr(p.signature), propertyTrampoline,
+                    Int(bitPattern: Unmanaged.passUnretained(box).toOpaque()), p.flags.rawValue | absolute))
         }
         entries.append(csd_vtable_end())
         vtable.initialize(from: entries, count: count)
@@ -136,9 +138,12 @@ private let propertyTrampoline: sd_bus_property_get_t = { _, _, _, _, reply, use
     do {
         let value = try property.get()
         guard value.signature == property.signature else {
-            return BusError(name: BusError.failed,
-                            message: "Property \(property.name) has signature '\(property.signature)', its getter gave '\(value.signature)'.")
-                .set(retError)
+            return BusError(
+                name: BusError.failed,
+                message:
+                    "Property \(property.name) has signature '\(property.signature)', its getter gave '\(value.signature)'."
+            )
+            .set(retError)
         }
         try CBus.append(reply!, value)
         return 1

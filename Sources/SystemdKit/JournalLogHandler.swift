@@ -27,7 +27,8 @@ public struct JournalLogHandler: LogHandler {
     /// `identifier` becomes `SYSLOG_IDENTIFIER` (the program name by default).
     public init(label: String, identifier: String? = nil, destination: Destination = .automatic) {
         self.label = label
-        self.identifier = identifier ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? label
+        self.identifier =
+            identifier ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? label
         switch destination {
         case .automatic:
             self.destination = Self.automaticDestination()
@@ -37,7 +38,8 @@ public struct JournalLogHandler: LogHandler {
     }
 
     /// What `.automatic` means on this machine: the journal when `socket` can be written to, else stderr.
-    public static func automaticDestination(journalSocket socket: String = "/run/systemd/journal/socket") -> Destination {
+    public static func automaticDestination(journalSocket socket: String = "/run/systemd/journal/socket") -> Destination
+    {
         access(socket, W_OK) == 0 ? .journal : .fileDescriptor(2)
     }
 
@@ -50,8 +52,9 @@ public struct JournalLogHandler: LogHandler {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
         if let extra = event.metadata { all.merge(extra) { $1 } }
-        let fields = Self.fields(level: event.level, message: "\(event.message)", metadata: all,
-                                 label: label, identifier: identifier)
+        let fields = Self.fields(
+            level: event.level, message: "\(event.message)", metadata: all,
+            label: label, identifier: identifier)
         switch destination {
         case .journal, .automatic:
             if (try? Self.sendToJournal(fields)) == nil { Self.writeLine(fields, to: 2) }
@@ -62,10 +65,14 @@ public struct JournalLogHandler: LogHandler {
 
     /// The journal fields of one entry, in order: MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, LOGGER,
     /// then metadata sorted by key.
-    public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata,
-                              label: String, identifier: String) -> [(String, String)] {
-        var out = [("MESSAGE", message), ("PRIORITY", String(priority(level))),
-                   ("SYSLOG_IDENTIFIER", identifier), ("LOGGER", label)]
+    public static func fields(
+        level: Logger.Level, message: String, metadata: Logger.Metadata,
+        label: String, identifier: String
+    ) -> [(String, String)] {
+        var out = [
+            ("MESSAGE", message), ("PRIORITY", String(priority(level))),
+            ("SYSLOG_IDENTIFIER", identifier), ("LOGGER", label),
+        ]
         for key in metadata.keys.sorted() {
             out.append((fieldName(key), "\(metadata[key]!)"))
         }
@@ -86,9 +93,10 @@ public struct JournalLogHandler: LogHandler {
 
     /// A journal field name: upper case, `[A-Z0-9_]`, not starting with a digit or `_`.
     public static func fieldName(_ key: String) -> String {
-        var name = String(key.uppercased().map { c -> Character in
-            (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
-        })
+        var name = String(
+            key.uppercased().map { c -> Character in
+                (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
+            })
         while name.first == "_" { name.removeFirst() }
         if name.first?.isNumber ?? true { name = "M_" + name }
         return String(name.prefix(64))
@@ -107,7 +115,9 @@ public struct JournalLogHandler: LogHandler {
     /// `LEVEL label: message key=value …` on one line; newlines in values are escaped.
     static func line(_ fields: [(String, String)]) -> String {
         let dict = Dictionary(fields, uniquingKeysWith: { a, _ in a })
-        let level = ["7": "debug", "6": "info", "5": "notice", "4": "warning", "3": "error", "2": "critical"][dict["PRIORITY"] ?? ""] ?? "info"
+        let level =
+            ["7": "debug", "6": "info", "5": "notice", "4": "warning", "3": "error", "2": "critical"][
+                dict["PRIORITY"] ?? ""] ?? "info"
         var text = "\(level) \(dict["LOGGER"] ?? ""): \(dict["MESSAGE"] ?? "")"
         for (k, v) in fields.dropFirst(4) { text += " \(k)=\(v)" }
         return text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\\n") + "\n"

@@ -13,7 +13,8 @@ import KioskTraces
 struct ReplayTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl-replay",
-        abstract: "Replay a recorded trace through a profile's input filter and print what would reach the kiosk (what `kioskctl replay` runs).",
+        abstract:
+            "Replay a recorded trace through a profile's input filter and print what would reach the kiosk (what `kioskctl replay` runs).",
         discussion: """
             TRACE is an evemu recording (evemu-record) or a `libinput record` file; '-' reads it from \
             stdin. The output is evemu E: lines of the events that would be forwarded, with \
@@ -24,7 +25,8 @@ struct ReplayTool: ParsableCommand {
     @Option(help: "The profile whose session locks to apply.")
     var profile: String
 
-    @Flag(help: "Replay as after the session's time limit ran out: nothing is forwarded, only the exit gesture is seen.")
+    @Flag(
+        help: "Replay as after the session's time limit ran out: nothing is forwarded, only the exit gesture is seen.")
     var expired = false
 
     @Argument(help: "The recording (evemu or libinput record), or '-' for stdin.")
@@ -52,7 +54,8 @@ struct ReplayTool: ParsableCommand {
             var stats = stat()
             let exists = stat(path, &stats) == 0
             let isDirectory = exists && stats.st_mode & S_IFMT == S_IFDIR
-            throw ReplayError("\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
+            throw ReplayError(
+                "\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
     }
@@ -64,7 +67,8 @@ struct ReplayTool: ParsableCommand {
         } else if let contents = FileManager.default.contents(atPath: path) {
             data = contents
         } else {
-            throw ReplayError("\(path): " + (FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"))
+            throw ReplayError(
+                "\(path): " + (FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"))
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ReplayError("\(path): not UTF-8 text; expected an evemu or libinput record file")

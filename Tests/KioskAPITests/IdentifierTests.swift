@@ -40,7 +40,9 @@ import Testing
         _ = try AppID(id)
     }
 
-    @Test(arguments: [[0x6F, 0x72, 0x67, 0x2E, 0xFF, 0x78] as [UInt8], [0xC3, 0x28, 0x2E, 0x61], [0x61, 0x2E, 0xE2, 0x82]])
+    @Test(arguments: [
+        [0x6F, 0x72, 0x67, 0x2E, 0xFF, 0x78] as [UInt8], [0xC3, 0x28, 0x2E, 0x61], [0x61, 0x2E, 0xE2, 0x82],
+    ])
     func invalidUTF8IsRefusedNotRepaired(_ bytes: [UInt8]) {
         #expect {
             try AppID(utf8: bytes)
@@ -80,14 +82,16 @@ import Testing
             let isCc = scalar.properties.generalCategory == .control
             if Text.isControl(scalar) != isCc { Issue.record("U+\(String(value, radix: 16))"); return }
             if isCc || value % 4099 == 0 {
-                let refused = (try? Text.validate("a\(Character(scalar))b", what: "t", maxBytes: 16, multiline: false)) == nil
+                let refused =
+                    (try? Text.validate("a\(Character(scalar))b", what: "t", maxBytes: 16, multiline: false)) == nil
                 #expect(refused == isCc, "U+\(String(value, radix: 16))")
             }
         }
     }
 
     @Test func detailsMaySpanLinesAndLimitsAreInclusive() throws {
-        _ = try RestrictionDeclaration(id: "org.example.A.x", title: String(repeating: "é", count: 128), detail: "line 1\nline 2\ttabbed")
+        _ = try RestrictionDeclaration(
+            id: "org.example.A.x", title: String(repeating: "é", count: 128), detail: "line 1\nline 2\ttabbed")
         _ = try RestrictionDeclaration(id: "org.example.A.x", title: "T", detail: String(repeating: "d", count: 4096))
     }
 

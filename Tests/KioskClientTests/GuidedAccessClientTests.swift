@@ -26,7 +26,9 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         restrictionIdentifier == Self.controls ? "The settings gear and the layer picker." : nil
     }
 
-    func guidedAccessRestriction(withIdentifier restrictionIdentifier: String, didChange newRestrictionState: RestrictionState) {
+    func guidedAccessRestriction(
+        withIdentifier restrictionIdentifier: String, didChange newRestrictionState: RestrictionState
+    ) {
         calls.withLock { $0.append(RestrictionChange(id: restrictionIdentifier, state: newRestrictionState)) }
         let seen = client.withLock { $0 }?.state(for: restrictionIdentifier)
         statesSeenInCallback.withLock { $0.append(seen) }
@@ -60,7 +62,8 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         init(address: ((PrivateBus) -> String)? = nil) async throws {
             bus = try PrivateBus()
             kioskd = try KioskdProcess(bus: bus)
-            try kioskd.writeTestProfile("museum", app: GuidedAccessClientTests.app, denied: [GuidedAccessClientTests.controls])
+            try kioskd.writeTestProfile(
+                "museum", app: GuidedAccessClientTests.app, denied: [GuidedAccessClientTests.controls])
             try kioskd.start()
             admin = try KioskManager.connect(to: .address(bus.address))
             client = try await GuidedAccessClient.connect(to: .address(address?(bus) ?? bus.address))
@@ -84,10 +87,13 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         #expect(f.client.state(for: Self.controls) == .allow)
         #expect(f.client.state(for: Self.zoom) == .allow)
         #expect(f.client.state(for: "org.example.MuseumMap.other") == nil)
-        #expect(f.client.restrictions == [
-            RestrictionInfo(id: Self.controls, title: "Map controls", detail: "The settings gear and the layer picker.", state: .allow),
-            RestrictionInfo(id: Self.zoom, title: "Zoom", detail: "", state: .allow),
-        ])
+        #expect(
+            f.client.restrictions == [
+                RestrictionInfo(
+                    id: Self.controls, title: "Map controls", detail: "The settings gear and the layer picker.",
+                    state: .allow),
+                RestrictionInfo(id: Self.zoom, title: "Zoom", detail: "", state: .allow),
+            ])
         #expect(try await f.admin.listRestrictions(of: Self.app).map(\.title) == ["Map controls", "Zoom"])
         #expect(await sessions.wait(count: 1) == [.inactive])
 
@@ -98,15 +104,21 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         #expect(f.client.state(for: Self.zoom) == .deny)
 
         try await f.admin.startSession(profile: "museum")
-        #expect(await f.delegate.wait(count: 2) == [RestrictionChange(id: Self.zoom, state: .deny),
-                                                    RestrictionChange(id: Self.controls, state: .deny)])
+        #expect(
+            await f.delegate.wait(count: 2) == [
+                RestrictionChange(id: Self.zoom, state: .deny),
+                RestrictionChange(id: Self.controls, state: .deny),
+            ])
         #expect(await sessions.wait(count: 2) == [.inactive, .active])
         #expect(f.client.status?.activeProfile == "museum")
         try await f.admin.endSession(passcode: KioskdProcess.passcode)
         #expect(await sessions.wait(count: 3) == [.inactive, .active, .inactive])
-        #expect(await f.delegate.wait(count: 3) == [RestrictionChange(id: Self.zoom, state: .deny),
-                                                    RestrictionChange(id: Self.controls, state: .deny),
-                                                    RestrictionChange(id: Self.controls, state: .allow)])
+        #expect(
+            await f.delegate.wait(count: 3) == [
+                RestrictionChange(id: Self.zoom, state: .deny),
+                RestrictionChange(id: Self.controls, state: .deny),
+                RestrictionChange(id: Self.controls, state: .allow),
+            ])
         #expect(await changes.wait(count: 3) == f.delegate.all)
         // A stream that subscribes later starts with the current session state.
         #expect(await Recorder(f.client.sessionStates()).wait(count: 1) == [.inactive])
@@ -123,27 +135,35 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         } throws: { ($0 as? KioskError)?.code == .invalidArgument }
         #expect(try await f.admin.listApplications() == [])
         #expect(f.client.state(for: "org.example.Refused.x") == nil)
-        try await f.client.register(appID: Self.app, restrictions: [
-            RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: ""),
-        ])
+        try await f.client.register(
+            appID: Self.app,
+            restrictions: [
+                RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: "")
+            ])
         #expect(f.client.state(for: Self.controls) == .allow)
         try await f.admin.setRestrictionState(.deny, of: Self.controls, in: Self.app)
-        for _ in 0..<200 where f.client.state(for: Self.controls) != .deny { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<200 where f.client.state(for: Self.controls) != .deny {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(f.client.state(for: Self.controls) == .deny)
         await f.stop()
     }
 
     @Test func reRegisteringAddsRestrictionsAndRefusalsThrow() async throws {
         let f = try await Fixture()
-        try await f.client.register(appID: Self.app, restrictions: [
-            RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: ""),
-        ])
+        try await f.client.register(
+            appID: Self.app,
+            restrictions: [
+                RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: "")
+            ])
         #expect(f.client.state(for: Self.zoom) == nil)
         try await f.admin.setRestrictionState(.deny, of: Self.controls, in: Self.app)
-        try await f.client.register(appID: Self.app, restrictions: [
-            RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: ""),
-            RestrictionDeclaration(id: Self.zoom, title: "Zoom", detail: ""),
-        ])
+        try await f.client.register(
+            appID: Self.app,
+            restrictions: [
+                RestrictionDeclaration(id: Self.controls, title: "Map controls", detail: ""),
+                RestrictionDeclaration(id: Self.zoom, title: "Zoom", detail: ""),
+            ])
         #expect(f.client.state(for: Self.controls) == .deny)
         #expect(f.client.state(for: Self.zoom) == .allow)
         await #expect(throws: KioskError.self) {
@@ -171,7 +191,9 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         #expect(client.state(for: Self.controls) == nil)
         let events = Recorder(client.events())
         try kioskd.start()
-        await events.wait { $0.contains(.daemonStarted) && $0.contains { if case .statusChanged = $0 { true } else { false } } }
+        await events.wait {
+            $0.contains(.daemonStarted) && $0.contains { if case .statusChanged = $0 { true } else { false } }
+        }
         let admin = try KioskManager.connect(to: .address(bus.address))
         #expect(try await admin.listRestrictions(of: Self.app).map(\.id) == [Self.controls, Self.zoom])
         #expect(client.state(for: Self.controls) == .allow)
@@ -208,14 +230,20 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         #expect(f.client.state(for: Self.controls) == .deny)
         // A later change as a barrier: everything before it has been delivered.
         try await f.admin.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
-        #expect(await f.delegate.wait(count: 2) == [RestrictionChange(id: Self.controls, state: .deny),
-                                                    RestrictionChange(id: Self.zoom, state: .deny)])
+        #expect(
+            await f.delegate.wait(count: 2) == [
+                RestrictionChange(id: Self.controls, state: .deny),
+                RestrictionChange(id: Self.zoom, state: .deny),
+            ])
         // A second barrier instead of a sleep: a late duplicate of either change would be
         // delivered before this one, as third.
         try await f.admin.setRestrictionState(.allow, of: Self.zoom, in: Self.app)
-        #expect(await f.delegate.wait(count: 3) == [RestrictionChange(id: Self.controls, state: .deny),
-                                                    RestrictionChange(id: Self.zoom, state: .deny),
-                                                    RestrictionChange(id: Self.zoom, state: .allow)])
+        #expect(
+            await f.delegate.wait(count: 3) == [
+                RestrictionChange(id: Self.controls, state: .deny),
+                RestrictionChange(id: Self.zoom, state: .deny),
+                RestrictionChange(id: Self.zoom, state: .allow),
+            ])
         await f.stop()
     }
 
@@ -262,8 +290,11 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         try await admin.setRestrictionState(.deny, of: Self.controls, in: Self.app)
         #expect(await f.delegate.wait(count: 1) == [RestrictionChange(id: Self.controls, state: .deny)])
         try await admin.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
-        #expect(await f.delegate.wait(count: 2) == [RestrictionChange(id: Self.controls, state: .deny),
-                                                    RestrictionChange(id: Self.zoom, state: .deny)])
+        #expect(
+            await f.delegate.wait(count: 2) == [
+                RestrictionChange(id: Self.controls, state: .deny),
+                RestrictionChange(id: Self.zoom, state: .deny),
+            ])
         #expect(try await admin.listApplications() == [Self.app])
         admin.close()
         second.stop()

@@ -13,7 +13,8 @@ import Testing
     static let controls = "org.example.MuseumMap.controls"
     static let zoom = "org.example.MuseumMap.zoom"
     static let declarations = [
-        try! RestrictionDeclaration(id: controls, title: "Map controls", detail: "The settings gear and the layer picker."),
+        try! RestrictionDeclaration(
+            id: controls, title: "Map controls", detail: "The settings gear and the layer picker."),
         try! RestrictionDeclaration(id: zoom, title: "Zoom", detail: "Pinch to zoom the floor map."),
     ]
 
@@ -45,16 +46,22 @@ import Testing
 
         try await m.registerApplication(Self.app, restrictions: Self.declarations)
         #expect(try await m.listApplications() == [Self.app])
-        #expect(try await m.listRestrictions(of: Self.app) == [
-            RestrictionInfo(id: Self.controls, title: "Map controls", detail: "The settings gear and the layer picker.", state: .allow),
-            RestrictionInfo(id: Self.zoom, title: "Zoom", detail: "Pinch to zoom the floor map.", state: .allow),
-        ])
+        #expect(
+            try await m.listRestrictions(of: Self.app) == [
+                RestrictionInfo(
+                    id: Self.controls, title: "Map controls", detail: "The settings gear and the layer picker.",
+                    state: .allow),
+                RestrictionInfo(id: Self.zoom, title: "Zoom", detail: "Pinch to zoom the floor map.", state: .allow),
+            ])
         try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
         #expect(try await m.restrictionState(of: Self.zoom, in: Self.app) == .deny)
         #expect(try await m.restrictionState(of: Self.controls, in: Self.app) == .allow)
 
-        #expect(try await m.status() == KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil,
-                                                    version: KioskWire.version))
+        #expect(
+            try await m.status()
+                == KioskStatus(
+                    sessionState: .inactive, activeProfile: "", sessionDeadline: nil,
+                    version: KioskWire.version))
         try await m.startSession(profile: "museum")
         let active = try await m.status()
         #expect(active.sessionState == .active)
@@ -119,7 +126,9 @@ import Testing
             #expect(error.message.contains("\"museum\""), "\(error)")
         }
         await #expect(throws: KioskError.self) { try await m.startSession(profile: "missing") }
-        await #expect(throws: KioskError(.noSession, "No guided-access session is active.")) { try await m.forceEndSession() }
+        await #expect(throws: KioskError(.noSession, "No guided-access session is active.")) {
+            try await m.forceEndSession()
+        }
     }
 
     @Test func noDaemonIsNotRunning() async throws {
@@ -136,7 +145,8 @@ import Testing
             try KioskManager.connect(to: .address("unix:path=/nonexistent/kioskd-test-bus"))
         } throws: { error in
             guard let error = error as? KioskClientError else { return false }
-            return error.code == .busUnavailable && error.message.hasPrefix("Could not connect to the bus at unix:path=/nonexistent/kioskd-test-bus: ")
+            return error.code == .busUnavailable
+                && error.message.hasPrefix("Could not connect to the bus at unix:path=/nonexistent/kioskd-test-bus: ")
         }
     }
 
@@ -144,7 +154,9 @@ import Testing
         let f = try Fixture()
         defer { f.stop() }
         f.manager.close()
-        await #expect(throws: KioskClientError(.busUnavailable, "The connection to the bus at \(f.bus.address) was closed.")) {
+        await #expect(
+            throws: KioskClientError(.busUnavailable, "The connection to the bus at \(f.bus.address) was closed.")
+        ) {
             try await f.manager.listApplications()
         }
         var events = await f.manager.events().makeAsyncIterator()
@@ -155,25 +167,36 @@ import Testing
     @Test func eventsCarryEverySignalOfKioskd() async throws {
         let f = try Fixture()
         defer { f.stop() }
-        try f.kioskd.writeTestProfile("timed", app: Self.app, denied: [Self.controls], timeLimit: "2s", warnings: ["1s"])
+        try f.kioskd.writeTestProfile(
+            "timed", app: Self.app, denied: [Self.controls], timeLimit: "2s", warnings: ["1s"])
         let m = f.manager
         try await m.registerApplication(Self.app, restrictions: Self.declarations)
         let events = Recorder(await m.events())
-        let inactive = KioskStatus(sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskWire.version)
+        let inactive = KioskStatus(
+            sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskWire.version)
         #expect(await events.wait(count: 1) == [.statusChanged(inactive)])
 
         try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
         try await m.startSession(profile: "timed")
-        let seen = await events.wait(timeout: .seconds(10)) { $0.contains { if case .statusChanged(let s) = $0 { s.sessionState == .expired } else { false } } }
+        let seen = await events.wait(timeout: .seconds(10)) {
+            $0.contains { if case .statusChanged(let s) = $0 { s.sessionState == .expired } else { false } }
+        }
         let deadline = try #require(try await m.status().sessionDeadline)
-        #expect(seen == [
-            .statusChanged(inactive),
-            .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny),
-            .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .deny),
-            .statusChanged(KioskStatus(sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)),
-            .timeLimitWarning(secondsLeft: 1),
-            .statusChanged(KioskStatus(sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)),
-        ])
+        #expect(
+            seen == [
+                .statusChanged(inactive),
+                .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny),
+                .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .deny),
+                .statusChanged(
+                    KioskStatus(
+                        sessionState: .active, activeProfile: "timed", sessionDeadline: deadline,
+                        version: KioskWire.version)),
+                .timeLimitWarning(secondsLeft: 1),
+                .statusChanged(
+                    KioskStatus(
+                        sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline,
+                        version: KioskWire.version)),
+            ])
 
         f.kioskd.stop()
         try f.kioskd.start()
@@ -182,10 +205,11 @@ import Testing
         #expect(Array(restarted.dropFirst(6)) == [.daemonStopped, .daemonStarted])
         try await m.endSession(passcode: KioskdProcess.passcode)
         let ended = await events.wait(count: 10)
-        #expect(Array(ended.dropFirst(8)) == [
-            .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .allow),
-            .statusChanged(inactive),
-        ])
+        #expect(
+            Array(ended.dropFirst(8)) == [
+                .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .allow),
+                .statusChanged(inactive),
+            ])
     }
 
     /// kioskd raises `ExitRequested` only from the input broker, which `--no-input` leaves out:
@@ -197,10 +221,12 @@ import Testing
         #expect(await events.wait(count: 1) == [.daemonStopped])
         let standIn = try Bus.open(address: f.bus.address)
         try standIn.requestName(KioskWire.busName)
-        try standIn.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                               member: KioskWire.Member.exitRequested, arguments: [])
-        try standIn.emitSignal(path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                               member: KioskWire.Member.timeLimitWarning, arguments: [.uint64(300)])
+        try standIn.emitSignal(
+            path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+            member: KioskWire.Member.exitRequested, arguments: [])
+        try standIn.emitSignal(
+            path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+            member: KioskWire.Member.timeLimitWarning, arguments: [.uint64(300)])
         try standIn.flush()
         let seen = await events.wait { $0.count >= 4 }
         #expect(seen == [.daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300)])

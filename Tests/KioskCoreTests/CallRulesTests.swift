@@ -24,8 +24,8 @@ import Testing
         #expect(!registry.needsAuthorization(app: app, uid: 1000))  // nobody owns it yet
         try registry.declare(app, restrictions: declarations(app.rawValue, ["a"]), uid: 1000)
         #expect(!registry.needsAuthorization(app: app, uid: 1000))  // its owner
-        #expect(!registry.needsAuthorization(app: app, uid: 0))     // root
-        #expect(registry.needsAuthorization(app: app, uid: 1001))   // anyone else
+        #expect(!registry.needsAuthorization(app: app, uid: 0))  // root
+        #expect(registry.needsAuthorization(app: app, uid: 1001))  // anyone else
     }
 
     @Test func declareHoldsToTheSameOwnershipRule() throws {
@@ -59,7 +59,8 @@ import Testing
 
     @Test func aRestrictionFirstDeclaredDuringASessionStartsInItsPreset() throws {
         var state = KioskState()
-        _ = try state.session.start(profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
+        _ = try state.session.start(
+            profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
         try state.declare(app, restrictions: declarations(app.rawValue, ["later", "other"]), uid: 1000, isAdmin: false)
         #expect(try state.registry.state(of: RestrictionID("org.example.MuseumMap.later"), in: app) == .deny)
         #expect(try state.registry.state(of: RestrictionID("org.example.MuseumMap.other"), in: app) == .allow)
@@ -101,7 +102,8 @@ import Testing
     @Test func forceEndingLeavesTheThrottleAndNeedsASession() throws {
         var state = KioskState()
         #expect { try state.endSession(.forced) } throws: { ($0 as? KioskError)?.code == .noSession }
-        _ = try state.session.start(profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
+        _ = try state.session.start(
+            profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
         state.throttle.recordFailure(at: ManualClock().now())
         _ = try state.endSession(.forced)
         #expect(!state.session.isActive && state.throttle.failures == 1)
@@ -111,7 +113,8 @@ import Testing
         var state = KioskState()
         try state.session.checkCanStart()
         #expect { try state.session.checkActive() } throws: { ($0 as? KioskError)?.code == .noSession }
-        _ = try state.session.start(profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
+        _ = try state.session.start(
+            profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
         try state.session.checkActive()
         #expect { try state.session.checkCanStart() } throws: { ($0 as? KioskError)?.code == .sessionActive }
     }
@@ -121,9 +124,12 @@ import Testing
     @Test func aProfilesHashEndsItsSessionBeforeTheSetOne() throws {
         var state = KioskState()
         state.passcodeHash = Self.setHash
-        #expect { try PasscodeCheck(.endSession, in: state, activeProfile: nil) } throws: { ($0 as? KioskError)?.code == .noSession }
+        #expect { try PasscodeCheck(.endSession, in: state, activeProfile: nil) } throws: {
+            ($0 as? KioskError)?.code == .noSession
+        }
         let withHash = try profile(passcodeHash: Self.profileHash)
-        _ = try state.session.start(profileName: "p", profile: withHash, at: ManualClock().now(), registry: &state.registry)
+        _ = try state.session.start(
+            profileName: "p", profile: withHash, at: ManualClock().now(), registry: &state.registry)
         #expect(try PasscodeCheck(.endSession, in: state, activeProfile: withHash).expectedHash == Self.profileHash)
         #expect(try PasscodeCheck(.endSession, in: state, activeProfile: profile()).expectedHash == Self.setHash)
         #expect(try PasscodeCheck(.endSession, in: state, activeProfile: nil).expectedHash == Self.setHash)
@@ -132,7 +138,9 @@ import Testing
 
     @Test func withNoHashEndSessionIsWrongAndSetPasscodeIgnoresTheCurrent() {
         var asked = 0
-        let verify: (String, String) -> Bool = { _, _ in asked += 1; return true }
+        let verify: (String, String) -> Bool = { _, _ in
+            asked += 1; return true
+        }
         let end = PasscodeCheck(purpose: .endSession, expectedHash: nil)
         #expect(!end.accepts("1234", verify: verify))
         #expect(end.wrongPasscode.code == .wrongPasscode && end.wrongPasscode.message.contains("ForceEndSession"))
@@ -156,8 +164,10 @@ import Testing
         #expect(state.passcodeHash == Self.setHash && state.throttle.failures == 0)
     }
 
-    @Test(arguments: [("", false), ("1", true), (String(repeating: "x", count: 1024), true),
-                      (String(repeating: "x", count: 1025), false), ("12\t34", false), ("pässcode", true)])
+    @Test(arguments: [
+        ("", false), ("1", true), (String(repeating: "x", count: 1024), true),
+        (String(repeating: "x", count: 1025), false), ("12\t34", false), ("pässcode", true),
+    ])
     func aNewPasscode(_ passcode: String, valid: Bool) {
         #expect(((try? PasscodeCheck.validateNew(passcode)) != nil) == valid)
     }
@@ -166,9 +176,13 @@ import Testing
 
     @Test func theRestoreProblemNamesTheFallbackGesture() {
         #expect(Profile.ExitGesture.fallback.spokenDescription == "three presses of the power button")
-        #expect(Profile.ExitGesture(key: "KEY_VOLUMEUP", presses: 5, within: .seconds(1)).spokenDescription
-            == "five presses of the volume-up button")
+        #expect(
+            Profile.ExitGesture(key: "KEY_VOLUMEUP", presses: 5, within: .seconds(1)).spokenDescription
+                == "five presses of the volume-up button")
         let problem = KioskState.restoreProblem(profileName: "museum", reason: "gone")
-        #expect(problem == "The session's profile \"museum\" could not be loaded, so every key, button and touch stays locked until the session ends (the exit gesture is three presses of the power button): gone")
+        #expect(
+            problem
+                == "The session's profile \"museum\" could not be loaded, so every key, button and touch stays locked until the session ends (the exit gesture is three presses of the power button): gone"
+        )
     }
 }

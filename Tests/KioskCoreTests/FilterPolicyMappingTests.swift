@@ -14,8 +14,10 @@ import Testing
 
     @Test func defaultsLockPowerVolumeAndHomeAndBlockTheChords() throws {
         let policy = try profile("").filterPolicy
-        let expected = ["KEY_POWER", "KEY_POWER2", "KEY_SLEEP", "KEY_SUSPEND", "KEY_WAKEUP", "KEY_RESTART",
-                        "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA"]
+        let expected = [
+            "KEY_POWER", "KEY_POWER2", "KEY_SLEEP", "KEY_SUSPEND", "KEY_WAKEUP", "KEY_RESTART",
+            "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA",
+        ]
         #expect(policy.lockedKeys == Set(expected.map(key)))
         #expect(policy.blockEscapeChords)
         #expect(policy.touch == .all)
@@ -24,15 +26,18 @@ import Testing
     }
 
     @Test func allowedGroupsAndExtraKeys() throws {
-        let policy = try profile("""
+        let policy = try profile(
+            """
             [buttons]
             power = "allowed"
             volume = "allowed"
             home = "locked"
             escape-chords = "allowed"
             extra-locked-keys = ["KEY_F11", "BTN_LEFT"]
-            """).filterPolicy
-        #expect(policy.lockedKeys == Set(["KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA", "KEY_F11", "BTN_LEFT"].map(key)))
+            """
+        ).filterPolicy
+        #expect(
+            policy.lockedKeys == Set(["KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA", "KEY_F11", "BTN_LEFT"].map(key)))
         #expect(!policy.blockEscapeChords)
     }
 
@@ -48,7 +53,8 @@ import Testing
 
     @Test func touchModesAndRegions() throws {
         #expect(try profile("[touch]\nmode = \"none\"").filterPolicy.touch == TouchPolicy.none)
-        let regions = try profile("""
+        let regions = try profile(
+            """
             [touch]
             mode = "regions"
             [[touch.locked-region]]
@@ -57,18 +63,23 @@ import Testing
             [[touch.locked-region]]
             name = "legend"
             polygon = [[0.0, 0.8], [0.3, 0.8], [0.3, 1.0]]
-            """).filterPolicy.touch
-        #expect(regions == .regions([
-            .rect(x: 0.9, y: 0.0, width: 0.1, height: 0.12),
-            .polygon([(x: 0.0, y: 0.8), (x: 0.3, y: 0.8), (x: 0.3, y: 1.0)]),
-        ]))
+            """
+        ).filterPolicy.touch
+        #expect(
+            regions
+                == .regions([
+                    .rect(x: 0.9, y: 0.0, width: 0.1, height: 0.12),
+                    .polygon([(x: 0.0, y: 0.8), (x: 0.3, y: 0.8), (x: 0.3, y: 1.0)]),
+                ]))
     }
 
     @Test func theExitGestureInKeyCodesAndMicroseconds() throws {
-        let policy = try profile("""
+        let policy = try profile(
+            """
             [session]
             exit-gesture = { key = "KEY_VOLUMEDOWN", presses = 4, within = "2.5s" }
-            """).filterPolicy
+            """
+        ).filterPolicy
         #expect(policy.exitGesture == ExitGesture(key: key("KEY_VOLUMEDOWN"), presses: 4, within: 2_500_000))
     }
 
@@ -85,7 +96,8 @@ import Testing
 
     @Test func theSessionStateDecidesWhatIsEnforced() throws {
         let clock = ManualClock()
-        let museum = try profile("""
+        let museum = try profile(
+            """
             [buttons]
             volume = "locked"
             [session]
@@ -114,9 +126,13 @@ import Testing
     /// The bundled museum profile (policies/museum-map.toml) locks what its comments say.
     @Test func theBundledMuseumProfileLocksWhatItsCommentsSay() throws {
         let path = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
-        let policy = try ProfileParser.parse(source: String(contentsOfFile: "/\(path)/policies/museum-map.toml", encoding: .utf8),
-                                             file: "museum-map.toml").filterPolicy
-        #expect(policy.lockedKeys.isSuperset(of: ["KEY_POWER", "KEY_VOLUMEUP", "KEY_HOMEPAGE", "KEY_F11", "KEY_F12"].map(key)))
+        let policy = try ProfileParser.parse(
+            source: String(contentsOfFile: "/\(path)/policies/museum-map.toml", encoding: .utf8),
+            file: "museum-map.toml"
+        ).filterPolicy
+        #expect(
+            policy.lockedKeys.isSuperset(
+                of: ["KEY_POWER", "KEY_VOLUMEUP", "KEY_HOMEPAGE", "KEY_F11", "KEY_F12"].map(key)))
         #expect(!policy.lockedKeys.contains(key("KEY_A")))
         guard case .regions(let regions) = policy.touch else { Issue.record("no regions: \(policy.touch)"); return }
         #expect(regions.count == 2)

@@ -2,9 +2,12 @@ import Foundation
 import KioskCore
 import Testing
 
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-let policyFiles = try! FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("policies").path)
-    .filter { $0.hasSuffix(".toml") }.sorted()
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+let policyFiles = try! FileManager.default.contentsOfDirectory(
+    atPath: repositoryRoot.appendingPathComponent("policies").path
+)
+.filter { $0.hasSuffix(".toml") }.sorted()
 
 func parse(_ source: String) throws(ProfileError) -> Profile {
     try ProfileParser.parse(source: source, file: "test.toml")
@@ -44,7 +47,8 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
 
     @Test(arguments: policyFiles)
     func everyLineOfAnExampleIsCommented(_ name: String) throws {
-        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("policies").appendingPathComponent(name), encoding: .utf8)
+        let text = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("policies").appendingPathComponent(name), encoding: .utf8)
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
         where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             #expect(line.contains("#"), "\(name):\(number + 1) has no comment")
@@ -63,21 +67,28 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             Issue.record("the legend is not a polygon"); return
         }
         #expect(points.count == 4 && points[2] == Profile.Point(x: 0.3, y: 1.0))
-        #expect(profile.presets.map(\.restriction.rawValue) == ["org.example.MuseumMap.controls", "org.example.MuseumMap.zoom"])
+        #expect(
+            profile.presets.map(\.restriction.rawValue) == [
+                "org.example.MuseumMap.controls", "org.example.MuseumMap.zoom",
+            ])
         #expect(profile.presets.map(\.state) == [.deny, .allow])
-        #expect(profile.session.exitGesture == Profile.ExitGesture(key: "KEY_POWER", presses: 3, within: .milliseconds(1500)))
+        #expect(
+            profile.session.exitGesture
+                == Profile.ExitGesture(key: "KEY_POWER", presses: 3, within: .milliseconds(1500)))
         #expect(profile.passcodeHash?.hasPrefix("$y$") == true)
     }
 
     @Test func defaultsOfAnEmptyProfileLockTheHardwareButtons() throws {
         let profile = try parse("")
-        #expect(profile.buttons.power == .locked && profile.buttons.volume == .locked && profile.buttons.home == .locked)
+        #expect(
+            profile.buttons.power == .locked && profile.buttons.volume == .locked && profile.buttons.home == .locked)
         #expect(profile.buttons.keyboard == .allowed && profile.buttons.escapeChords == .blocked)
         #expect(profile.touch.mode == .all && profile.session.timeLimit == nil)
     }
 
     @Test func timeLimitAndWarnings() throws {
-        let profile = try parse("""
+        let profile = try parse(
+            """
             [session]
             time-limit = "1h30m"
             warnings = ["1m", "5m"]
@@ -91,30 +102,60 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         // A typo'd key must never silently weaken a lock.
         ("[buttons]\npowr = \"locked\"\n", "2:1", "unknown key \"powr\" in buttons; did you mean \"power\"?"),
         ("app = \"org.example.A\"\nbutons = {}\n", "2:1", "unknown key \"butons\" at the top level"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nname = \"x\"\nrect = { x = 0.1, y = 0.1, widht = 0.2, height = 0.2 }\n", "5:28", "unknown key \"widht\""),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nname = \"x\"\nrect = { x = 0.1, y = 0.1, widht = 0.2, height = 0.2 }\n",
+            "5:28", "unknown key \"widht\""
+        ),
         // Wrong types.
         ("[buttons]\npower = true\n", "2:9", "buttons.power must be a string, not a boolean"),
         ("[buttons]\nextra-locked-keys = \"KEY_F11\"\n", "2:21", "must be an array, not a string"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = \"0.1\", y = 0.1, width = 0.2, height = 0.2 }\n", "4:14", "must be a number, not a string"),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = \"0.1\", y = 0.1, width = 0.2, height = 0.2 }\n",
+            "4:14", "must be a number, not a string"
+        ),
         ("[session]\ntime-limit = 45\n", "2:14", "must be a duration string"),
         // Values out of their domain.
         ("[buttons]\nvolume = \"off\"\n", "2:10", "it must be \"locked\" or \"allowed\""),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = 0.95, y = 0.0, width = 0.1, height = 0.1 }\n", "4:37", "past the right edge"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = -0.1, y = 0.0, width = 0.1, height = 0.1 }\n", "4:14", "outside 0.0…1.0"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0.0, 0.0], [1.5, 0.5], [0.0, 1.0]]\n", "4:25", "outside 0.0…1.0"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0.0, 0.0], [0.5, 0.5]]\n", "4:11", "a polygon needs at least 3"),
-        ("[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0,0], [1,1], [1,0], [0,1]]\n", "4:11", "not a simple polygon: edge 1 crosses edge 3"),
-        ("[touch]\nmode = \"all\"\n[[touch.locked-region]]\nrect = { x = 0.0, y = 0.0, width = 0.1, height = 0.1 }\n", "2:8", "set mode = \"regions\""),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = 0.95, y = 0.0, width = 0.1, height = 0.1 }\n",
+            "4:37", "past the right edge"
+        ),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\nrect = { x = -0.1, y = 0.0, width = 0.1, height = 0.1 }\n",
+            "4:14", "outside 0.0…1.0"
+        ),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0.0, 0.0], [1.5, 0.5], [0.0, 1.0]]\n",
+            "4:25", "outside 0.0…1.0"
+        ),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0.0, 0.0], [0.5, 0.5]]\n", "4:11",
+            "a polygon needs at least 3"
+        ),
+        (
+            "[touch]\nmode = \"regions\"\n[[touch.locked-region]]\npolygon = [[0,0], [1,1], [1,0], [0,1]]\n", "4:11",
+            "not a simple polygon: edge 1 crosses edge 3"
+        ),
+        (
+            "[touch]\nmode = \"all\"\n[[touch.locked-region]]\nrect = { x = 0.0, y = 0.0, width = 0.1, height = 0.1 }\n",
+            "2:8", "set mode = \"regions\""
+        ),
         ("[session]\ntime-limit = \"45 minutes\"\n", "2:14", "not a duration"),
         ("[session]\ntime-limit = \"10m\"\nwarnings = [\"5m\", \"1x\"]\n", "3:19", "not a duration"),
         ("[session]\ntime-limit = \"10m\"\nwarnings = [\"10m\"]\n", "3:13", "not less than the time limit"),
         ("[session]\nwarnings = [\"1m\"]\n", "2:1", "needs a session.time-limit"),
-        ("[session]\nexit-gesture = { key = \"KEY_POWR\", presses = 3, within = \"1.5s\" }\n", "2:24", "not an evdev key name"),
+        (
+            "[session]\nexit-gesture = { key = \"KEY_POWR\", presses = 3, within = \"1.5s\" }\n", "2:24",
+            "not an evdev key name"
+        ),
         ("[buttons]\nextra-locked-keys = [\"KEY_F11\", \"F12\"]\n", "2:33", "\"F12\", which is not an evdev key name"),
         ("[passcode]\nhash = \"1234\"\n", "2:8", "must never be a plain passcode"),
         ("[passcode]\nhash = \"$1$abc$defghijklmnopqrstuvwxyz\"\n", "2:8", "does not accept"),
         ("app = \"not-reverse-dns\"\n", "1:7", "one label"),
-        ("[restrictions.\"org.example.A\"]\n\"org.example.A.x\" = \"denied\"\n", "2:21", "it must be \"allow\" or \"deny\""),
+        (
+            "[restrictions.\"org.example.A\"]\n\"org.example.A.x\" = \"denied\"\n", "2:21",
+            "it must be \"allow\" or \"deny\""
+        ),
         ("[restrictions.\"org.example.A\"]\n\"org..x\" = \"deny\"\n", "2:1", "empty label"),
         // TOML syntax errors carry TOMLKit's position.
         ("[buttons\npower = \"locked\"\n", "1:9", "TOML syntax"),
@@ -143,9 +184,12 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
     }
 
     @Test func invalidUTF8AndNULAreErrorsWithAPosition() {
-        #expect(throws: ProfileError.self) { try ProfileParser.parse(bytes: Array("app = \"a.b\"\n# caf".utf8) + [0xE9, 0x0A], file: "f.toml") }
+        #expect(throws: ProfileError.self) {
+            try ProfileParser.parse(bytes: Array("app = \"a.b\"\n# caf".utf8) + [0xE9, 0x0A], file: "f.toml")
+        }
         do {
-            _ = try ProfileParser.parse(bytes: Array("a = 1\nb = \"".utf8) + [0xFF] + Array("\"\n".utf8), file: "f.toml")
+            _ = try ProfileParser.parse(
+                bytes: Array("a = 1\nb = \"".utf8) + [0xFF] + Array("\"\n".utf8), file: "f.toml")
         } catch {
             #expect(error.description == "f.toml:2:6: the file is not valid UTF-8")
         }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import KioskCore
 import Testing
+
+@testable import KioskCore
 
 /// The registry keeps each app's restrictions packed (text in one buffer, a small entry each):
 /// what that must not change is what a caller and the state file see.
@@ -18,9 +19,10 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(registry), as: UTF8.self)
-        #expect(json == #"{"applications":[{"id":"org.example.MuseumMap","ownerUID":1000,"restrictions":"#
-            + #"[["org.example.MuseumMap.zoom","Title zoom","Detail zoom","allow",false],"#
-            + #"["org.example.MuseumMap.controls","Title controls","Detail controls","deny",true]]}]}"#)
+        #expect(
+            json == #"{"applications":[{"id":"org.example.MuseumMap","ownerUID":1000,"restrictions":"#
+                + #"[["org.example.MuseumMap.zoom","Title zoom","Detail zoom","allow",false],"#
+                + #"["org.example.MuseumMap.controls","Title controls","Detail controls","deny",true]]}]}"#)
         #expect(try JSONDecoder().decode(Registry.self, from: Data(json.utf8)) == registry)
     }
 
@@ -64,19 +66,23 @@ import Testing
         #expect(registry.deniedCount == 4)
         let listed = try registry.restrictions(of: app)
         #expect(listed.map(\.id.rawValue) == names.map { "\(app.rawValue).\($0)" })
-        #expect(listed.map(\.title) == names.map { "Title \($0)" } && listed.map(\.detail) == names.map { "Detail \($0)" })
+        #expect(
+            listed.map(\.title) == names.map { "Title \($0)" } && listed.map(\.detail) == names.map { "Detail \($0)" })
     }
 
     /// Non-ASCII text and the longest strings the limits allow survive packing unchanged.
     @Test func longestAndNonASCIITextRoundTrips() throws {
-        let longID = app.rawValue + "." + String(repeating: "x", count: KioskWire.Limits.idBytes - app.rawValue.utf8.count - 1)
+        let longID =
+            app.rawValue + "." + String(repeating: "x", count: KioskWire.Limits.idBytes - app.rawValue.utf8.count - 1)
         let title = String(repeating: "é", count: KioskWire.Limits.titleBytes / 2)
         let detail = String(repeating: "🗺️\n", count: KioskWire.Limits.detailBytes / "🗺️\n".utf8.count)
         var registry = Registry()
-        try registry.declare(app, restrictions: [
-            try RestrictionDeclaration(id: longID, title: title, detail: detail),
-            try RestrictionDeclaration(id: "\(app.rawValue).short", title: "Kurz", detail: "Grüße"),
-        ], uid: 1000)
+        try registry.declare(
+            app,
+            restrictions: [
+                try RestrictionDeclaration(id: longID, title: title, detail: detail),
+                try RestrictionDeclaration(id: "\(app.rawValue).short", title: "Kurz", detail: "Grüße"),
+            ], uid: 1000)
         let listed = try registry.restrictions(of: app)
         #expect(listed.map(\.id.rawValue) == [longID, "\(app.rawValue).short"])
         #expect(listed[0].title == title && listed[0].detail == detail && listed[1].detail == "Grüße")
@@ -85,12 +91,26 @@ import Testing
 
     static let restrictionFile = [
         (#"[["org.example.A.x","t","d","allow",false],["org.example.A.x","t","d","deny",true]]"#, "appears twice"),
-        (#"[["org.example.A.x","\#(String(repeating: "t", count: KioskWire.Limits.titleBytes + 1))","d","allow",false]]"#, "is 257 bytes long; at most 256 are allowed"),
-        (#"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskWire.Limits.detailBytes + 1))","allow",false]]"#, "is 4097 bytes long; at most 4096 are allowed"),
-        ("[" + (0...KioskWire.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }.joined(separator: ",") + "]",
-         "more restrictions than the limits allow"),
-        ("[" + (0...KioskWire.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }.joined(separator: ",") + "]",
-         "more restrictions than the limits allow"),
+        (
+            #"[["org.example.A.x","\#(String(repeating: "t", count: KioskWire.Limits.titleBytes + 1))","d","allow",false]]"#,
+            "is 257 bytes long; at most 256 are allowed"
+        ),
+        (
+            #"[["org.example.A.x","t","\#(String(repeating: "d", count: KioskWire.Limits.detailBytes + 1))","allow",false]]"#,
+            "is 4097 bytes long; at most 4096 are allowed"
+        ),
+        (
+            "["
+                + (0...KioskWire.Limits.restrictionsPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",false]"# }
+                .joined(separator: ",") + "]",
+            "more restrictions than the limits allow"
+        ),
+        (
+            "["
+                + (0...KioskWire.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }
+                .joined(separator: ",") + "]",
+            "more restrictions than the limits allow"
+        ),
         (#"[["org.example.A.x","t","d","allow",false,1]]"#, "more than 5 fields"),
         (#"[["org.example.A.x","t","d","maybe",false]]"#, #"The state "maybe" is unknown"#),
         (#"[["org.example.A.x","t\u0000","d","allow",false]]"#, "control character U+0000"),
@@ -115,7 +135,10 @@ import Testing
         let ids = (0..<300).map { try! AppID("org.example.App\(($0 * 7919) % 300)") }
         for (n, appID) in ids.enumerated() {
             try registry.declare(appID, restrictions: declarations(appID.rawValue, ["r\(n % 5)"]), uid: UInt32(n))
-            if n % 3 == 0 { try registry.declare(ids[n / 2], restrictions: declarations(ids[n / 2].rawValue, ["x"]), uid: UInt32(n / 2)) }
+            if n % 3 == 0 {
+                try registry.declare(
+                    ids[n / 2], restrictions: declarations(ids[n / 2].rawValue, ["x"]), uid: UInt32(n / 2))
+            }
         }
         let decoded = try JSONDecoder().decode(Registry.self, from: JSONEncoder().encode(registry))
         #expect(decoded == registry && registry.applicationIDs == ids)
@@ -136,7 +159,8 @@ import Testing
     /// The state file's strings are written as `JSONEncoder` writes them, for every ASCII byte
     /// and for text beyond it.
     @Test func jsonStringsAreEscapedAsJSONEncoderDoes() throws {
-        let strings = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        let strings =
+            (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
             + ["", "é", "🗺️\u{2028}\u{85}", #"a/b\c"d"#, "\u{7F}\u{0}x", String(repeating: "z", count: 300)]
         for string in strings {
             var out: [UInt8] = []
@@ -148,10 +172,13 @@ import Testing
     /// An app written from its packed table is what `JSONEncoder` writes for it.
     @Test func appsAreWrittenAsJSONEncoderWritesThem() throws {
         var registry = Registry()
-        try registry.declare(app, restrictions: [
-            try RestrictionDeclaration(id: "org.example.MuseumMap.a", title: #"Quote " slash / back \ é"#, detail: "Line\n\tTab 🗺️"),
-            try RestrictionDeclaration(id: "org.example.MuseumMap.b", title: "", detail: ""),
-        ] + declarations(app.rawValue, ["c", "d"]), uid: 4_000_000_000)
+        try registry.declare(
+            app,
+            restrictions: [
+                try RestrictionDeclaration(
+                    id: "org.example.MuseumMap.a", title: #"Quote " slash / back \ é"#, detail: "Line\n\tTab 🗺️"),
+                try RestrictionDeclaration(id: "org.example.MuseumMap.b", title: "", detail: ""),
+            ] + declarations(app.rawValue, ["c", "d"]), uid: 4_000_000_000)
         try registry.setState(.deny, of: id("b"), in: app)
         try registry.declare(app, restrictions: declarations(app.rawValue, ["a", "c"]), uid: 4_000_000_000)
         let other = try AppID("org.example.Empty")
@@ -161,19 +188,26 @@ import Testing
         for application in registry.applications {
             var out: [UInt8] = []
             application.appendJSON(to: &out)
-            #expect(String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode(application), as: UTF8.self))
+            #expect(
+                String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode(application), as: UTF8.self)
+            )
         }
     }
 
     /// The limits themselves are allowed in a file.
     @Test func aFileAtTheLimitsIsRead() throws {
-        let declared = (0..<KioskWire.Limits.restrictionsPerApp).map { #"["org.example.A.d\#($0)","t","d","deny",false]"# }
+        let declared = (0..<KioskWire.Limits.restrictionsPerApp).map {
+            #"["org.example.A.d\#($0)","t","d","deny",false]"#
+        }
         let retired = (0..<KioskWire.Limits.retiredPerApp).map { #"["org.example.A.r\#($0)","t","d","allow",true]"# }
-        let json = #"{"applications":[{"id":"org.example.A","ownerUID":7,"restrictions":[\#((declared + retired).joined(separator: ","))]}]}"#
+        let json =
+            #"{"applications":[{"id":"org.example.A","ownerUID":7,"restrictions":[\#((declared + retired).joined(separator: ","))]}]}"#
         let registry = try JSONDecoder().decode(Registry.self, from: Data(json.utf8))
         let a = try AppID("org.example.A")
         #expect(try registry.restrictions(of: a).count == KioskWire.Limits.restrictionsPerApp)
-        #expect(try registry.restrictions(of: a, includeRetired: true).count == KioskWire.Limits.restrictionsPerApp + KioskWire.Limits.retiredPerApp)
+        #expect(
+            try registry.restrictions(of: a, includeRetired: true).count == KioskWire.Limits.restrictionsPerApp
+                + KioskWire.Limits.retiredPerApp)
         #expect(registry.deniedCount == KioskWire.Limits.restrictionsPerApp)
         #expect(try registry.application(a).ownerUID == 7)
     }

@@ -13,7 +13,10 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         var registry = Registry()
         try registry.declare(app, restrictions: declarations(app.rawValue, ["zoom", "controls", "audio"]), uid: 1000)
         let listed = try registry.restrictions(of: app)
-        #expect(listed.map(\.id.rawValue) == ["org.example.MuseumMap.zoom", "org.example.MuseumMap.controls", "org.example.MuseumMap.audio"])
+        #expect(
+            listed.map(\.id.rawValue) == [
+                "org.example.MuseumMap.zoom", "org.example.MuseumMap.controls", "org.example.MuseumMap.audio",
+            ])
         #expect(listed.allSatisfy { $0.state == .allow && !$0.retired })
         #expect(registry.applicationIDs == [app])
         #expect(try registry.application(app).ownerUID == 1000)
@@ -33,7 +36,8 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         #expect(declared.map(\.state) == [.allow, .deny])
         #expect(declared[1].title == "New title" && declared[1].detail == "New detail")
         let all = try registry.restrictions(of: app, includeRetired: true)
-        #expect(all.last?.id.rawValue == "org.example.MuseumMap.c" && all.last?.retired == true && all.last?.state == .deny)
+        #expect(
+            all.last?.id.rawValue == "org.example.MuseumMap.c" && all.last?.retired == true && all.last?.state == .deny)
         #expect(try registry.state(of: RestrictionID("org.example.MuseumMap.c"), in: app) == .deny)
         // c comes back with its state.
         try registry.declare(app, restrictions: declarations(app.rawValue, ["c"]), uid: 1000)
@@ -89,7 +93,8 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
                 try registry.setState(.deny, of: RestrictionID("org.example.MuseumMap.nope"), in: app)
             case "tooMany":
                 expected = .invalidArgument
-                try registry.declare(app, restrictions: declarations(app.rawValue, (0...256).map { "r\($0)" }), uid: 1000)
+                try registry.declare(
+                    app, restrictions: declarations(app.rawValue, (0...256).map { "r\($0)" }), uid: 1000)
             case "duplicate":
                 expected = .invalidArgument
                 try registry.declare(app, restrictions: declarations(app.rawValue, ["x", "y", "x"]), uid: 1000)
@@ -114,7 +119,8 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
     @Test func retiredRestrictionsAreCapped() throws {
         var registry = Registry()
         for round in 0..<3 {
-            try registry.declare(app, restrictions: declarations(app.rawValue, (0..<200).map { "g\(round)r\($0)" }), uid: 1000)
+            try registry.declare(
+                app, restrictions: declarations(app.rawValue, (0..<200).map { "g\(round)r\($0)" }), uid: 1000)
         }
         let all = try registry.restrictions(of: app, includeRetired: true)
         #expect(all.count { $0.retired } == KioskWire.Limits.retiredPerApp)
@@ -137,13 +143,18 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
     static let denialsGen = Gen.int(in: 0..<12).array(of: 0...12)
 
     @Test func declaringAThenBKeepsEveryStateBStillDeclares() async {
-        await propertyCheck(count: 300, input: Self.declarationGen, Self.denialsGen, Self.declarationGen) { a, denials, b in
+        await propertyCheck(count: 300, input: Self.declarationGen, Self.denialsGen, Self.declarationGen) {
+            a, denials, b in
             var registry = Registry()
             try! registry.declare(Self.app, restrictions: declarations(Self.app.rawValue, a), uid: 1)
             for index in denials where a.contains(Self.pool[index]) {
-                try! registry.setState(.deny, of: RestrictionID("\(Self.app.rawValue).\(Self.pool[index])"), in: Self.app)
+                try! registry.setState(
+                    .deny, of: RestrictionID("\(Self.app.rawValue).\(Self.pool[index])"), in: Self.app)
             }
-            let before = Dictionary(uniqueKeysWithValues: try! registry.restrictions(of: Self.app, includeRetired: true).map { ($0.id, $0.state) })
+            let before = Dictionary(
+                uniqueKeysWithValues: try! registry.restrictions(of: Self.app, includeRetired: true).map {
+                    ($0.id, $0.state)
+                })
             try! registry.declare(Self.app, restrictions: declarations(Self.app.rawValue, b), uid: 1)
             let after = try! registry.restrictions(of: Self.app, includeRetired: true)
             // B's ids come first, in B's order, not retired.

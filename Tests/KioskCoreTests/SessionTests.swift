@@ -4,7 +4,10 @@ import Testing
 
 @Suite struct PasscodeThrottleTests {
     /// The documented schedule (README § Passcode throttle).
-    @Test(arguments: [(1, 0), (4, 0), (5, 0), (6, 30), (7, 60), (8, 120), (9, 240), (10, 480), (11, 960), (12, 1920), (13, 3600), (40, 3600), (10_000, 3600)])
+    @Test(arguments: [
+        (1, 0), (4, 0), (5, 0), (6, 30), (7, 60), (8, 120), (9, 240), (10, 480), (11, 960), (12, 1920), (13, 3600),
+        (40, 3600), (10_000, 3600),
+    ])
     func schedule(failures: Int, seconds: Int) {
         #expect(PasscodeThrottle.delay(afterFailures: failures) == .seconds(seconds))
     }
@@ -66,7 +69,8 @@ import Testing
             "org.example.MuseumMap.later" = "deny"
             """
         if let limit {
-            source += "\n[session]\ntime-limit = \"\(limit)\"\nwarnings = [\(warnings.map { "\"\($0)\"" }.joined(separator: ", "))]\n"
+            source +=
+                "\n[session]\ntime-limit = \"\(limit)\"\nwarnings = [\(warnings.map { "\"\($0)\"" }.joined(separator: ", "))]\n"
         }
         return try ProfileParser.parse(source: source, file: "p.toml")
     }
@@ -76,8 +80,10 @@ import Testing
         var registry = try registry()
         let before = registry
         var session = GuidedSession()
-        let applied = try session.start(profileName: "museum-map", profile: profile(), at: clock.now(), registry: &registry)
-        #expect(applied.map(\.restriction.rawValue) == ["org.example.MuseumMap.controls", "org.example.MuseumMap.zoom"])
+        let applied = try session.start(
+            profileName: "museum-map", profile: profile(), at: clock.now(), registry: &registry)
+        #expect(
+            applied.map(\.restriction.rawValue) == ["org.example.MuseumMap.controls", "org.example.MuseumMap.zoom"])
         #expect(session.state == .active && session.profileName == "museum-map" && session.deadline == nil)
         #expect(try registry.state(of: RestrictionID("org.example.MuseumMap.controls"), in: app) == .deny)
         #expect(try registry.state(of: RestrictionID("org.example.MuseumMap.zoom"), in: app) == .allow)
@@ -105,7 +111,9 @@ import Testing
         var session = GuidedSession()
         _ = try session.start(profileName: "p", profile: profile(), at: ManualClock().now(), registry: &registry)
         let later = try RestrictionID("org.example.MuseumMap.later")
-        try registry.declare(app, restrictions: declarations(app.rawValue, ["controls", "zoom", "audio", "later"]), uid: 1000) {
+        try registry.declare(
+            app, restrictions: declarations(app.rawValue, ["controls", "zoom", "audio", "later"]), uid: 1000
+        ) {
             session.initialState(for: $0, in: app)
         }
         #expect(try registry.state(of: later, in: app) == .deny)
@@ -129,7 +137,9 @@ import Testing
         let clock = ManualClock()
         var registry = try registry()
         var session = GuidedSession()
-        _ = try session.start(profileName: "p", profile: profile(limit: "10m", warnings: ["5m", "1m"]), at: clock.now(), registry: &registry)
+        _ = try session.start(
+            profileName: "p", profile: profile(limit: "10m", warnings: ["5m", "1m"]), at: clock.now(),
+            registry: &registry)
         #expect(session.deadline == clock.now() + .seconds(600))
         #expect(session.nextWakeup == clock.now() + .seconds(300))
         clock.advance(by: .seconds(299))
@@ -153,7 +163,9 @@ import Testing
         let clock = ManualClock()
         var registry = try registry()
         var session = GuidedSession()
-        _ = try session.start(profileName: "p", profile: profile(limit: "10m", warnings: ["5m", "1m"]), at: clock.now(), registry: &registry)
+        _ = try session.start(
+            profileName: "p", profile: profile(limit: "10m", warnings: ["5m", "1m"]), at: clock.now(),
+            registry: &registry)
         clock.advance(by: .seconds(570))  // 30 s left: both marks are due, one warning says what is left
         #expect(session.advance(to: clock.now()) == [.warning(secondsLeft: 30)])
         #expect(session.nextWakeup == clock.now() + .seconds(30))

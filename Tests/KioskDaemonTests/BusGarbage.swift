@@ -23,7 +23,9 @@ enum BusGarbage {
     }
 
     static func run(address: String, rng: inout SplitMix64) throws -> Report {
-        guard let range = address.range(of: "unix:path=") else { throw HarnessError("not a unix:path address: \(address)") }
+        guard let range = address.range(of: "unix:path=") else {
+            throw HarnessError("not a unix:path address: \(address)")
+        }
         let path = String(address[range.upperBound...].prefix { $0 != "," })
         var report = Report()
         func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) } }
@@ -49,12 +51,16 @@ enum BusGarbage {
         }
         // Authenticated with Hello, then broken headers.
         let broken: [[UInt8]] = [
-            methodCall(serial: 2, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable", signature: "", body: [])
-                .enumerated().map { $0.offset == 4 ? 0xFF : $0.element },   // body length 255 with no body
-            [UInt8(ascii: "l"), 1, 0, 1, 0xFF, 0xFF, 0xFF, 0x7F, 2, 0, 0, 0, 0, 0, 0, 0],   // a 2 GiB body
-            [UInt8(ascii: "B"), 9, 0, 7] + random(60),                                           // bad type and version
-            methodCall(serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "s(",
-                       body: encodeStrings([[0x61]])),                                           // bad signature
+            methodCall(
+                serial: 2, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable", signature: "",
+                body: []
+            )
+            .enumerated().map { $0.offset == 4 ? 0xFF : $0.element },  // body length 255 with no body
+            [UInt8(ascii: "l"), 1, 0, 1, 0xFF, 0xFF, 0xFF, 0x7F, 2, 0, 0, 0, 0, 0, 0, 0],  // a 2 GiB body
+            [UInt8(ascii: "B"), 9, 0, 7] + random(60),  // bad type and version
+            methodCall(
+                serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "s(",
+                body: encodeStrings([[0x61]])),  // bad signature
         ]
         for message in broken {
             let c = try RawConnection(path: path)
@@ -67,13 +73,17 @@ enum BusGarbage {
         // A well-formed call, then the same kind of call with invalid UTF-8 on the same connection.
         let c = try RawConnection(path: path)
         if c.authenticate() {
-            c.send(hello() + methodCall(serial: 2, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
-                                        signature: "", body: []))
+            c.send(
+                hello()
+                    + methodCall(
+                        serial: 2, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
+                        signature: "", body: []))
             let marker = Array("<interface name=\"\(KioskWire.managerInterface)\">".utf8)
             let (answer, _) = c.receive(until: { $0.contains(marker) }, timeout: 5)
             report.controlAnswered = answer.contains(marker)
-            let invalid = methodCall(serial: 3, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
-                                     body: encodeStrings([[0x6F, 0x72, 0x67, 0x2E, 0xC3, 0x28], [0xFF, 0xFE, 0x2E, 0x78]]))
+            let invalid = methodCall(
+                serial: 3, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
+                body: encodeStrings([[0x6F, 0x72, 0x67, 0x2E, 0xC3, 0x28], [0xFF, 0xFE, 0x2E, 0x78]]))
             c.send(invalid)
             let (_, closed) = c.receive(until: { _ in false }, timeout: 5)
             report.invalidUTF8Dropped = closed
@@ -84,10 +94,14 @@ enum BusGarbage {
         // on, but sd-bus refuses them in strings: kioskd must drop the message and keep serving.
         let n = try RawConnection(path: path)
         if n.authenticate() {
-            let call = methodCall(serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
-                                  body: encodeStrings([Array("org.a".utf8) + [0xEF, 0xBF, 0xBE], Array("org.a.".utf8) + [0xEF, 0xB7, 0x90]]))
-            let ping = methodCall(serial: 3, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
-                                  signature: "", body: [])
+            let call = methodCall(
+                serial: 2, member: "GetRestrictionState", interface: KioskWire.managerInterface, signature: "ss",
+                body: encodeStrings([
+                    Array("org.a".utf8) + [0xEF, 0xBF, 0xBE], Array("org.a.".utf8) + [0xEF, 0xB7, 0x90],
+                ]))
+            let ping = methodCall(
+                serial: 3, member: "Introspect", interface: "org.freedesktop.DBus.Introspectable",
+                signature: "", body: [])
             n.send(hello() + call + ping)
             let marker = Array("<interface name=\"\(KioskWire.managerInterface)\">".utf8)
             let (answer, closed) = n.receive(until: { $0.contains(marker) }, timeout: 5)
@@ -103,12 +117,15 @@ enum BusGarbage {
     // MARK: Hand-encoding (little endian, D-Bus 1 wire format)
 
     static func hello() -> [UInt8] {
-        methodCall(serial: 1, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", member: "Hello",
-                   interface: "org.freedesktop.DBus", signature: "", body: [])
+        methodCall(
+            serial: 1, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", member: "Hello",
+            interface: "org.freedesktop.DBus", signature: "", body: [])
     }
 
-    static func methodCall(serial: UInt32, destination: String = KioskWire.busName, path: String = KioskWire.objectPath,
-                           member: String, interface: String, signature: String, body: [UInt8]) -> [UInt8] {
+    static func methodCall(
+        serial: UInt32, destination: String = KioskWire.busName, path: String = KioskWire.objectPath,
+        member: String, interface: String, signature: String, body: [UInt8]
+    ) -> [UInt8] {
         var m = WireBuffer()
         m.bytes = [UInt8(ascii: "l"), 1, 0, 1]
         m.u32(UInt32(body.count))
@@ -168,7 +185,9 @@ final class RawConnection {
             for (i, b) in path.utf8.enumerated() where i < buffer.count - 1 { buffer[i] = b }
         }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0 else {
             close(fd)

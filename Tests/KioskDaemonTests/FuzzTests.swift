@@ -25,7 +25,8 @@ import Testing
     static let passcode = "fuzz-passcode"
 
     @Test func randomCallsAndBusGarbageLeaveOnlyTheValidCallsEffects() throws {
-        let seed = ProcessInfo.processInfo.environment["KIOSKD_FUZZ_SEED"].flatMap(UInt64.init)
+        let seed =
+            ProcessInfo.processInfo.environment["KIOSKD_FUZZ_SEED"].flatMap(UInt64.init)
             ?? UInt64(Date().timeIntervalSince1970 * 1000)
         print("FuzzTests seed \(seed) (rerun with KIOSKD_FUZZ_SEED=\(seed))")
         let bus = try PrivateBus()
@@ -37,7 +38,8 @@ import Testing
         let client = try ManagerClient(address: bus.address)
         try client.call("SetPasscode", [.string(""), .string(Self.passcode)])
 
-        var fuzzer = Fuzzer(seed: seed, client: client, profile: try ProfileParser.parse(source: Self.profile, file: "fuzz.toml"))
+        var fuzzer = Fuzzer(
+            seed: seed, client: client, profile: try ProfileParser.parse(source: Self.profile, file: "fuzz.toml"))
         let started = ContinuousClock.now
         for i in 0..<Self.calls {
             fuzzer.step()
@@ -48,8 +50,10 @@ import Testing
                 #expect(garbage.controlAnswered, "\(garbage)")
                 #expect(garbage.invalidUTF8Dropped, "\(garbage)")
                 #expect(garbage.nonCharacterAnswered, "\(garbage)")
-                #expect(garbage.nonCharacterReply.contains(Fuzzer.invalidArgs)
-                        && garbage.nonCharacterReply.contains("Malformed arguments to GetRestrictionState"), "\(garbage)")
+                #expect(
+                    garbage.nonCharacterReply.contains(Fuzzer.invalidArgs)
+                        && garbage.nonCharacterReply.contains("Malformed arguments to GetRestrictionState"),
+                    "\(garbage)")
             }
             if i % 1000 == 999 {
                 #expect(kioskd.process?.isRunning == true, "kioskd died after call \(i): \(kioskd.log.suffix(2000))")
@@ -58,7 +62,9 @@ import Testing
             if !fuzzer.failures.isEmpty { break }
         }
         let elapsed = ContinuousClock.now - started
-        print("FuzzTests: \(fuzzer.count) calls (\(fuzzer.valid) valid, \(fuzzer.count - fuzzer.valid) invalid) in \(elapsed), seed \(seed)")
+        print(
+            "FuzzTests: \(fuzzer.count) calls (\(fuzzer.valid) valid, \(fuzzer.count - fuzzer.valid) invalid) in \(elapsed), seed \(seed)"
+        )
         for failure in fuzzer.failures.prefix(20) { Issue.record("seed \(seed): \(failure)") }
         #expect(fuzzer.count >= Self.calls)
 
@@ -100,16 +106,21 @@ struct Fuzzer {
     private(set) var failures: [String] = []
 
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
-    static let contentErrors: Set<String> = Set([KioskError.Code.invalidArgument, .unknownApplication, .unknownRestriction,
-                                                 .unknownProfile, .noSession, .sessionActive].map(\.dbusName))
+    static let contentErrors: Set<String> = Set(
+        [
+            KioskError.Code.invalidArgument, .unknownApplication, .unknownRestriction,
+            .unknownProfile, .noSession, .sessionActive,
+        ].map(\.dbusName))
     static let dispatchErrors: Set<String> = [
         invalidArgs, "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject",
         "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.UnknownProperty",
         "org.freedesktop.DBus.Error.PropertyReadOnly",
     ]
     static let members: [(String, String)] = [
-        ("RegisterApplication", "sa(sss)"), ("ListApplications", ""), ("ListRestrictions", "s"), ("GetRestrictionState", "ss"),
-        ("SetRestrictionState", "sss"), ("StartSession", "s"), ("EndSession", "s"), ("ForceEndSession", ""), ("SetPasscode", "ss"),
+        ("RegisterApplication", "sa(sss)"), ("ListApplications", ""), ("ListRestrictions", "s"),
+        ("GetRestrictionState", "ss"),
+        ("SetRestrictionState", "sss"), ("StartSession", "s"), ("EndSession", "s"), ("ForceEndSession", ""),
+        ("SetPasscode", "ss"),
     ]
 
     init(seed: UInt64, client: ManagerClient, profile: Profile) {
@@ -119,18 +130,23 @@ struct Fuzzer {
     }
 
     static func wire(_ restrictions: [Restriction]) -> DBusValue {
-        .array(elementSignature: "(ssss)", restrictions.map {
-            .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue)])
-        })
+        .array(
+            elementSignature: "(ssss)",
+            restrictions.map {
+                .structure([.string($0.id.rawValue), .string($0.title), .string($0.detail), .string($0.state.rawValue)])
+            })
     }
 
     // MARK: Calls
 
-    private mutating func send(_ member: String, _ arguments: [DBusValue], path: String = KioskWire.objectPath,
-                               interface: String = KioskWire.managerInterface) -> Result<[DBusValue], BusError> {
+    private mutating func send(
+        _ member: String, _ arguments: [DBusValue], path: String = KioskWire.objectPath,
+        interface: String = KioskWire.managerInterface
+    ) -> Result<[DBusValue], BusError> {
         count += 1
         do {
-            let m = try client.bus.makeMethodCall(destination: KioskWire.busName, path: path, interface: interface, member: member)
+            let m = try client.bus.makeMethodCall(
+                destination: KioskWire.busName, path: path, interface: interface, member: member)
             try m.append(arguments)
             return .success(try client.bus.callBlocking(m, timeout: .seconds(10)).readAll())
         } catch let error as BusError {
@@ -150,11 +166,14 @@ struct Fuzzer {
         }
     }
 
-    private mutating func expectError(_ member: String, _ arguments: [DBusValue], in names: Set<String>,
-                                      path: String = KioskWire.objectPath, interface: String = KioskWire.managerInterface) {
+    private mutating func expectError(
+        _ member: String, _ arguments: [DBusValue], in names: Set<String>,
+        path: String = KioskWire.objectPath, interface: String = KioskWire.managerInterface
+    ) {
         switch send(member, arguments, path: path, interface: interface) {
         case .success:
-            failures.append("invalid call \(interface).\(member) \(arguments.map { String($0.description.prefix(80)) }) succeeded")
+            failures.append(
+                "invalid call \(interface).\(member) \(arguments.map { String($0.description.prefix(80)) }) succeeded")
         case .failure(let error) where !names.contains(error.name):
             failures.append("invalid call \(member) got \(error.name): \(error.message.prefix(200))")
         case .failure:
@@ -183,29 +202,47 @@ struct Fuzzer {
         let app = randomApp()
         let ids = (0..<8).shuffled(using: &rng).prefix(Int.random(in: 0...6, using: &rng))
         let titles = ["Controls", "Zoom ✓", "Título", "T"], details = ["", "Two\nlines", "tab\there", "Détail"]
-        let restrictions = ids.map { j in ("\(app).r\(j)", titles.randomElement(using: &rng)!, details.randomElement(using: &rng)!) }
-        guard expectSuccess("RegisterApplication", [.string(app), .array(elementSignature: "(sss)", restrictions.map {
-            .structure([.string($0.0), .string($0.1), .string($0.2)])
-        })]) != nil else { return }
+        let restrictions = ids.map { j in
+            ("\(app).r\(j)", titles.randomElement(using: &rng)!, details.randomElement(using: &rng)!)
+        }
+        guard
+            expectSuccess(
+                "RegisterApplication",
+                [
+                    .string(app),
+                    .array(
+                        elementSignature: "(sss)",
+                        restrictions.map {
+                            .structure([.string($0.0), .string($0.1), .string($0.2)])
+                        }),
+                ]) != nil
+        else { return }
         var session = model.session
         let declarations = restrictions.map { try! RestrictionDeclaration(id: $0.0, title: $0.1, detail: $0.2) }
-        if (try? model.registry.declare(AppID(app), restrictions: declarations, uid: 0, isAdmin: true, initialState: {
-            session.isActive ? session.initialState(for: $0, in: try! AppID(app)) : .allow
-        })) == true {
+        if (try? model.registry.declare(
+            AppID(app), restrictions: declarations, uid: 0, isAdmin: true,
+            initialState: {
+                session.isActive ? session.initialState(for: $0, in: try! AppID(app)) : .allow
+            })) == true
+        {
             model.session = session
         }
     }
 
     private mutating func knownRestriction() -> (Registry.Application, Restriction)? {
         guard let app = model.registry.applications.randomElement(using: &rng),
-              let restriction = app.restrictions.randomElement(using: &rng) else { return nil }
+            let restriction = app.restrictions.randomElement(using: &rng)
+        else { return nil }
         return (app, restriction)
     }
 
     private mutating func setState() {
         guard let (app, restriction) = knownRestriction() else { return register() }
         let state = RestrictionState.allCases.randomElement(using: &rng)!
-        guard expectSuccess("SetRestrictionState", [.string(app.id.rawValue), .string(restriction.id.rawValue), .string(state.rawValue)]) != nil
+        guard
+            expectSuccess(
+                "SetRestrictionState",
+                [.string(app.id.rawValue), .string(restriction.id.rawValue), .string(state.rawValue)]) != nil
         else { return }
         if (try? model.registry.setState(state, of: restriction.id, in: app.id)) == true, model.session.isActive {
             model.session.noteAdminChange(of: restriction.id, in: app.id)
@@ -216,7 +253,8 @@ struct Fuzzer {
         guard let (app, restriction) = knownRestriction() else { return register() }
         switch Int.random(in: 0..<3, using: &rng) {
         case 0:
-            let got = expectSuccess("GetRestrictionState", [.string(app.id.rawValue), .string(restriction.id.rawValue)])
+            let got = expectSuccess(
+                "GetRestrictionState", [.string(app.id.rawValue), .string(restriction.id.rawValue)])
             if let got, got != [.string(restriction.state.rawValue)] {
                 failures.append("GetRestrictionState \(restriction.id) = \(got), the model has \(restriction.state)")
             }
@@ -241,7 +279,8 @@ struct Fuzzer {
             _ = try? model.session.end(registry: &model.registry)
         } else {
             guard expectSuccess("StartSession", [.string("fuzz")]) != nil else { return }
-            _ = try? model.session.start(profileName: "fuzz", profile: profile, at: WallClockTime(microseconds: 0), registry: &model.registry)
+            _ = try? model.session.start(
+                profileName: "fuzz", profile: profile, at: WallClockTime(microseconds: 0), registry: &model.registry)
         }
     }
 
@@ -253,8 +292,10 @@ struct Fuzzer {
         case .success:
             failures.append("EndSession with a wrong passcode succeeded")
         case .failure(let error):
-            let expected: Set<String> = model.session.isActive
-                ? [KioskError.Code.wrongPasscode.dbusName, KioskError.Code.throttled.dbusName] : [KioskError.Code.noSession.dbusName]
+            let expected: Set<String> =
+                model.session.isActive
+                ? [KioskError.Code.wrongPasscode.dbusName, KioskError.Code.throttled.dbusName]
+                : [KioskError.Code.noSession.dbusName]
             if !expected.contains(error.name) { failures.append("EndSession got \(error.name): \(error.message)") }
             if error.name == KioskError.Code.wrongPasscode.dbusName { model.failures += 1 }
         }
@@ -270,16 +311,21 @@ struct Fuzzer {
         case 0:
             expectError(name, randomValues(), in: Self.dispatchErrors)
         case 1:  // a known member at a path that does not exist
-            expectError(Self.members.randomElement(using: &rng)!.0, [], in: Self.dispatchErrors,
-                        path: ["/", "/org/kioskd", "/org/kioskd/GuidedAccess1/\(name)"].randomElement(using: &rng)!)
+            expectError(
+                Self.members.randomElement(using: &rng)!.0, [], in: Self.dispatchErrors,
+                path: ["/", "/org/kioskd", "/org/kioskd/GuidedAccess1/\(name)"].randomElement(using: &rng)!)
         case 2:
-            expectError(Self.members.randomElement(using: &rng)!.0, [], in: Self.dispatchErrors, interface: "org.kioskd.\(name)")
+            expectError(
+                Self.members.randomElement(using: &rng)!.0, [], in: Self.dispatchErrors, interface: "org.kioskd.\(name)"
+            )
         case 3:
-            expectError("Get", [.string(KioskWire.managerInterface), .string(name)], in: Self.dispatchErrors,
-                        interface: "org.freedesktop.DBus.Properties")
+            expectError(
+                "Get", [.string(KioskWire.managerInterface), .string(name)], in: Self.dispatchErrors,
+                interface: "org.freedesktop.DBus.Properties")
         case 4:
-            expectError("Set", [.string(KioskWire.managerInterface), .string("SessionState"), .variant(.string("inactive"))],
-                        in: Self.dispatchErrors, interface: "org.freedesktop.DBus.Properties")
+            expectError(
+                "Set", [.string(KioskWire.managerInterface), .string("SessionState"), .variant(.string("inactive"))],
+                in: Self.dispatchErrors, interface: "org.freedesktop.DBus.Properties")
         default:
             count += 1  // harmless reads of other interfaces
             _ = try? client.call("Introspect", interface: "org.freedesktop.DBus.Introspectable")
@@ -299,26 +345,46 @@ struct Fuzzer {
         let restrictionID = app?.restrictions.randomElement(using: &rng)?.id.rawValue ?? "\(appID).r0"
         let errors = Self.contentErrors
         switch Int.random(in: 0..<11, using: &rng) {
-        case 0: expectError("SetRestrictionState", [.string(badID()), .string(restrictionID), .string("deny")], in: errors)
+        case 0:
+            expectError("SetRestrictionState", [.string(badID()), .string(restrictionID), .string("deny")], in: errors)
         case 1: expectError("SetRestrictionState", [.string(appID), .string(badID()), .string("deny")], in: errors)
-        case 2: expectError("SetRestrictionState", [.string(appID), .string(restrictionID), .string(badState())], in: errors)
-        case 3: expectError("GetRestrictionState", [.string(Bool.random(using: &rng) ? badID() : appID), .string(badID())], in: errors)
+        case 2:
+            expectError(
+                "SetRestrictionState", [.string(appID), .string(restrictionID), .string(badState())], in: errors)
+        case 3:
+            expectError(
+                "GetRestrictionState", [.string(Bool.random(using: &rng) ? badID() : appID), .string(badID())],
+                in: errors)
         case 4: expectError("ListRestrictions", [.string(badID())], in: errors)
         case 5:
-            expectError("RegisterApplication", [.string(badID(malformed: true)), .array(elementSignature: "(sss)", [
-                .structure([.string("org.fuzz.X.r0"), .string("t"), .string("d")]),
-            ])], in: errors)
+            expectError(
+                "RegisterApplication",
+                [
+                    .string(badID(malformed: true)),
+                    .array(
+                        elementSignature: "(sss)",
+                        [
+                            .structure([.string("org.fuzz.X.r0"), .string("t"), .string("d")])
+                        ]),
+                ], in: errors)
         case 6, 7: expectError("RegisterApplication", [.string(appID), badDeclarations(appID)], in: errors)
         case 8:
-            let name = Bool.random(using: &rng) ? "nope\(Int.random(in: 0..<1000, using: &rng))" : randomString(maxLength: 300) + "/x"
+            let name =
+                Bool.random(using: &rng)
+                ? "nope\(Int.random(in: 0..<1000, using: &rng))" : randomString(maxLength: 300) + "/x"
             expectError("StartSession", [.string(name)], in: errors)
         case 9:
-            let new = ["", "bell\u{7}", "tab\tin", String(repeating: "p", count: Int.random(in: 1025...5000, using: &rng))]
-                .randomElement(using: &rng)!
+            let new = [
+                "", "bell\u{7}", "tab\tin", String(repeating: "p", count: Int.random(in: 1025...5000, using: &rng)),
+            ]
+            .randomElement(using: &rng)!
             expectError("SetPasscode", [.string(randomString(maxLength: 40)), .string(new)], in: errors)
         default:
-            if !model.session.isActive { expectError("ForceEndSession", [], in: errors) }
-            else { expectError("StartSession", [.string("fuzz")], in: errors) }
+            if !model.session.isActive {
+                expectError("ForceEndSession", [], in: errors)
+            } else {
+                expectError("StartSession", [.string("fuzz")], in: errors)
+            }
         }
     }
 
@@ -338,8 +404,9 @@ struct Fuzzer {
         case 6: return "." + base
         case 7:
             var s = Array(base)
-            s.insert([" ", "/", "!", "é", "\u{1}", "\n", "\u{7F}", "✓", ":"].randomElement(using: &rng)!,
-                     at: Int.random(in: 0...s.count, using: &rng))
+            s.insert(
+                [" ", "/", "!", "é", "\u{1}", "\n", "\u{7F}", "✓", ":"].randomElement(using: &rng)!,
+                at: Int.random(in: 0...s.count, using: &rng))
             return String(s)
         case 8: return String(repeating: "ab.", count: Int.random(in: 86...3000, using: &rng)) + "c"
         case 9: return randomString(maxLength: 300) + " "
@@ -349,7 +416,8 @@ struct Fuzzer {
     }
 
     private mutating func badState() -> String {
-        var s = ["", "Allow", "DENY", "deny ", " allow", "maybe", "0", "1", "true", "allow\u{1}"].randomElement(using: &rng)!
+        var s = ["", "Allow", "DENY", "deny ", " allow", "maybe", "0", "1", "true", "allow\u{1}"].randomElement(
+            using: &rng)!
         if Bool.random(using: &rng) { s = randomString(maxLength: 100) }
         return s == "allow" || s == "deny" ? "deny!" : s
     }
@@ -377,7 +445,8 @@ struct Fuzzer {
     private mutating func randomMemberName() -> String {
         let first = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
         let rest = first + Array("0123456789")
-        return String(first.randomElement(using: &rng)!) + String((0..<Int.random(in: 0...30, using: &rng)).map { _ in rest.randomElement(using: &rng)! })
+        return String(first.randomElement(using: &rng)!)
+            + String((0..<Int.random(in: 0...30, using: &rng)).map { _ in rest.randomElement(using: &rng)! })
     }
 
     /// Valid UTF-8 (sd-bus refuses anything else in an `s`), with controls, non-ASCII and
@@ -417,8 +486,11 @@ struct Fuzzer {
         case 11, 12: return .string(Bool.random(using: &rng) ? randomString(maxLength: 50) : badID())
         case 13:  // bytes that are not UTF-8, where an `s` is expected: the bus allows them in `ay`
             let invalid: [UInt8] = [0xC3, 0x28, 0xFF, 0xFE, 0xED, 0xA0, 0x80, 0xF8, 0x88, 0x80, 0x80, 0x80]
-            return .array(elementSignature: "y", (0..<Int.random(in: 0...64, using: &rng)).map { _ in .byte(invalid.randomElement(using: &rng)!) })
-        case 14: return .array(elementSignature: "s", (0..<Int.random(in: 0...4, using: &rng)).map { _ in .string(badID()) })
+            return .array(
+                elementSignature: "y",
+                (0..<Int.random(in: 0...64, using: &rng)).map { _ in .byte(invalid.randomElement(using: &rng)!) })
+        case 14:
+            return .array(elementSignature: "s", (0..<Int.random(in: 0...4, using: &rng)).map { _ in .string(badID()) })
         default:
             return Bool.random(using: &rng)
                 ? .variant(randomValue(depth: depth + 1))

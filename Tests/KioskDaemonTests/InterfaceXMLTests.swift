@@ -1,11 +1,12 @@
 import BusTestSupport
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import KioskCore
 import KioskdTestSupport
 import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// `packaging/dbus/org.kioskd.GuidedAccess1.xml` is the interface kioskd introspects: the same
 /// methods, arguments (name, type, direction), signals, properties (type, access) and annotations.
@@ -22,17 +23,28 @@ import Testing
     @Test func theShippedFileDescribesEveryMemberOfTheAPI() throws {
         let xml = try Self.shipped()
         typealias M = KioskWire.Member
-        #expect(Set(xml.methods.keys) == [M.registerApplication, M.listApplications, M.listRestrictions, M.getRestrictionState,
-                                           M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode])
+        #expect(
+            Set(xml.methods.keys) == [
+                M.registerApplication, M.listApplications, M.listRestrictions, M.getRestrictionState,
+                M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
+            ])
         #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])
-        #expect(Set(xml.properties.keys) == [M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.version])
-        #expect(xml.methods[M.listRestrictions]?.arguments == [
-            Interface.Argument(name: "app_id", type: "s", direction: "in"),
-            Interface.Argument(name: "restrictions", type: "a(ssss)", direction: "out"),
-        ])
-        #expect(xml.properties[M.version] == Interface.Property(type: "s", access: "read", annotations: [
-            "org.freedesktop.DBus.Property.EmitsChangedSignal": "const",
-        ]))
+        #expect(
+            Set(xml.properties.keys) == [
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.version,
+            ])
+        #expect(
+            xml.methods[M.listRestrictions]?.arguments == [
+                Interface.Argument(name: "app_id", type: "s", direction: "in"),
+                Interface.Argument(name: "restrictions", type: "a(ssss)", direction: "out"),
+            ])
+        #expect(
+            xml.properties[M.version]
+                == Interface.Property(
+                    type: "s", access: "read",
+                    annotations: [
+                        "org.freedesktop.DBus.Property.EmitsChangedSignal": "const"
+                    ]))
     }
 
     @Test(arguments: ["busctl", "gdbus"])
@@ -42,10 +54,17 @@ import Testing
         let kioskd = try Kioskd(bus: bus)
         try kioskd.start()
         defer { kioskd.stop() }
-        let out = tool == "busctl"
-            ? try runTool(Tools.busctl, ["--address=\(bus.address)", "--xml-interface", "introspect", KioskWire.busName, KioskWire.objectPath])
-            : try runTool(Tools.gdbus, ["introspect", "--address", bus.address, "--dest", KioskWire.busName,
-                                        "--object-path", KioskWire.objectPath, "--xml"])
+        let out =
+            tool == "busctl"
+            ? try runTool(
+                Tools.busctl,
+                ["--address=\(bus.address)", "--xml-interface", "introspect", KioskWire.busName, KioskWire.objectPath])
+            : try runTool(
+                Tools.gdbus,
+                [
+                    "introspect", "--address", bus.address, "--dest", KioskWire.busName,
+                    "--object-path", KioskWire.objectPath, "--xml",
+                ])
         #expect(out.status == 0, "\(out)")
         let runtime = try #require(try Interface.parse(Data(out.stdout.utf8))[KioskWire.managerInterface], "\(out)")
         let shipped = try Self.shipped()
@@ -98,21 +117,27 @@ struct Interface: Equatable {
         parser.delegate = delegate
         parser.shouldResolveExternalEntities = false
         guard parser.parse() else {
-            throw HarnessError("introspection XML does not parse: \(parser.parserError.map { "\($0)" } ?? "unknown error")")
+            throw HarnessError(
+                "introspection XML does not parse: \(parser.parserError.map { "\($0)" } ?? "unknown error")")
         }
         return delegate.interfaces
     }
 
     /// One line per difference, "kind name: mine vs other".
     func differences(from other: Interface) -> [String] {
-        func compare<V: Equatable & CustomStringConvertible>(_ kind: String, _ a: [String: V], _ b: [String: V]) -> [String] {
+        func compare<V: Equatable & CustomStringConvertible>(
+            _ kind: String, _ a: [String: V], _ b: [String: V]
+        ) -> [String] {
             Set(a.keys).union(b.keys).sorted().compactMap { name in
-                a[name] == b[name] ? nil : "\(kind) \(name): \(a[name]?.description ?? "absent") vs \(b[name]?.description ?? "absent")"
+                a[name] == b[name]
+                    ? nil
+                    : "\(kind) \(name): \(a[name]?.description ?? "absent") vs \(b[name]?.description ?? "absent")"
             }
         }
         return compare("method", methods, other.methods) + compare("signal", signals, other.signals)
             + compare("property", properties, other.properties)
-            + (annotations == other.annotations ? [] : ["interface annotations: \(annotations) vs \(other.annotations)"])
+            + (annotations == other.annotations
+                ? [] : ["interface annotations: \(annotations) vs \(other.annotations)"])
     }
 }
 
@@ -122,8 +147,10 @@ private final class IntrospectionParser: NSObject, XMLParserDelegate {
     private enum Open { case method(String), signal(String), property(String) }
     private var member: Open?
 
-    func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         switch element {
         case "interface":
             interface = (attributes["name"] ?? "", Interface())
@@ -140,11 +167,15 @@ private final class IntrospectionParser: NSObject, XMLParserDelegate {
         case "arg":
             switch member {
             case .method(let name):
-                interface!.value.methods[name]!.arguments.append(Interface.Argument(
-                    name: attributes["name"], type: attributes["type"] ?? "", direction: attributes["direction"] ?? "in"))
+                interface!.value.methods[name]!.arguments.append(
+                    Interface.Argument(
+                        name: attributes["name"], type: attributes["type"] ?? "",
+                        direction: attributes["direction"] ?? "in"))
             case .signal(let name):
-                interface!.value.signals[name]!.arguments.append(Interface.Argument(
-                    name: attributes["name"], type: attributes["type"] ?? "", direction: attributes["direction"] ?? "out"))
+                interface!.value.signals[name]!.arguments.append(
+                    Interface.Argument(
+                        name: attributes["name"], type: attributes["type"] ?? "",
+                        direction: attributes["direction"] ?? "out"))
             default:
                 break
             }

@@ -25,14 +25,20 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         let a = "--address=\(bus.address)"
-        func busctl(_ args: [String]) throws -> ToolOutput { try runTool(Tools.busctl, [a, "call"] + Self.manager + args) }
+        func busctl(_ args: [String]) throws -> ToolOutput {
+            try runTool(Tools.busctl, [a, "call"] + Self.manager + args)
+        }
 
-        let register = try busctl(["RegisterApplication", "sa(sss)", Self.app, "2",
-                                   Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone"])
+        let register = try busctl([
+            "RegisterApplication", "sa(sss)", Self.app, "2",
+            Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone",
+        ])
         #expect(register.status == 0, "\(register)\n\(kioskd.log)")
         #expect(try busctl(["ListApplications"]).stdout == "as 1 \"\(Self.app)\"\n")
-        #expect(try busctl(["ListRestrictions", "s", Self.app]).stdout ==
-            "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n")
+        #expect(
+            try busctl(["ListRestrictions", "s", Self.app]).stdout
+                == "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n"
+        )
         let set = try busctl(["SetRestrictionState", "sss", Self.app, Self.controls, "deny"])
         #expect(set.status == 0, "\(set)")
         #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.controls]).stdout == "s \"deny\"\n")
@@ -49,7 +55,8 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         try Self.registerSample(ManagerClient(address: bus.address))
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             got = []
             loop = GLib.MainLoop()
             def changed(app, rid, state):
@@ -64,12 +71,13 @@ import Testing
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
             print(props.Get("org.kioskd.GuidedAccess1.Manager", "SessionState"))
             """, bus: bus)
-        #expect(out.stdout == """
-            [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
-            deny
-            inactive
+        #expect(
+            out.stdout == """
+                [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
+                deny
+                inactive
 
-            """, "\(out)\n\(kioskd.log)")
+                """, "\(out)\n\(kioskd.log)")
     }
 
     /// Malformed or wrong calls, each with the documented error; none changes anything.
@@ -79,7 +87,9 @@ import Testing
         let tooMany: [DBusValue] = (0...KioskWire.Limits.restrictionsPerApp).map {
             .structure([.string("org.example.MuseumMap.r\($0)"), .string("t"), .string("d")])
         }
-        func set(_ app: String, _ id: String, _ state: String) -> [DBusValue] { [.string(app), .string(id), .string(state)] }
+        func set(_ app: String, _ id: String, _ state: String) -> [DBusValue] {
+            [.string(app), .string(id), .string(state)]
+        }
         return [
             ("bad app id", "SetRestrictionState", set("1org.example", controls, "deny"), invalid),
             ("one-label app id", "GetRestrictionState", [.string("museum"), .string(controls)], invalid),
@@ -87,18 +97,45 @@ import Testing
             ("too long id", "GetRestrictionState", [.string(app), .string(longID)], invalid),
             ("bad restriction id", "SetRestrictionState", set(app, "org.example.Museum Map", "deny"), invalid),
             ("unknown state string", "SetRestrictionState", set(app, controls, "maybe"), invalid),
-            ("too many restrictions", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", tooMany)], invalid),
-            ("duplicate restriction", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", [
-                .structure([.string(controls), .string("a"), .string("b")]), .structure([.string(controls), .string("a"), .string("b")]),
-            ])], invalid),
-            ("title too long", "RegisterApplication", [.string(app), .array(elementSignature: "(sss)", [
-                .structure([.string(controls), .string(String(repeating: "t", count: 257)), .string("d")]),
-            ])], invalid),
-            ("unknown app", "SetRestrictionState", set("org.example.Other", controls, "deny"),
-             KioskError.Code.unknownApplication.dbusName),
-            ("unknown app list", "ListRestrictions", [.string("org.example.Other")], KioskError.Code.unknownApplication.dbusName),
-            ("unknown restriction", "GetRestrictionState", [.string(app), .string("org.example.MuseumMap.none")],
-             KioskError.Code.unknownRestriction.dbusName),
+            (
+                "too many restrictions", "RegisterApplication",
+                [.string(app), .array(elementSignature: "(sss)", tooMany)], invalid
+            ),
+            (
+                "duplicate restriction", "RegisterApplication",
+                [
+                    .string(app),
+                    .array(
+                        elementSignature: "(sss)",
+                        [
+                            .structure([.string(controls), .string("a"), .string("b")]),
+                            .structure([.string(controls), .string("a"), .string("b")]),
+                        ]),
+                ], invalid
+            ),
+            (
+                "title too long", "RegisterApplication",
+                [
+                    .string(app),
+                    .array(
+                        elementSignature: "(sss)",
+                        [
+                            .structure([.string(controls), .string(String(repeating: "t", count: 257)), .string("d")])
+                        ]),
+                ], invalid
+            ),
+            (
+                "unknown app", "SetRestrictionState", set("org.example.Other", controls, "deny"),
+                KioskError.Code.unknownApplication.dbusName
+            ),
+            (
+                "unknown app list", "ListRestrictions", [.string("org.example.Other")],
+                KioskError.Code.unknownApplication.dbusName
+            ),
+            (
+                "unknown restriction", "GetRestrictionState", [.string(app), .string("org.example.MuseumMap.none")],
+                KioskError.Code.unknownRestriction.dbusName
+            ),
             ("wrong signature", "SetRestrictionState", [.string(app), .uint32(1)], invalid),
             ("no arguments", "GetRestrictionState", [], invalid),
             ("profile with a path", "StartSession", [.string("../etc/passwd")], invalid),
@@ -138,7 +175,8 @@ import Testing
         let client = try ManagerClient(address: bus.address)
         try Self.registerSample(client)
         let before = kioskd.stateBytes
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
                          lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
                          lambda: m.ForceEndSession(),
@@ -150,14 +188,15 @@ import Testing
                     print(e.get_dbus_name())
             print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
             """, bus: bus, as: 65534)
-        #expect(out.stdout == """
-            org.freedesktop.DBus.Error.AccessDenied
-            org.freedesktop.DBus.Error.AccessDenied
-            org.kioskd.GuidedAccess1.Error.NoSession
-            org.freedesktop.DBus.Error.AccessDenied
-            allow
+        #expect(
+            out.stdout == """
+                org.freedesktop.DBus.Error.AccessDenied
+                org.freedesktop.DBus.Error.AccessDenied
+                org.kioskd.GuidedAccess1.Error.NoSession
+                org.freedesktop.DBus.Error.AccessDenied
+                allow
 
-            """, "\(out)")
+                """, "\(out)")
         #expect(kioskd.stateBytes == before)
         #expect(try client.state(Self.app, Self.controls) == "allow")
     }
@@ -207,7 +246,9 @@ import Testing
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("museum", """
+        try kioskd.writeProfile(
+            "museum",
+            """
             description = "test"
             [restrictions."org.example.MuseumMap"]
             "org.example.MuseumMap.share" = "deny"
@@ -240,7 +281,9 @@ import Testing
         try client.call("StartSession", [.string("museum")])
         try client.call("ForceEndSession")
         #expect(try client.property("SessionState") == .string("inactive"))
-        #expect(client.errorName("SetPasscode", [.string("wrong"), .string("5678")]) == KioskError.Code.wrongPasscode.dbusName)
+        #expect(
+            client.errorName("SetPasscode", [.string("wrong"), .string("5678")])
+                == KioskError.Code.wrongPasscode.dbusName)
         try client.call("SetPasscode", [.string("1234"), .string("5678")])
         let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
         #expect(saved.contains("\"passcodeHash\":\"$y$"), "\(saved)")
@@ -263,7 +306,9 @@ import Testing
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("short", """
+        try kioskd.writeProfile(
+            "short",
+            """
             [session]
             time-limit = "3s"
             warnings = ["2s"]
@@ -272,7 +317,8 @@ import Testing
         defer { kioskd.stop() }
         let client = try ManagerClient(address: bus.address)
         try client.call("SetPasscode", [.string(""), .string("1234")])
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             got = []
             loop = GLib.MainLoop()
             def warning(left):
@@ -291,11 +337,12 @@ import Testing
             loop.run()
             print(got)
             """, bus: bus)
-        #expect(out.stdout == """
-            True
-            [('state', 'active'), ('warning', 2), ('state', 'expired')]
+        #expect(
+            out.stdout == """
+                True
+                [('state', 'active'), ('warning', 2), ('state', 'expired')]
 
-            """, "\(out)\n\(kioskd.log)")
+                """, "\(out)\n\(kioskd.log)")
         #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
         #expect(try client.property("SessionState") == .string("expired"))
         try client.call("EndSession", [.string("1234")])

@@ -18,8 +18,11 @@ final class ManagerClient {
 
     /// Calls `member` and returns the reply's values; an error reply throws its `BusError`.
     @discardableResult
-    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = KioskWire.managerInterface) throws -> [DBusValue] {
-        let m = try bus.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface, member: member)
+    func call(
+        _ member: String, _ arguments: [DBusValue] = [], interface: String = KioskWire.managerInterface
+    ) throws -> [DBusValue] {
+        let m = try bus.makeMethodCall(
+            destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface, member: member)
         try m.append(arguments)
         return try bus.callBlocking(m, timeout: .seconds(10)).readAll()
     }
@@ -49,9 +52,16 @@ final class ManagerClient {
     }
 
     func register(_ app: String, _ restrictions: [(String, String, String)]) throws {
-        try call("RegisterApplication", [.string(app), .array(elementSignature: "(sss)", restrictions.map {
-            .structure([.string($0.0), .string($0.1), .string($0.2)])
-        })])
+        try call(
+            "RegisterApplication",
+            [
+                .string(app),
+                .array(
+                    elementSignature: "(sss)",
+                    restrictions.map {
+                        .structure([.string($0.0), .string($0.1), .string($0.2)])
+                    }),
+            ])
     }
 
     func state(_ app: String, _ id: String) throws -> String? {
@@ -59,7 +69,9 @@ final class ManagerClient {
     }
 
     func property(_ name: String) throws -> DBusValue? {
-        let value = try call("Get", [.string(KioskWire.managerInterface), .string(name)], interface: "org.freedesktop.DBus.Properties").first
+        let value = try call(
+            "Get", [.string(KioskWire.managerInterface), .string(name)], interface: "org.freedesktop.DBus.Properties"
+        ).first
         if case .variant(let inner) = value { return inner }
         return value
     }
@@ -98,12 +110,15 @@ enum Python {
         """
 
     /// Runs `script` after the preamble, as root or (through `setpriv`) as `uid`.
-    static func run(_ script: String, bus: PrivateBus, as uid: UInt32? = nil, arguments: [String] = [],
-                    timeout: Duration = .seconds(30)) throws -> ToolOutput {
+    static func run(
+        _ script: String, bus: PrivateBus, as uid: UInt32? = nil, arguments: [String] = [],
+        timeout: Duration = .seconds(30)
+    ) throws -> ToolOutput {
         let argv = ["-c", preamble + script, bus.address] + arguments
         guard let uid else { return try runTool(Tools.python, argv, timeout: timeout) }
-        return try runTool(Tools.setpriv, ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", Tools.python] + argv,
-                           timeout: timeout)
+        return try runTool(
+            Tools.setpriv, ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", Tools.python] + argv,
+            timeout: timeout)
     }
 }
 
@@ -113,7 +128,10 @@ final class BackgroundTool {
     private let process: ChildProcess
 
     init(_ path: String, _ arguments: [String], directory: URL) throws {
-        logPath = directory.appendingPathComponent("\(URL(fileURLWithPath: path).lastPathComponent)-\(UUID().uuidString.prefix(6)).log").path
+        logPath =
+            directory.appendingPathComponent(
+                "\(URL(fileURLWithPath: path).lastPathComponent)-\(UUID().uuidString.prefix(6)).log"
+            ).path
         let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(fd) }
         process = try ChildProcess.spawn(path, arguments, stdout: fd, stderr: fd)

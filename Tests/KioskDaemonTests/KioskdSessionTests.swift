@@ -74,7 +74,8 @@ import Testing
         throttle["lastFailure"] = last - seconds * 1_000_000
         state["throttle"] = throttle
         json["state"] = state
-        try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(to: URL(fileURLWithPath: kioskd.statePath))
+        try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(
+            to: URL(fileURLWithPath: kioskd.statePath))
     }
 
     @Test func wrongPasscodesAreThrottledOnTheScheduleAndTheCountSurvivesRestarts() throws {
@@ -99,7 +100,9 @@ import Testing
         try kioskd.start()
         var again = try ManagerClient(address: bus.address)
         throttled = Self.throttle(again.error("EndSession", [.string("1234")]))
-        #expect(throttled?.failures == 6 && (20...30).contains(throttled?.seconds ?? -1), "\(String(describing: throttled))")
+        #expect(
+            throttled?.failures == 6 && (20...30).contains(throttled?.seconds ?? -1), "\(String(describing: throttled))"
+        )
 
         // 31 s later: one attempt; wrong again (7th), so the wait doubles to 1 min.
         kioskd.stop(SIGTERM)
@@ -108,7 +111,9 @@ import Testing
         again = try ManagerClient(address: bus.address)
         #expect(again.error("EndSession", [.string("0007")])?.name == wrong)
         throttled = Self.throttle(again.error("EndSession", [.string("1234")]))
-        #expect(throttled?.failures == 7 && (55...60).contains(throttled?.seconds ?? -1), "\(String(describing: throttled))")
+        #expect(
+            throttled?.failures == 7 && (55...60).contains(throttled?.seconds ?? -1), "\(String(describing: throttled))"
+        )
         #expect(PasscodeThrottle.delay(afterFailures: 7) == .seconds(60))
 
         // 61 s later: the right passcode ends the session and resets the count.
@@ -163,12 +168,14 @@ import Testing
     @Test func aSessionSurvivesSIGKILLWithItsProfileAndDeadline() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let (kioskd, client) = try start(bus, profile: Self.museum + """
+        let (kioskd, client) = try start(
+            bus,
+            profile: Self.museum + """
 
-            [session]
-            time-limit = "1h"
-            warnings = ["5m"]
-            """)
+                [session]
+                time-limit = "1h"
+                warnings = ["5m"]
+                """)
         defer { kioskd.stop() }
         try client.call("SetPasscode", [.string(""), .string("1234")])
         try client.call("StartSession", [.string("museum")])
@@ -198,7 +205,11 @@ import Testing
         let guesses = ["Pc\(token)-wrong1", "Pc\(token)-wrong2"]
         var errors: [BusError] = []
         func expectError(_ member: String, _ arguments: [DBusValue]) {
-            if let error = client.error(member, arguments) { errors.append(error) } else { Issue.record("\(member) succeeded") }
+            if let error = client.error(member, arguments) {
+                errors.append(error)
+            } else {
+                Issue.record("\(member) succeeded")
+            }
         }
         // Set in process: no tool's argv ever holds it.
         try client.call("SetPasscode", [.string(""), .string(passcode)])
@@ -210,13 +221,15 @@ import Testing
 
         // During the session: no process's argv.
         var argvHits: [String] = []
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        where entry.allSatisfy(\.isNumber) {
             guard let argv = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
             if String(decoding: argv, as: UTF8.self).contains("Pc\(token)") { argvHits.append(entry) }
         }
         #expect(argvHits == [], "processes with the passcode in argv: \(argvHits)")
-        #expect(kioskd.process.map { FileManager.default.contents(atPath: "/proc/\($0.pid)/cmdline") != nil } == true,
-                "kioskd's own argv was read")
+        #expect(
+            kioskd.process.map { FileManager.default.contents(atPath: "/proc/\($0.pid)/cmdline") != nil } == true,
+            "kioskd's own argv was read")
 
         try client.call("EndSession", [.string(passcode)])
         #expect(try client.property("SessionState") == .string("inactive"))
@@ -225,10 +238,13 @@ import Testing
         for error in errors { #expect(!error.message.contains("Pc\(token)"), "\(error)") }
         // The log (the journal's fields; written to stderr here, where there is no journald).
         #expect(!kioskd.log.contains("Pc\(token)"), "\(kioskd.log)")
-        #expect(kioskd.log.contains("Wrong passcode") && kioskd.log.contains("Session ended"), "the log was read: \(kioskd.log)")
+        #expect(
+            kioskd.log.contains("Wrong passcode") && kioskd.log.contains("Session ended"),
+            "the log was read: \(kioskd.log)")
         // Every file in the state directory (the state file and any temporary file).
         for file in try FileManager.default.contentsOfDirectory(atPath: kioskd.stateDirectory.path) {
-            let bytes = FileManager.default.contents(atPath: kioskd.stateDirectory.appendingPathComponent(file).path) ?? Data()
+            let bytes =
+                FileManager.default.contents(atPath: kioskd.stateDirectory.appendingPathComponent(file).path) ?? Data()
             #expect(bytes.range(of: Data("Pc\(token)".utf8)) == nil, "\(file)")
         }
         let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)

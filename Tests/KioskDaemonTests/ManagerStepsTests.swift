@@ -19,13 +19,18 @@ import Testing
         """
 
     func registration(_ title: String = "Map controls") -> [DBusValue] {
-        [.string(Self.app), .array(elementSignature: "(sss)", [.structure([.string(Self.controls), .string(title), .string("d")])])]
+        [
+            .string(Self.app),
+            .array(elementSignature: "(sss)", [.structure([.string(Self.controls), .string(title), .string("d")])]),
+        ]
     }
 
     /// Runs `body` against a fresh in-process manager and stops it after.
-    func withManager(uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
-                     profiles: [String: String] = ["museum": museum],
-                     _ body: (InProcessManager, ManagerClient) throws -> Void) async throws {
+    func withManager(
+        uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
+        profiles: [String: String] = ["museum": museum],
+        _ body: (InProcessManager, ManagerClient) throws -> Void
+    ) async throws {
         let manager = try await InProcessManager(uid: uid, authorize: answer, profiles: profiles)
         do {
             let client = try ManagerClient(address: manager.bus.address)
@@ -50,13 +55,22 @@ import Testing
             try client.call("RegisterApplication", registration())
             manager.journal.removeAll()
             let calls: [(String, [DBusValue], KioskError.Code)] = [
-                ("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("maybe")], .invalidArgument),
-                ("SetRestrictionState", [.string("org.example.Other"), .string(Self.controls), .string("deny")], .unknownApplication),
+                (
+                    "SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("maybe")],
+                    .invalidArgument
+                ),
+                (
+                    "SetRestrictionState", [.string("org.example.Other"), .string(Self.controls), .string("deny")],
+                    .unknownApplication
+                ),
                 ("StartSession", [.string("../etc/passwd")], .invalidArgument),
                 ("ForceEndSession", [], .noSession),
                 ("EndSession", [.string("1234")], .noSession),
                 ("SetPasscode", [.string(""), .string("")], .invalidArgument),
-                ("RegisterApplication", [.string("1bad.app"), .array(elementSignature: "(sss)", [])], .invalidArgument),
+                (
+                    "RegisterApplication", [.string("1bad.app"), .array(elementSignature: "(sss)", [])],
+                    .invalidArgument
+                ),
             ]
             for (member, arguments, code) in calls {
                 #expect(client.errorName(member, arguments) == code.dbusName, "\(member)")
@@ -131,8 +145,10 @@ import Testing
         for answer in [ScriptedAuthorizer.Answer.result(.unavailable), .result(.challenge), .failure("no polkit")] {
             try await withManager(authorize: answer) { manager, client in
                 try client.call("RegisterApplication", registration())
-                #expect(client.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
-                    == KioskError.Code.accessDenied.dbusName)
+                #expect(
+                    client.errorName(
+                        "SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+                        == KioskError.Code.accessDenied.dbusName)
                 #expect(manager.store.saved.count == 1)
                 manager.identity.become(0)
                 try client.call("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
@@ -152,7 +168,9 @@ import Testing
             let journal = manager.journal
             DispatchQueue.global().async {
                 let other = try? ManagerClient(address: address)
-                let error = other.map { $0.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")]) }
+                let error = other.map {
+                    $0.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+                }
                 journal.note(error == .some(nil) ? "reply" : "error \(String(describing: error))")
             }
             #expect(eventually { manager.store.waitingAtGate == 1 })
@@ -161,7 +179,11 @@ import Testing
             #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)", "save"])
             #expect(try client.state(Self.app, Self.controls) == "allow")
             manager.store.openGate()
-            #expect(eventually { manager.journal.all.contains("reply") && manager.journal.all.contains("signal RestrictionStateChanged") })
+            #expect(
+                eventually {
+                    manager.journal.all.contains("reply")
+                        && manager.journal.all.contains("signal RestrictionStateChanged")
+                })
             let log = manager.journal.all
             let saved = try #require(log.firstIndex(of: "saved"))
             #expect(saved < log.firstIndex(of: "signal RestrictionStateChanged")!, "\(log)")
@@ -175,8 +197,9 @@ import Testing
             try client.call("RegisterApplication", registration())
             manager.store.failNextSave(with: StoreTestError())
             manager.journal.removeAll()
-            #expect(client.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
-                == "org.freedesktop.DBus.Error.Failed")
+            #expect(
+                client.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+                    == "org.freedesktop.DBus.Error.Failed")
             #expect(try client.state(Self.app, Self.controls) == "allow")
             usleep(100_000)
             #expect(!manager.journal.all.contains { $0.hasPrefix("signal") }, "\(manager.journal.all)")

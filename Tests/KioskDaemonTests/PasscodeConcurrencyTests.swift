@@ -15,7 +15,9 @@ import Testing
     /// kioskd with the sample app, passcode 1234 and a session of `museum` running.
     static func startSession(_ bus: PrivateBus) throws -> (Kioskd, ManagerClient) {
         let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("museum", """
+        try kioskd.writeProfile(
+            "museum",
+            """
             [restrictions."org.example.MuseumMap"]
             "org.example.MuseumMap.share" = "deny"
             """)
@@ -34,7 +36,8 @@ import Testing
         defer { kioskd.stop() }
         // Four wrong passcodes (within the free attempts) keep kioskd hashing for ~4 yescrypt
         // times; meanwhile GetRestrictionState is called over and over, one call after another.
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             app, rid = sys.argv[2], sys.argv[3]
             ctx = GLib.MainContext.default()
             ends = []
@@ -58,10 +61,12 @@ import Testing
             print("get_max_ms %.3f" % (latencies[-1] * 1e3))
             print("first_end_ms %.3f" % (ends[0][0] * 1e3))
             """, bus: bus, arguments: [Self.app, Self.controls])
-        let figures = Dictionary(out.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: " ", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }) { a, _ in a }
+        let figures = Dictionary(
+            out.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+                let parts = line.split(separator: " ", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }
+        ) { a, _ in a }
         let wrong = KioskError.Code.wrongPasscode.dbusName
         #expect(figures["ends"] == "['\(wrong)', '\(wrong)', '\(wrong)', '\(wrong)']", "\(out)\n\(kioskd.log)")
         let gets = Int(figures["gets"] ?? "") ?? 0
@@ -80,7 +85,8 @@ import Testing
         defer { kioskd.stop() }
         // Eight wrong attempts at once: the first five are free, the sixth is recorded and
         // starts the 30 s wait, so the seventh and eighth are Throttled, not guessed.
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             loop = GLib.MainLoop()
             results = []
             def done(*a):
@@ -109,7 +115,8 @@ import Testing
         // StartSession begins another. The late verdict must not end the new session. (Should the
         // hash win the race instead, EndSession ends the first session and ForceEndSession finds
         // none: the outcome below holds in either order.)
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             loop = GLib.MainLoop()
             results = {}
             def done(*a):
@@ -136,7 +143,8 @@ import Testing
         let (kioskd, client) = try Self.startSession(bus)
         defer { kioskd.stop() }
         // 1234 → 5678 and 1234 → 9999 at once: one wins, the other finds 1234 no longer right.
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             loop = GLib.MainLoop()
             results = {}
             def done(name):

@@ -11,10 +11,10 @@ import Testing
 @Suite(.serialized) struct PolkitBusTests {
     // Real accounts of Debian's base passwd: dbus-daemon drops a connection whose uid has no
     // passwd entry (it cannot look up its groups for the policy), so 4242 would never get to call.
-    static let admin: UInt32 = 1         // daemon: allowed by the test rule
+    static let admin: UInt32 = 1  // daemon: allowed by the test rule
     static let adminName = "daemon"
-    static let owner: UInt32 = 2         // bin: registers an app of its own
-    static let stranger: UInt32 = 3      // sys: neither
+    static let owner: UInt32 = 2  // bin: registers an app of its own
+    static let stranger: UInt32 = 3  // sys: neither
     static let nobody: UInt32 = 65534
     static let owned = "org.example.Owned"
 
@@ -46,10 +46,15 @@ import Testing
         """
 
     func start(_ bus: PrivateBus, polkit: Bool) throws -> (Kioskd, PrivatePolkit?) {
-        let agent = polkit ? try PrivatePolkit(bus: bus, actions: ["org.kioskd.GuidedAccess1.policy": Self.actions()],
-                                               rules: ["49-kioskd-test.rules": Self.rules]) : nil
+        let agent =
+            polkit
+            ? try PrivatePolkit(
+                bus: bus, actions: ["org.kioskd.GuidedAccess1.policy": Self.actions()],
+                rules: ["49-kioskd-test.rules": Self.rules]) : nil
         let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("museum", """
+        try kioskd.writeProfile(
+            "museum",
+            """
             [restrictions."org.example.MuseumMap"]
             "org.example.MuseumMap.share" = "deny"
             """)
@@ -65,7 +70,8 @@ import Testing
         let (kioskd, polkit) = try start(bus, polkit: true)
         defer { kioskd.stop(); polkit?.stop() }
         let client = try ManagerClient(address: bus.address)
-        let register = try Python.run("""
+        let register = try Python.run(
+            """
             print(error_name(m.RegisterApplication, "\(Self.owned)", [("\(Self.owned).a", "A", "d")]))
             """, bus: bus, as: Self.owner)
         #expect(register.stdout == "ok\n", "\(register)")
@@ -79,7 +85,8 @@ import Testing
         // nobody, with no session: every admin method is denied and the file does not change.
         let before = kioskd.stateBytes
         let denied = KioskError.Code.accessDenied.dbusName
-        let nobody = try Python.run("""
+        let nobody = try Python.run(
+            """
             print(error_name(m.SetRestrictionState, "org.example.MuseumMap", "org.example.MuseumMap.controls", "allow"))
             print(error_name(m.SetPasscode, "5678", "0000"))
             print(error_name(m.StartSession, "museum"))
@@ -109,21 +116,29 @@ import Testing
             """
         #expect(try Python.run(declare, bus: bus, as: Self.owner, arguments: ["first"]).stdout == "ok\n")
         let before = kioskd.stateBytes
-        let stranger = try Python.run(declare + "\n" + """
-            try:
-                m.RegisterApplication("\(Self.owned)", [("\(Self.owned).a", "x", "d")])
-            except dbus.DBusException as e:
-                print(e.get_dbus_message())
-            """, bus: bus, as: Self.stranger, arguments: ["stolen"])
+        let stranger = try Python.run(
+            declare + "\n" + """
+                try:
+                    m.RegisterApplication("\(Self.owned)", [("\(Self.owned).a", "x", "d")])
+                except dbus.DBusException as e:
+                    print(e.get_dbus_message())
+                """, bus: bus, as: Self.stranger, arguments: ["stolen"])
         #expect(stranger.stdout.hasPrefix("\(KioskError.Code.accessDenied.dbusName)\n"), "\(stranger)")
-        #expect(stranger.stdout.contains("uid \(Self.stranger) may not register the application id \(Self.owned)"), "\(stranger)")
+        #expect(
+            stranger.stdout.contains("uid \(Self.stranger) may not register the application id \(Self.owned)"),
+            "\(stranger)")
         #expect(kioskd.stateBytes == before)
         let again = try Python.run(declare, bus: bus, as: Self.owner, arguments: ["second"])
         #expect(again.stdout == "ok\n", "\(again)")
         let restrictions = try client.call("ListRestrictions", [.string(Self.owned)])
-        #expect(restrictions == [.array(elementSignature: "(ssss)", [
-            .structure([.string("\(Self.owned).a"), .string("second"), .string("d"), .string("allow")]),
-        ])])
+        #expect(
+            restrictions == [
+                .array(
+                    elementSignature: "(ssss)",
+                    [
+                        .structure([.string("\(Self.owned).a"), .string("second"), .string("d"), .string("allow")])
+                    ])
+            ])
     }
 
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("setpriv"))))
@@ -136,18 +151,22 @@ import Testing
         let denied = KioskError.Code.accessDenied.dbusName
         // The uid the rules would allow gets nothing without polkit; the message says why.
         // (ForceEndSession would be NoSession, and anyone may register an app id no one has.)
-        let out = try Python.run(Self.adminCalls.split(separator: "\n")
-            .filter { !$0.contains("ForceEndSession") && !$0.contains("RegisterApplication") }
-            .joined(separator: "\n") + "\n" + """
+        let out = try Python.run(
+            Self.adminCalls.split(separator: "\n")
+                .filter { !$0.contains("ForceEndSession") && !$0.contains("RegisterApplication") }
+                .joined(separator: "\n") + "\n" + """
 
-            try:
-                m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny")
-            except dbus.DBusException as e:
-                print(e.get_dbus_message())
-            """, bus: bus, as: Self.admin)
+                    try:
+                        m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny")
+                    except dbus.DBusException as e:
+                        print(e.get_dbus_message())
+                    """, bus: bus, as: Self.admin)
         #expect(out.stdout.hasPrefix(String(repeating: "\(denied)\n", count: 4)), "\(out)")
         #expect(out.stdout.split(separator: "\n").count == 5, "\(out)")
-        #expect(out.stdout.hasSuffix("uid \(Self.admin) may not set restriction states: polkit is not running, so only root may.\n"), "\(out)")
+        #expect(
+            out.stdout.hasSuffix(
+                "uid \(Self.admin) may not set restriction states: polkit is not running, so only root may.\n"),
+            "\(out)")
         #expect(kioskd.stateBytes == before)
         // Root is.
         let root = try Python.run(Self.adminCalls, bus: bus)

@@ -24,7 +24,8 @@ import Testing
         // Twenty SetRestrictionState on different restrictions and a second app's registration,
         // all sent before any reply: each change is computed from the state with every earlier
         // one, so none is lost to a concurrent one.
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             app, ids = sys.argv[2], sys.argv[3].split(",")
             loop = GLib.MainLoop()
             replies, signals = [], []
@@ -66,7 +67,8 @@ import Testing
         // deny then allow, the second sent before the first is answered: while the deny waits to
         // be saved, the allow is not a no-op (the disk still says allow), and it lands last.
         for round in 0..<5 {
-            let out = try Python.run("""
+            let out = try Python.run(
+                """
                 app, rid = sys.argv[2:4]
                 loop = GLib.MainLoop()
                 replies = []
@@ -98,7 +100,8 @@ import Testing
 
         // The state directory vanishes under kioskd: no save can succeed.
         try FileManager.default.removeItem(at: kioskd.stateDirectory)
-        let out = try Python.run("""
+        let out = try Python.run(
+            """
             app, controls, share = sys.argv[2:5]
             signals = []
             bus.add_signal_receiver(lambda *a: signals.append(a), "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager")
@@ -124,14 +127,15 @@ import Testing
             print("signals", len(signals))
             """, bus: bus, arguments: [Self.app, KioskdBusTests.controls, KioskdBusTests.share])
         let failed = "\(BusError.failed) True"
-        #expect(out.stdout == """
-            set \(failed)
-            register \(failed)
-            start \(failed)
-            after allow deny ['\(Self.app)'] inactive dbus.String('', variant_level=1)
-            signals 0
+        #expect(
+            out.stdout == """
+                set \(failed)
+                register \(failed)
+                start \(failed)
+                after allow deny ['\(Self.app)'] inactive dbus.String('', variant_level=1)
+                signals 0
 
-            """, "\(out)\n\(kioskd.log)")
+                """, "\(out)\n\(kioskd.log)")
         #expect(kioskd.log.contains("Could not save the state"), "\(kioskd.log)")
 
         // The directory is back: the next change is saved, on top of the state before the failures.

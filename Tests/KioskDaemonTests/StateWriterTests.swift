@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
-@testable import KioskDaemon
-import SystemdKit
 import Synchronization
+import SystemdKit
 import Testing
+
+@testable import KioskDaemon
 
 /// `StateWriter` on a real `EventLoop` thread, with a save that records what it wrote and can be
 /// held, slowed or made to fail: the ordering and stop rules kioskd's changes rely on.
@@ -34,7 +35,11 @@ import Testing
                     #expect(!loop.isOnLoopThread)
                     record("save \(state) begins")
                     if self.held.load(ordering: .sequentiallyConsistent) { gate.wait() }
-                    if saveDelay > .zero { Thread.sleep(forTimeInterval: Double(saveDelay.components.attoseconds) / 1e18 + Double(saveDelay.components.seconds)) }
+                    if saveDelay > .zero {
+                        Thread.sleep(
+                            forTimeInterval: Double(saveDelay.components.attoseconds) / 1e18
+                                + Double(saveDelay.components.seconds))
+                    }
                     if failNext.exchange(false, ordering: .sequentiallyConsistent) {
                         record("save \(state) fails")
                         throw SaveFailed()
@@ -71,19 +76,24 @@ import Testing
         /// Submits a change that adds `delta` to the durable state when its turn comes.
         func submitIncrement(_ name: String, by delta: Int = 1, urgent: Bool = false) throws {
             try onLoop { [self] in
-                writer.submit(urgent: urgent, { [self] in
-                    record("\(name) computes from \(durable)")
-                    let next = durable + delta
-                    return StateWriter.Write(state: next, durable: { [self] in
-                        durable = next
-                        record("\(name) durable")
-                    }, failed: { [self] _ in record("\(name) failed") })
-                }, dropped: { [self] refusal in
-                    switch refusal {
-                    case .stopping: record("\(name) dropped")
-                    case .full(let waiting): record("\(name) refused, \(waiting) waiting")
-                    }
-                })
+                writer.submit(
+                    urgent: urgent,
+                    { [self] in
+                        record("\(name) computes from \(durable)")
+                        let next = durable + delta
+                        return StateWriter.Write(
+                            state: next,
+                            durable: { [self] in
+                                durable = next
+                                record("\(name) durable")
+                            }, failed: { [self] _ in record("\(name) failed") })
+                    },
+                    dropped: { [self] refusal in
+                        switch refusal {
+                        case .stopping: record("\(name) dropped")
+                        case .full(let waiting): record("\(name) refused, \(waiting) waiting")
+                        }
+                    })
             }
         }
 
@@ -102,11 +112,12 @@ import Testing
         let h = try Harness(saveDelay: .milliseconds(20))
         for name in ["a", "b", "c"] { try h.submitIncrement(name) }
         #expect(h.wait { $0.contains("c durable") })
-        #expect(h.lines == [
-            "a computes from 0", "save 1 begins", "save 1 ends", "a durable",
-            "b computes from 1", "save 2 begins", "save 2 ends", "b durable",
-            "c computes from 2", "save 3 begins", "save 3 ends", "c durable",
-        ])
+        #expect(
+            h.lines == [
+                "a computes from 0", "save 1 begins", "save 1 ends", "a durable",
+                "b computes from 1", "save 2 begins", "save 2 ends", "b durable",
+                "c computes from 2", "save 3 begins", "save 3 ends", "c durable",
+            ])
     }
 
     @Test func theLoopServesOtherWorkWhileASaveIsInFlight() throws {
@@ -129,16 +140,20 @@ import Testing
         try h.submitIncrement("a")
         try h.submitIncrement("b", by: 10)
         #expect(h.wait { $0.contains("b durable") })
-        #expect(h.lines == [
-            "a computes from 0", "save 1 begins", "save 1 fails", "a failed",
-            "b computes from 0", "save 10 begins", "save 10 ends", "b durable",
-        ])
+        #expect(
+            h.lines == [
+                "a computes from 0", "save 1 begins", "save 1 fails", "a failed",
+                "b computes from 0", "save 10 begins", "save 10 ends", "b durable",
+            ])
     }
 
     @Test func aChangeWithNothingToWriteSavesNothing() throws {
         let h = try Harness()
         try h.onLoop {
-            h.writer.submit({ h.record("noop computes"); return nil }, dropped: { _ in })
+            h.writer.submit(
+                {
+                    h.record("noop computes"); return nil
+                }, dropped: { _ in })
         }
         try h.submitIncrement("a")
         #expect(h.wait { $0.contains("a durable") })
@@ -155,10 +170,11 @@ import Testing
         #expect(!h.lines.contains("stopped"))
         h.release()
         #expect(h.wait { $0.contains("stopped") })
-        #expect(h.lines == [
-            "a computes from 0", "save 1 begins", "b dropped", "c dropped", "d dropped",
-            "save 1 ends", "a durable", "stopped",
-        ])
+        #expect(
+            h.lines == [
+                "a computes from 0", "save 1 begins", "b dropped", "c dropped", "d dropped",
+                "save 1 ends", "a durable", "stopped",
+            ])
     }
 
     @Test func stopWaitsForAStuckSaveNoLongerThanItsLimit() throws {
@@ -205,9 +221,10 @@ import Testing
         #expect(h.lines.last == "d refused, 2 waiting")
         h.release()
         #expect(h.wait { $0.contains("c durable") })
-        #expect(h.lines.filter { $0.contains("computes") } == [
-            "a computes from 0", "tick computes from 1", "b computes from 101", "c computes from 102",
-        ])
+        #expect(
+            h.lines.filter { $0.contains("computes") } == [
+                "a computes from 0", "tick computes from 1", "b computes from 101", "c computes from 102",
+            ])
         #expect(try h.onLoop { h.writer.isIdle } == true)
     }
 }

@@ -31,9 +31,18 @@ import Testing
     }
 
     static let gdbusSteps: [(String, [String], Expected)] = [
-        ("RegisterApplication", [app, "[('\(controls)', 'Map controls', 'Pan and zoom'), ('\(share)', 'Sharing', 'Send to phone')]"], .reply("()")),
+        (
+            "RegisterApplication",
+            [app, "[('\(controls)', 'Map controls', 'Pan and zoom'), ('\(share)', 'Sharing', 'Send to phone')]"],
+            .reply("()")
+        ),
         ("ListApplications", [], .reply("(['\(app)'],)")),
-        ("ListRestrictions", [app], .reply("([('\(controls)', 'Map controls', 'Pan and zoom', 'allow'), ('\(share)', 'Sharing', 'Send to phone', 'allow')],)")),
+        (
+            "ListRestrictions", [app],
+            .reply(
+                "([('\(controls)', 'Map controls', 'Pan and zoom', 'allow'), ('\(share)', 'Sharing', 'Send to phone', 'allow')],)"
+            )
+        ),
         ("GetRestrictionState", [app, controls], .reply("('allow',)")),
         ("SetRestrictionState", [app, controls, "deny"], .reply("()")),
         ("GetRestrictionState", [app, controls], .reply("('deny',)")),
@@ -57,8 +66,12 @@ import Testing
         ("GetRestrictionState", [app, share], .reply("('allow',)")),
         ("StartSession", ["museum"], .reply("()")),
         ("ForceEndSession", [], .reply("()")),
-        ("Properties.GetAll", [KioskWire.managerInterface],
-         .reply("({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskWire.version)'>},)")),
+        (
+            "Properties.GetAll", [KioskWire.managerInterface],
+            .reply(
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskWire.version)'>},)"
+            )
+        ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
     ]
@@ -71,10 +84,15 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         for (index, (member, arguments, expected)) in Self.gdbusSteps.enumerated() {
-            let method = member.hasPrefix("Properties.")
+            let method =
+                member.hasPrefix("Properties.")
                 ? "org.freedesktop.DBus.\(member)" : "\(KioskWire.managerInterface).\(member)"
-            let out = try runTool(Tools.gdbus, ["call", "--address", bus.address, "--dest", KioskWire.busName,
-                                                "--object-path", KioskWire.objectPath, "--method", method] + arguments)
+            let out = try runTool(
+                Tools.gdbus,
+                [
+                    "call", "--address", bus.address, "--dest", KioskWire.busName,
+                    "--object-path", KioskWire.objectPath, "--method", method,
+                ] + arguments)
             let got: String
             if out.status == 0 {
                 got = out.stdout.trimmingCharacters(in: .newlines)
@@ -98,9 +116,15 @@ import Testing
         defer { kioskd.stop() }
         try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
         // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
-        func send(_ member: String, _ arguments: String..., interface: String = KioskWire.managerInterface) throws -> ToolOutput {
-            try runTool(Tools.dbusSend, ["--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskWire.busName)",
-                                         KioskWire.objectPath, "\(interface).\(member)"] + arguments)
+        func send(
+            _ member: String, _ arguments: String..., interface: String = KioskWire.managerInterface
+        ) throws -> ToolOutput {
+            try runTool(
+                Tools.dbusSend,
+                [
+                    "--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskWire.busName)",
+                    KioskWire.objectPath, "\(interface).\(member)",
+                ] + arguments)
         }
         var out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
         #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "allow", "\(out)")
@@ -110,13 +134,19 @@ import Testing
         #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "deny", "\(out)")
         out = try send("ListApplications")
         #expect(out.stdout.contains(Self.app), "\(out)")
-        out = try send("Get", "string:\(KioskWire.managerInterface)", "string:Version", interface: "org.freedesktop.DBus.Properties")
+        out = try send(
+            "Get", "string:\(KioskWire.managerInterface)", "string:Version",
+            interface: "org.freedesktop.DBus.Properties")
         #expect(out.stdout.contains(KioskWire.version), "\(out)")
         out = try send("Ping", interface: "org.freedesktop.DBus.Peer")
         #expect(out.status == 0, "\(out)")
         // Errors: dbus-send prints "Error <name>: <message>" and exits 1.
         out = try send("ListRestrictions", "string:org.example.Other")
-        #expect(out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.unknownApplication.dbusName): No application org.example.Other"), "\(out)")
+        #expect(
+            out.status == 1
+                && out.stderr.hasPrefix(
+                    "Error \(KioskError.Code.unknownApplication.dbusName): No application org.example.Other"),
+            "\(out)")
         out = try send("EndSession", "int32:5")
         #expect(out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
         out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:")
@@ -128,8 +158,10 @@ import Testing
 
     /// Runs `start`, then a restriction change and a session start, and returns the monitor's output
     /// once `done` holds.
-    func monitor(_ tool: String, _ arguments: (PrivateBus) -> [String], ready: String,
-                 until done: @escaping (String) -> Bool) throws -> (String, Bool) {
+    func monitor(
+        _ tool: String, _ arguments: (PrivateBus) -> [String], ready: String,
+        until done: @escaping (String) -> Bool
+    ) throws -> (String, Bool) {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let kioskd = try Kioskd(bus: bus)
@@ -148,28 +180,40 @@ import Testing
     }
 
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
-        let changed = "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
-        let preset = "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
-        let properties = "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
-        let (output, seen) = try monitor(Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
-                                         ready: "is owned by") { $0.contains(properties) }
+        let changed =
+            "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
+        let preset =
+            "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
+        let properties =
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
+        let (output, seen) = try monitor(
+            Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
+            ready: "is owned by"
+        ) { $0.contains(properties) }
         #expect(seen, "\(output)")
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix(KioskWire.objectPath) } == [changed, preset, properties], "\(output)")
     }
 
     @Test func busctlMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
-        let (output, seen) = try monitor(Tools.busctl, { ["--address=\($0.address)", "monitor", "--json=short", KioskWire.busName] },
-                                         ready: "Monitoring bus message stream.") { $0.contains("\"PropertiesChanged\"") }
+        let (output, seen) = try monitor(
+            Tools.busctl, { ["--address=\($0.address)", "monitor", "--json=short", KioskWire.busName] },
+            ready: "Monitoring bus message stream."
+        ) { $0.contains("\"PropertiesChanged\"") }
         #expect(seen, "\(output)")
         let signals = output.split(separator: "\n").compactMap { line -> [String: Any]? in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  object["type"] as? String == "signal", object["sender"] as? String != "org.freedesktop.DBus" else { return nil }
+                object["type"] as? String == "signal", object["sender"] as? String != "org.freedesktop.DBus"
+            else { return nil }
             return object
         }
         let members = signals.map { "\($0["interface"] ?? "").\($0["member"] ?? "")" }
-        #expect(members == ["\(KioskWire.managerInterface).RestrictionStateChanged", "\(KioskWire.managerInterface).RestrictionStateChanged",
-                            "org.freedesktop.DBus.Properties.PropertiesChanged"], "\(output)")
+        #expect(
+            members == [
+                "\(KioskWire.managerInterface).RestrictionStateChanged",
+                "\(KioskWire.managerInterface).RestrictionStateChanged",
+                "org.freedesktop.DBus.Properties.PropertiesChanged",
+            ], "\(output)")
         guard signals.count == 3 else { return }
         let first = signals[0]["payload"] as? [String: Any]
         #expect(first?["type"] as? String == "sss")
@@ -181,7 +225,10 @@ import Testing
         let changed = data?.dropFirst().first as? [String: [String: Any]]
         #expect(changed?["SessionState"]?["data"] as? String == "active", "\(output)")
         #expect(changed?["ActiveProfile"]?["data"] as? String == "museum")
-        #expect(Set(changed?.keys.map { $0 } ?? []) == ["SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem"])
+        #expect(
+            Set(changed?.keys.map { $0 } ?? []) == [
+                "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem",
+            ])
     }
 
     @Test func busctlReadsPropertiesAndTheTree() throws {
@@ -191,12 +238,17 @@ import Testing
         try kioskd.start()
         defer { kioskd.stop() }
         let a = "--address=\(bus.address)"
-        let state = try runTool(Tools.busctl, [a, "get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface,
-                                               "SessionState", "SessionDeadline", "Version"])
+        let state = try runTool(
+            Tools.busctl,
+            [
+                a, "get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface,
+                "SessionState", "SessionDeadline", "Version",
+            ])
         #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskWire.version)\"\n", "\(state)")
         let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskWire.busName])
         #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskWire.objectPath)), "\(tree)")
-        let table = try runTool(Tools.busctl, [a, "introspect", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface])
-        #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss") , "\(table)")
+        let table = try runTool(
+            Tools.busctl, [a, "introspect", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface])
+        #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss"), "\(table)")
     }
 }

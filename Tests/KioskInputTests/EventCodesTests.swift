@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import KioskInput
+import Testing
 
 @Test(arguments: [
     ("KEY_POWER", UInt16(1), UInt16(116)),
@@ -46,5 +46,7 @@ func unknownNamesAreNotKeys(name: String) {
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
     #expect(generated.count > 10_000)
-    #expect(generated == committed, "regenerate: python3 scripts/gen-event-codes.py > Sources/KioskInput/EventCode+Names.swift")
+    #expect(
+        generated == committed,
+        "regenerate: python3 scripts/gen-event-codes.py > Sources/KioskInput/EventCode+Names.swift")
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KioskInput
 
 @Suite struct FilterTests {
@@ -7,8 +8,10 @@ import Testing
         let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
         return DeviceDescription(
             name: "ts", properties: [1], codes: [1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
-            absInfo: [0: axis, 1: axis, 0x2f: .init(minimum: 0, maximum: 4), 0x35: axis, 0x36: axis,
-                      0x39: .init(minimum: 0, maximum: 65535)])
+            absInfo: [
+                0: axis, 1: axis, 0x2f: .init(minimum: 0, maximum: 4), 0x35: axis, 0x36: axis,
+                0x39: .init(minimum: 0, maximum: 65535),
+            ])
     }()
 
     static func key(_ code: UInt16, _ value: Int32) -> [InputEvent] {
@@ -30,18 +33,26 @@ import Testing
 
     @Test func contactLiveAtGrabStaysSuppressedUntilLifted() {
         let filter = InputFilter()
-        let state = DeviceState(keysDown: [330], slots: [DeviceState.Slot(trackingID: 9, axes: [0x35: 10, 0x36: 10])]
-                                + Array(repeating: DeviceState.Slot(), count: 4))
+        let state = DeviceState(
+            keysDown: [330],
+            slots: [DeviceState.Slot(trackingID: 9, axes: [0x35: 10, 0x36: 10])]
+                + Array(repeating: DeviceState.Slot(), count: 4))
         let id = filter.addDevice(Self.touchscreen, state: state)
-        let moved = Self.run(filter, id, [
-            InputEvent(type: 3, code: 0x35, value: 20), InputEvent(type: 3, code: 0, value: 20), InputEvent(type: 0, code: 0, value: 0),
-            InputEvent(type: 3, code: 0x39, value: -1), InputEvent(type: 1, code: 330, value: 0), InputEvent(type: 0, code: 0, value: 0),
-        ])
+        let moved = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 3, code: 0x35, value: 20), InputEvent(type: 3, code: 0, value: 20),
+                InputEvent(type: 0, code: 0, value: 0),
+                InputEvent(type: 3, code: 0x39, value: -1), InputEvent(type: 1, code: 330, value: 0),
+                InputEvent(type: 0, code: 0, value: 0),
+            ])
         #expect(moved.isEmpty)
-        let next = Self.run(filter, id, [
-            InputEvent(type: 3, code: 0x39, value: 10), InputEvent(type: 3, code: 0x35, value: 30),
-            InputEvent(type: 1, code: 330, value: 1), InputEvent(type: 0, code: 0, value: 0),
-        ])
+        let next = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 3, code: 0x39, value: 10), InputEvent(type: 3, code: 0x35, value: 30),
+                InputEvent(type: 1, code: 330, value: 1), InputEvent(type: 0, code: 0, value: 0),
+            ])
         #expect(next.contains(InputEvent(type: 3, code: 0x39, value: 10)))
         #expect(next.contains(InputEvent(type: 1, code: 330, value: 1)))
     }
@@ -50,10 +61,10 @@ import Testing
         let filter = InputFilter(policy: FilterPolicy(blockEscapeChords: true))
         let first = filter.addDevice(Self.keyboard)
         let second = filter.addDevice(Self.keyboard)
-        _ = Self.run(filter, first, Self.key(29, 1))   // Ctrl on the first keyboard
+        _ = Self.run(filter, first, Self.key(29, 1))  // Ctrl on the first keyboard
         _ = Self.run(filter, second, Self.key(56, 1))  // Alt on the second
         #expect(Self.run(filter, second, Self.key(60, 1)).isEmpty)  // Ctrl+Alt+F2: blocked
-        filter.removeDevice(first)                     // unplugged with Ctrl held
+        filter.removeDevice(first)  // unplugged with Ctrl held
         #expect(Self.run(filter, second, Self.key(61, 1)) == Self.key(61, 1))  // Alt+F3 passes
         let third = filter.addDevice(Self.keyboard)
         #expect(third == first, "device ids are reused")

@@ -28,7 +28,8 @@ struct Scenario: CustomStringConvertible {
     }
 
     static func all() -> [Scenario] {
-        let urls = (try? FileManager.default.contentsOfDirectory(at: directory(), includingPropertiesForKeys: nil)) ?? []
+        let urls =
+            (try? FileManager.default.contentsOfDirectory(at: directory(), includingPropertiesForKeys: nil)) ?? []
         return urls.filter { $0.pathExtension == "scenario" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
             .map { Scenario(name: $0.lastPathComponent, text: (try? String(contentsOf: $0, encoding: .utf8)) ?? "") }
@@ -56,7 +57,8 @@ struct Scenario: CustomStringConvertible {
                     let words = line.split(separator: " ").map(String.init)
                     guard words.count >= 3 else { throw Failure(description: "line \(number + 1): device NAME KIND") }
                     names.append(words[1])
-                    descriptions[words[1]] = try Self.device(kind: words[2], options: Array(words.dropFirst(3)), line: number + 1)
+                    descriptions[words[1]] = try Self.device(
+                        kind: words[2], options: Array(words.dropFirst(3)), line: number + 1)
                 } else if line.hasPrefix("policy") {
                     policy = try Self.policy(line, line: number + 1)
                 } else {
@@ -107,12 +109,16 @@ struct Scenario: CustomStringConvertible {
             let time = (seconds: Int(clock / 1_000_000), micro: Int(clock % 1_000_000))
             if rest.hasPrefix("drop ") || rest.hasPrefix("resync ") {
                 let words = rest.split(separator: " ").map(String.init)
-                guard words.count >= 2, let id = ids[words[1]] else { throw Failure(description: "line \(number): unknown device") }
+                guard words.count >= 2, let id = ids[words[1]] else {
+                    throw Failure(description: "line \(number): unknown device")
+                }
                 if words[0] == "drop" {
                     let result = filter.process(
                         InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0),
                         device: id, into: &output)
-                    guard result.resyncNeeded else { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
+                    guard result.resyncNeeded else {
+                        throw Failure(description: "line \(number): SYN_DROPPED not flagged")
+                    }
                 }
                 filter.resync(device: id, to: try Self.state(Array(words.dropFirst(2)), line: number), into: &output)
                 flush()
@@ -125,14 +131,20 @@ struct Scenario: CustomStringConvertible {
             for part in rest[rest.index(after: colon)...].split(separator: ",") {
                 let words = part.split(separator: " ")
                 guard words.count == 2, let code = EventCodes.code(named: String(words[0])),
-                      let value = Self.number(words[1]) else {
+                    let value = Self.number(words[1])
+                else {
                     throw Failure(description: "line \(number): bad event `\(part)`")
                 }
-                events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: code.type, code: code.code, value: value))
+                events.append(
+                    InputEvent(
+                        seconds: time.seconds, microseconds: time.micro, type: code.type, code: code.code, value: value)
+                )
             }
             // A line ending in SYN_DROPPED is a frame the drop cut: it gets no SYN_REPORT.
             let cut = events.last.map { $0.type == 0 && $0.code == 3 } ?? false
-            if !cut { events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 0, value: 0)) }
+            if !cut {
+                events.append(InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 0, value: 0))
+            }
             var exit = false
             var flagged = false
             for event in events {
@@ -225,7 +237,8 @@ struct Scenario: CustomStringConvertible {
         for word in text.split(separator: " ").dropFirst().map(String.init) {
             let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
             switch parts[0] {
-            case "lock": policy.lockedKeys = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
+            case "lock":
+                policy.lockedKeys = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "chords": policy.blockEscapeChords = parts[1] == "blocked"
             case "hold": policy.holdAllInput = true
             case "touch":
@@ -273,7 +286,8 @@ struct Scenario: CustomStringConvertible {
             } else if parts[0].hasPrefix("slot"), let index = Int(parts[0].dropFirst(4)) {
                 let n = parts[1].split(separator: ":").compactMap { Int32($0) }
                 while state.slots.count <= index { state.slots.append(DeviceState.Slot()) }
-                state.slots[index] = DeviceState.Slot(trackingID: n[0], axes: n.count == 3 ? [0x35: n[1], 0x36: n[2]] : [:])
+                state.slots[index] = DeviceState.Slot(
+                    trackingID: n[0], axes: n.count == 3 ? [0x35: n[1], 0x36: n[2]] : [:])
             } else {
                 throw Failure(description: "line \(line): bad state word \(word)")
             }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KioskInput
 
 @Suite struct ScenarioTests {
@@ -10,6 +11,9 @@ import Testing
     func scenario(_ scenario: Scenario) throws {
         let (actual, expected) = try scenario.run()
         #expect(!expected.isEmpty || scenario.text.contains("--- output"), "scenario has no output section")
-        #expect(actual == expected, "\(scenario.name)\nactual:\n\(actual.joined(separator: "\n"))\nexpected:\n\(expected.joined(separator: "\n"))")
+        #expect(
+            actual == expected,
+            "\(scenario.name)\nactual:\n\(actual.joined(separator: "\n"))\nexpected:\n\(expected.joined(separator: "\n"))"
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import KioskCore
-@testable import KioskStore
 import KioskTestSupport
 import Testing
+
+@testable import KioskStore
 
 /// A state file with `apps` (JSON objects) as its applications, the rest as `save` writes it.
 func stateFile(apps: [String]) -> String {
@@ -15,7 +16,9 @@ func app(_ name: String, uid: Int = 1000, _ restrictions: [String]) -> String {
     #"{"id":"org.example.\#(name)","ownerUID":\#(uid),"restrictions":[\#(restrictions.joined(separator: ","))]}"#
 }
 
-func restriction(_ id: String, title: String = "T", detail: String = "D", state: String = "allow", retired: Bool = false) -> String {
+func restriction(
+    _ id: String, title: String = "T", detail: String = "D", state: String = "allow", retired: Bool = false
+) -> String {
     #"["\#(id)","\#(title)","\#(detail)","\#(state)",\#(retired)]"#
 }
 
@@ -31,45 +34,89 @@ func fileWith(badRestriction bad: String) -> String {
 @Suite struct StateFileLoadTests {
     /// A hand-edited or corrupt file: the error names the file and the place, and the file stays.
     static let corruptFiles: [(String, String, String)] = [
-        (fileWith(badRestriction: restriction("org.example.B.bell", title: #"Ring\u0007"#)),
-         "state.registry.applications.1.restrictions.3.title", "control character U+0007"),
-        (fileWith(badRestriction: restriction("org.example.B.del", title: "Delete\u{7F}")),
-         "state.registry.applications.1.restrictions.3.title", "control character U+007F"),
-        (fileWith(badRestriction: restriction("org.example.B.nl", title: #"two\nlines"#)),
-         "state.registry.applications.1.restrictions.3.title", "control character U+000A"),
-        (fileWith(badRestriction: restriction("org.example.B.c1", detail: "next\u{85}line")),
-         "state.registry.applications.1.restrictions.3.detail", "control character U+0085"),
-        (fileWith(badRestriction: restriction("org.example.B.esc", detail: #"\u001b[31m"#)),
-         "state.registry.applications.1.restrictions.3.detail", "control character U+001B"),
-        (fileWith(badRestriction: restriction("org.example.B.long", title: String(repeating: "é", count: 129))),
-         "state.registry.applications.1.restrictions.3.title", "is 258 bytes long; at most 256 are allowed"),
-        (fileWith(badRestriction: restriction("org.example.B.long", detail: String(repeating: "d", count: 4097))),
-         "state.registry.applications.1.restrictions.3.detail", "is 4097 bytes long; at most 4096 are allowed"),
-        (fileWith(badRestriction: restriction("org.example.B..x")),
-         "state.registry.applications.1.restrictions.3.id", "empty label"),
-        (fileWith(badRestriction: restriction("org.example.B.r1")),
-         "state.registry.applications.1.restrictions.3.id", "org.example.B.r1 of org.example.B appears twice (first as restriction 1)"),
-        (fileWith(badRestriction: restriction("org.example.B.s", state: "maybe")),
-         "state.registry.applications.1.restrictions.3.state", #"The state "maybe" is unknown"#),
-        (stateFile(apps: [app("A", []), #"{"id":"org.example","ownerUID":1,"restrictions":[]}"#, app("A", [])]),
-         "state.registry.applications.2.id", "org.example.A appears twice (first as application 0)"),
-        (stateFile(apps: [app("A", []), app("C", []), app("B", []), app("A", []), app("C", []), app("B", [])]),
-         "state.registry.applications.3.id", "org.example.A appears twice (first as application 0)"),
-        (stateFile(apps: [app("A", []), #"{"id":"org.3example.B","ownerUID":1,"restrictions":[]}"#]),
-         "state.registry.applications.1.id", "starting with a digit"),
+        (
+            fileWith(badRestriction: restriction("org.example.B.bell", title: #"Ring\u0007"#)),
+            "state.registry.applications.1.restrictions.3.title", "control character U+0007"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.del", title: "Delete\u{7F}")),
+            "state.registry.applications.1.restrictions.3.title", "control character U+007F"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.nl", title: #"two\nlines"#)),
+            "state.registry.applications.1.restrictions.3.title", "control character U+000A"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.c1", detail: "next\u{85}line")),
+            "state.registry.applications.1.restrictions.3.detail", "control character U+0085"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.esc", detail: #"\u001b[31m"#)),
+            "state.registry.applications.1.restrictions.3.detail", "control character U+001B"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.long", title: String(repeating: "é", count: 129))),
+            "state.registry.applications.1.restrictions.3.title", "is 258 bytes long; at most 256 are allowed"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.long", detail: String(repeating: "d", count: 4097))),
+            "state.registry.applications.1.restrictions.3.detail", "is 4097 bytes long; at most 4096 are allowed"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B..x")),
+            "state.registry.applications.1.restrictions.3.id", "empty label"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.r1")),
+            "state.registry.applications.1.restrictions.3.id",
+            "org.example.B.r1 of org.example.B appears twice (first as restriction 1)"
+        ),
+        (
+            fileWith(badRestriction: restriction("org.example.B.s", state: "maybe")),
+            "state.registry.applications.1.restrictions.3.state", #"The state "maybe" is unknown"#
+        ),
+        (
+            stateFile(apps: [app("A", []), #"{"id":"org.example","ownerUID":1,"restrictions":[]}"#, app("A", [])]),
+            "state.registry.applications.2.id", "org.example.A appears twice (first as application 0)"
+        ),
+        (
+            stateFile(apps: [app("A", []), app("C", []), app("B", []), app("A", []), app("C", []), app("B", [])]),
+            "state.registry.applications.3.id", "org.example.A appears twice (first as application 0)"
+        ),
+        (
+            stateFile(apps: [app("A", []), #"{"id":"org.3example.B","ownerUID":1,"restrictions":[]}"#]),
+            "state.registry.applications.1.id", "starting with a digit"
+        ),
         // Numbers the model's arithmetic could not take: refused, not trapped on later.
-        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":9223372036854775807"#),
-         "state.throttle", "wrong passcodes is outside 0 to 1000000000"),
-        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":-1"#),
-         "state.throttle", "wrong passcodes is outside 0 to 1000000000"),
-        (stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":7,"lastFailure":9223372036854775807"#),
-         "state.throttle.lastFailure", "is not a time between 1970 and 9999"),
-        (stateFile(apps: []).replacingOccurrences(of: #""profileName":"""#, with: #""profileName":"","deadline":-9223372036854775808"#),
-         "state.session.deadline", "is not a time between 1970 and 9999"),
-        (stateFile(apps: []).replacingOccurrences(of: #""pendingWarnings":[]"#, with: #""pendingWarnings":[[600000000000,0]]"#),
-         "state.session", "a pending warning of"),
-        (stateFile(apps: [app("A", (0...KioskWire.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })]),
-         "state.registry.applications.0.restrictions.256", "more restrictions than the limits allow"),
+        (
+            stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":9223372036854775807"#),
+            "state.throttle", "wrong passcodes is outside 0 to 1000000000"
+        ),
+        (
+            stateFile(apps: []).replacingOccurrences(of: #""failures":0"#, with: #""failures":-1"#),
+            "state.throttle", "wrong passcodes is outside 0 to 1000000000"
+        ),
+        (
+            stateFile(apps: []).replacingOccurrences(
+                of: #""failures":0"#, with: #""failures":7,"lastFailure":9223372036854775807"#),
+            "state.throttle.lastFailure", "is not a time between 1970 and 9999"
+        ),
+        (
+            stateFile(apps: []).replacingOccurrences(
+                of: #""profileName":"""#, with: #""profileName":"","deadline":-9223372036854775808"#),
+            "state.session.deadline", "is not a time between 1970 and 9999"
+        ),
+        (
+            stateFile(apps: []).replacingOccurrences(
+                of: #""pendingWarnings":[]"#, with: #""pendingWarnings":[[600000000000,0]]"#),
+            "state.session", "a pending warning of"
+        ),
+        (
+            stateFile(apps: [
+                app("A", (0...KioskWire.Limits.restrictionsPerApp).map { restriction("org.example.A.r\($0)") })
+            ]),
+            "state.registry.applications.0.restrictions.256", "more restrictions than the limits allow"
+        ),
     ]
 
     @Test(arguments: corruptFiles)
@@ -90,7 +137,8 @@ func fileWith(badRestriction bad: String) -> String {
     @Test func textTheRulesAllowLoads() throws {
         let store = StateStore(directory: try temporaryDirectory())
         let title = String(repeating: "é", count: KioskWire.Limits.titleBytes / 2)
-        let json = fileWith(badRestriction: restriction("org.example.B.ok", title: title, detail: #"line\n\tindented ©\u00a0"#))
+        let json = fileWith(
+            badRestriction: restriction("org.example.B.ok", title: title, detail: #"line\n\tindented ©\u00a0"#))
         try Data(json.utf8).write(to: URL(fileURLWithPath: store.path))
         let listed = try store.load().registry.restrictions(of: AppID("org.example.B"))
         #expect(listed.last?.title == title && listed.last?.detail == "line\n\tindented ©\u{A0}")
@@ -123,18 +171,29 @@ func fileWith(badRestriction bad: String) -> String {
             + #"{"pendingPresets":[],"pendingWarnings":[],"profileName":"","saved":[],"state":"inactive"} } }  "#,
         stateFile(apps: []),
         stateFile(apps: [" \n "]),
-        stateFile(apps: [app("A", [restriction("org.example.A.x", title: #"\"quoted\" \\ \/ \u00e9 [],{}:"#, detail: #"\n\u2028"#)])]),
+        stateFile(apps: [
+            app("A", [restriction("org.example.A.x", title: #"\"quoted\" \\ \/ \u00e9 [],{}:"#, detail: #"\n\u2028"#)])
+        ]),
         stateFile(apps: [#"{"restrictions":[],"ownerUID":1e3,"id":"org.example.A"}"#]),
-        stateFile(apps: [app("A", [])]).replacingOccurrences(of: #"{"state""#, with: #"{"extra":{"state":{"registry":[1,{"a":"]"}]}},"state""#),
+        stateFile(apps: [app("A", [])]).replacingOccurrences(
+            of: #"{"state""#, with: #"{"extra":{"state":{"registry":[1,{"a":"]"}]}},"state""#),
         // Not split (left to `JSONDecoder`): an escaped key, a duplicate key, a byte-order mark.
         stateFile(apps: [app("A", [])]).replacingOccurrences(of: #""registry""#, with: #""regis\u0074ry""#),
         stateFile(apps: [app("A", [])]).replacingOccurrences(of: #"{"state""#, with: #"{"state":{},"state""#),
         "\u{FEFF}" + stateFile(apps: [app("A", [])]),
         // Nested deeper than `JSONDecoder` reads in the file, but not in a piece: decoded whole.
-        stateFile(apps: [app("A", []).replacingOccurrences(of: #"{"id""#, with: #"{"deep":"# + String(repeating: "[", count: 510)
-            + String(repeating: "]", count: 510) + #","id""#)]),
-        stateFile(apps: [app("A", []).replacingOccurrences(of: #"{"id""#, with: #"{"deep":"# + String(repeating: "[", count: 50)
-            + String(repeating: "]", count: 50) + #","id""#)]),
+        stateFile(apps: [
+            app("A", []).replacingOccurrences(
+                of: #"{"id""#,
+                with: #"{"deep":"# + String(repeating: "[", count: 510)
+                    + String(repeating: "]", count: 510) + #","id""#)
+        ]),
+        stateFile(apps: [
+            app("A", []).replacingOccurrences(
+                of: #"{"id""#,
+                with: #"{"deep":"# + String(repeating: "[", count: 50)
+                    + String(repeating: "]", count: 50) + #","id""#)
+        ]),
     ]
 
     @Test(arguments: unusualFiles)
@@ -170,10 +229,16 @@ func fileWith(badRestriction bad: String) -> String {
     /// differently. 3,000 mutants, with a fixed seed so that a failure can be replayed.
     @Test func damagedFilesAreNeverReadDifferently() throws {
         let store = StateStore(directory: try temporaryDirectory())
-        let original = Array(stateFile(apps: [
-            app("A", [restriction("org.example.A.x", title: #"a \"b\" [c]"#), restriction("org.example.A.y", retired: true)]),
-            app("B", uid: 7, [restriction("org.example.B.z", state: "deny")]),
-        ]).utf8)
+        let original = Array(
+            stateFile(apps: [
+                app(
+                    "A",
+                    [
+                        restriction("org.example.A.x", title: #"a \"b\" [c]"#),
+                        restriction("org.example.A.y", retired: true),
+                    ]),
+                app("B", uid: 7, [restriction("org.example.B.z", state: "deny")]),
+            ]).utf8)
         let alphabet = Array(#"{}[],:"\ 0aé"#.utf8) + [0x00, 0x0A, 0xEF, 0xBB, 0xBF]
         var random = SeededGenerator(seed: 0x5EED)
         var split = 0, refused = 0
@@ -237,7 +302,8 @@ func fileWith(badRestriction bad: String) -> String {
                 chunk.removeAll(keepingCapacity: true)
             }
             #expect(bytes == Array(try encoder.encode(Envelope(version: StateStore.formatVersion, state: state))))
-            #expect(chunks.dropLast().allSatisfy { $0 >= StateStore.chunkSize && $0 < StateStore.chunkSize + 16 * 1024 })
+            #expect(
+                chunks.dropLast().allSatisfy { $0 >= StateStore.chunkSize && $0 < StateStore.chunkSize + 16 * 1024 })
             try store.save(state)
             #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == Data(bytes))
         }

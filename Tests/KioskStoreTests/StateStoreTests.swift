@@ -34,7 +34,10 @@ func temporaryDirectory() throws -> String {
         ("{", "corrupt"),
         ("null", "corrupt"),
         (#"{"version":1}"#, "corrupt"),
-        (#"{"version":1,"state":{"registry":{"applications":[{"id":"not an id","ownerUID":0,"restrictions":[]}]}}}"#, "corrupt"),
+        (
+            #"{"version":1,"state":{"registry":{"applications":[{"id":"not an id","ownerUID":0,"restrictions":[]}]}}}"#,
+            "corrupt"
+        ),
         (#"{"version":99,"state":{}}"#, "version 99"),
         ("\u{FF}\u{FE}", "corrupt"),
     ])
@@ -54,7 +57,8 @@ func temporaryDirectory() throws -> String {
     @Test func duplicateAppsInAFileAreRejected() throws {
         let store = StateStore(directory: try temporaryDirectory())
         let app = #"{"id":"org.example.A","ownerUID":0,"restrictions":[]}"#
-        let json = #"{"version":1,"state":{"registry":{"applications":[\#(app),\#(app)]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":0}}}"#
+        let json =
+            #"{"version":1,"state":{"registry":{"applications":[\#(app),\#(app)]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":0}}}"#
         try Data(json.utf8).write(to: URL(fileURLWithPath: store.path))
         #expect(throws: StoreError.self) { try store.load() }
     }
@@ -97,8 +101,9 @@ func temporaryDirectory() throws -> String {
             let state = try store.load()
             let found = state == KioskState() ? 0 : StateFixtures.sequence(of: state)
             let allowed = [lastPrinted, lastPrinted + 1]
-            #expect(found.map(allowed.contains) == true,
-                    "round \(round): the file holds state \(String(describing: found)), expected one of \(allowed)")
+            #expect(
+                found.map(allowed.contains) == true,
+                "round \(round): the file holds state \(String(describing: found)), expected one of \(allowed)")
             guard let found else { return }
             if found > committed { killsAfterACommit += 1 }
             committed = found

@@ -82,7 +82,9 @@ struct CloneChecker {
             case (3, 0x39):
                 guard tracking.indices.contains(slot) else { continue }
                 if event.value >= 0 {
-                    if tracking[slot] >= 0 { fail("tracking id \(event.value) starts in slot \(slot) while \(tracking[slot]) is live") }
+                    if tracking[slot] >= 0 {
+                        fail("tracking id \(event.value) starts in slot \(slot) while \(tracking[slot]) is live")
+                    }
                     tracking[slot] = event.value
                     order[slot] = nextOrder
                     nextOrder += 1
@@ -118,7 +120,9 @@ struct CloneChecker {
             if touch != (live.isEmpty ? 0 : 1) { fail("BTN_TOUCH \(touch) with \(live.count) forwarded contacts") }
             if let oldest = live.min(by: { order[$0] < order[$1] }) {
                 if absX != position[oldest].x || absY != position[oldest].y {
-                    fail("ABS_X/Y \(String(describing: absX)),\(String(describing: absY)) but the oldest contact (slot \(oldest)) is at \(position[oldest])")
+                    fail(
+                        "ABS_X/Y \(String(describing: absX)),\(String(describing: absY)) but the oldest contact (slot \(oldest)) is at \(position[oldest])"
+                    )
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KioskInput
 @testable import KioskTraces
 
@@ -14,7 +15,9 @@ import Testing
         #expect(description.absInfo[0x35] == DeviceDescription.AbsInfo(minimum: 0, maximum: 799))
         #expect(description.absInfo[0x2f]?.maximum == 9)
         #expect(trace.devices[0].events.first == InputEvent(seconds: 0, microseconds: 1, type: 3, code: 0x39, value: 7))
-        #expect(trace.devices[0].events.contains(InputEvent(seconds: 0, microseconds: 810270, type: 3, code: 0x39, value: -1)))
+        #expect(
+            trace.devices[0].events.contains(
+                InputEvent(seconds: 0, microseconds: 810270, type: 3, code: 0x39, value: -1)))
     }
 
     @Test func evemuKeyboardNodeDescription() throws {
@@ -62,55 +65,55 @@ import Testing
     }
 
     static let libinputRecord = """
-    # libinput record
-    version: 1
-    ndevices: 1
-    libinput:
-      version: "1.30.3"
-    system:
-      kernel: "6.1.0"
-    devices:
-    - node: /dev/input/event5
-      evdev:
-        # Name: Kiosk Touch
-        name: "Kiosk Touch"
-        id: [3, 1267, 12345, 273]
-        codes:
-          0: [0, 1, 2, 3] # EV_SYN
-          1: [330] # EV_KEY
-          3: [0, 1, 47, 53, 54, 57] # EV_ABS
-        absinfo:
-          0: [0, 4095, 0, 0, 10]
-          1: [0, 4095, 0, 0, 10]
-          47: [0, 9, 0, 0, 0]
-          53: [0, 4095, 0, 0, 10]
-          54: [0, 4095, 0, 0, 10]
-          57: [0, 65535, 0, 0, 0]
-        properties: [1]
-      hid: [5, 13]
-      udev:
-        properties:
-        - ID_INPUT=1
-        - ID_INPUT_TOUCHSCREEN=1
-        - LIBINPUT_CALIBRATION_MATRIX=0 -1 1 1 0 0
-      quirks:
-      events:
-      # Current time is 12:00:00
-      - evdev:
-        - [  0,      0,   3,  57,     4] # EV_ABS / ABS_MT_TRACKING_ID 4
-        - [  0,      0,   3,  53,   100] # EV_ABS / ABS_MT_POSITION_X 100
-        - [  0,      0,   3,  54,  4000] # EV_ABS / ABS_MT_POSITION_Y 4000
-        - [  0,      0,   1, 330,     1] # EV_KEY / BTN_TOUCH 1
-        - [  0,      0,   3,   0,   100]
-        - [  0,      0,   3,   1,  4000]
-        - [  0,      0,   0,   0,     0] # ------------ SYN_REPORT (0) ---------- +0ms
-      - libinput:
-        - {type: TOUCH_DOWN, time: 0.0}
-      - evdev:
-        - [  0,  12000,   3,  57,    -1]
-        - [  0,  12000,   1, 330,     0]
-        - [  0,  12000,   0,   0,     0]
-    """
+        # libinput record
+        version: 1
+        ndevices: 1
+        libinput:
+          version: "1.30.3"
+        system:
+          kernel: "6.1.0"
+        devices:
+        - node: /dev/input/event5
+          evdev:
+            # Name: Kiosk Touch
+            name: "Kiosk Touch"
+            id: [3, 1267, 12345, 273]
+            codes:
+              0: [0, 1, 2, 3] # EV_SYN
+              1: [330] # EV_KEY
+              3: [0, 1, 47, 53, 54, 57] # EV_ABS
+            absinfo:
+              0: [0, 4095, 0, 0, 10]
+              1: [0, 4095, 0, 0, 10]
+              47: [0, 9, 0, 0, 0]
+              53: [0, 4095, 0, 0, 10]
+              54: [0, 4095, 0, 0, 10]
+              57: [0, 65535, 0, 0, 0]
+            properties: [1]
+          hid: [5, 13]
+          udev:
+            properties:
+            - ID_INPUT=1
+            - ID_INPUT_TOUCHSCREEN=1
+            - LIBINPUT_CALIBRATION_MATRIX=0 -1 1 1 0 0
+          quirks:
+          events:
+          # Current time is 12:00:00
+          - evdev:
+            - [  0,      0,   3,  57,     4] # EV_ABS / ABS_MT_TRACKING_ID 4
+            - [  0,      0,   3,  53,   100] # EV_ABS / ABS_MT_POSITION_X 100
+            - [  0,      0,   3,  54,  4000] # EV_ABS / ABS_MT_POSITION_Y 4000
+            - [  0,      0,   1, 330,     1] # EV_KEY / BTN_TOUCH 1
+            - [  0,      0,   3,   0,   100]
+            - [  0,      0,   3,   1,  4000]
+            - [  0,      0,   0,   0,     0] # ------------ SYN_REPORT (0) ---------- +0ms
+          - libinput:
+            - {type: TOUCH_DOWN, time: 0.0}
+          - evdev:
+            - [  0,  12000,   3,  57,    -1]
+            - [  0,  12000,   1, 330,     0]
+            - [  0,  12000,   0,   0,     0]
+        """
 
     @Test func libinputRecordParses() throws {
         let trace = try Trace.parse(Self.libinputRecord)
@@ -128,9 +131,11 @@ import Testing
     @Test func libinputRecordCalibrationDrivesRegions() throws {
         // Rotated 90° (0 -1 1 / 1 0 0): device (x small, y large) is screen top-left.
         let trace = try Trace.parse(Self.libinputRecord)
-        let locked = Replay.run(trace: trace, policy: FilterPolicy(touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 0.1)])))
+        let locked = Replay.run(
+            trace: trace, policy: FilterPolicy(touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 0.1)])))
         #expect(locked.isEmpty)
-        let other = Replay.run(trace: trace, policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0.9, width: 0.1, height: 0.1)])))
+        let other = Replay.run(
+            trace: trace, policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0.9, width: 0.1, height: 0.1)])))
         #expect(other.split(separator: "\n").count == 10)
     }
 
@@ -141,8 +146,14 @@ import Testing
         ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3]\n", .badValue),
         ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3, x, 1]\n", .badNumber),
         ("version: 1\ndevices:\n- evdev:\n    id: [1, 2]\n", .badValue),
-        ("version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [9223372036854775807, 0, 0, 0, 0]\n", .badValue),
-        ("version: 1\ndevices:\n- evdev:\n    name: a\n  udev:\n    properties:\n    - LIBINPUT_CALIBRATION_MATRIX=1 0\n", .badValue),
+        (
+            "version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [9223372036854775807, 0, 0, 0, 0]\n",
+            .badValue
+        ),
+        (
+            "version: 1\ndevices:\n- evdev:\n    name: a\n  udev:\n    properties:\n    - LIBINPUT_CALIBRATION_MATRIX=1 0\n",
+            .badValue
+        ),
     ])
     func malformedLibinputRecordIsATypedError(text: String, code: TraceParseError.Code) {
         #expect {
@@ -160,7 +171,8 @@ import Testing
     }
 
     @Test func malformedLibinputRecordNamesTheLine() {
-        let text = "version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3, 57, 1]\n    - [0, 0, 3]\n"
+        let text =
+            "version: 1\ndevices:\n- evdev:\n    name: a\n  events:\n  - evdev:\n    - [0, 0, 3, 57, 1]\n    - [0, 0, 3]\n"
         #expect {
             _ = try Trace.parse(text)
         } throws: { error in

@@ -8,34 +8,39 @@ import Testing
 
     @Test func replayResyncsAfterASynDroppedInTheRecording() throws {
         let text = """
-        N: kbd
-        I: 0003 046d c31c 0110
-        B: 00 13 00 00 00 00 00 00 00
-        E: 0.100000 0001 001e 0001
-        E: 0.100000 0000 0000 0000
-        E: 0.200000 0000 0003 0000
-        E: 0.200000 0001 001e 0000
-        E: 0.200000 0000 0000 0000
-        E: 0.300000 0001 0030 0001
-        E: 0.300000 0000 0000 0000
-        E: 0.400000 0001 0030 0000
-        E: 0.400000 0000 0000 0000
-        """
+            N: kbd
+            I: 0003 046d c31c 0110
+            B: 00 13 00 00 00 00 00 00 00
+            E: 0.100000 0001 001e 0001
+            E: 0.100000 0000 0000 0000
+            E: 0.200000 0000 0003 0000
+            E: 0.200000 0001 001e 0000
+            E: 0.200000 0000 0000 0000
+            E: 0.300000 0001 0030 0001
+            E: 0.300000 0000 0000 0000
+            E: 0.400000 0001 0030 0000
+            E: 0.400000 0000 0000 0000
+            """
         let lines = Replay.run(trace: try Trace.parse(text), policy: .passThrough)
             .split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
-        #expect(lines == [
-            "E: 0.100000 0001 001e 0001", "E: 0.100000 0000 0000 0000",
-            "E: 0.200000 0001 001e 0000", "E: 0.200000 0000 0000 0000",
-            "E: 0.300000 0001 0030 0001", "E: 0.300000 0000 0000 0000",
-            "E: 0.400000 0001 0030 0000", "E: 0.400000 0000 0000 0000",
-        ])
+        #expect(
+            lines == [
+                "E: 0.100000 0001 001e 0001", "E: 0.100000 0000 0000 0000",
+                "E: 0.200000 0001 001e 0000", "E: 0.200000 0000 0000 0000",
+                "E: 0.300000 0001 0030 0001", "E: 0.300000 0000 0000 0000",
+                "E: 0.400000 0001 0030 0000", "E: 0.400000 0000 0000 0000",
+            ])
     }
 
     @Test func replayReportsTheExitGestureAndMergesDevicesInTimeOrder() throws {
         let power = DeviceDescription(name: "Power Button", codes: [1: [116]])
         func press(_ t: Int) -> [InputEvent] {
-            [InputEvent(seconds: 0, microseconds: t, type: 1, code: 116, value: 1), InputEvent(seconds: 0, microseconds: t, type: 0, code: 0, value: 0),
-             InputEvent(seconds: 0, microseconds: t + 1000, type: 1, code: 116, value: 0), InputEvent(seconds: 0, microseconds: t + 1000, type: 0, code: 0, value: 0)]
+            [
+                InputEvent(seconds: 0, microseconds: t, type: 1, code: 116, value: 1),
+                InputEvent(seconds: 0, microseconds: t, type: 0, code: 0, value: 0),
+                InputEvent(seconds: 0, microseconds: t + 1000, type: 1, code: 116, value: 0),
+                InputEvent(seconds: 0, microseconds: t + 1000, type: 0, code: 0, value: 0),
+            ]
         }
         let trace = Trace(devices: [
             Trace.Device(description: power, events: press(100_000) + press(500_000)),
@@ -44,8 +49,9 @@ import Testing
         let policy = FilterPolicy(lockedKeys: [116], exitGesture: ExitGesture(key: 116, presses: 3, within: 1_000_000))
         #expect(Replay.run(trace: trace, policy: policy) == "# ExitRequested\n")
         let unlocked = Replay.run(trace: trace, policy: .passThrough).split(separator: "\n")
-        #expect(unlocked.filter { $0.hasPrefix("# device") } == [
-            "# device 0: Power Button", "# device 1: kbd", "# device 0: Power Button",
-        ])
+        #expect(
+            unlocked.filter { $0.hasPrefix("# device") } == [
+                "# device 0: Power Button", "# device 1: kbd", "# device 0: Power Button",
+            ])
     }
 }

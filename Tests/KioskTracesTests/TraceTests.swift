@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KioskInput
 @testable import KioskTraces
 
@@ -28,8 +29,14 @@ import Testing
             ("touch none", FilterPolicy(touch: .none)),
             ("left half locked", FilterPolicy(touch: .regions([.rect(x: 0, y: 0, width: 0.5, height: 1)]))),
             ("top half locked", FilterPolicy(touch: .regions([.rect(x: 0, y: 0, width: 1, height: 0.5)]))),
-            ("first contact locked", FilterPolicy(touch: .regions([.rect(
-                x: xAxis.fraction(of: first.x), y: yAxis.fraction(of: first.y), width: 0, height: 0)]))),
+            (
+                "first contact locked",
+                FilterPolicy(
+                    touch: .regions([
+                        .rect(
+                            x: xAxis.fraction(of: first.x), y: yAxis.fraction(of: first.y), width: 0, height: 0)
+                    ]))
+            ),
         ]
     }
 
@@ -110,8 +117,10 @@ import Testing
             for (index, frame) in frames.enumerated() {
                 if index == dropFrame {
                     // The kernel threw these frames away and told us with SYN_DROPPED.
-                    events.append(InputEvent(seconds: frame.events[0].seconds, microseconds: frame.events[0].microseconds,
-                                             type: 0, code: 3, value: 0))
+                    events.append(
+                        InputEvent(
+                            seconds: frame.events[0].seconds, microseconds: frame.events[0].microseconds,
+                            type: 0, code: 3, value: 0))
                     for lostFrame in frames[index..<min(frames.count, index + lost)] {
                         for event in lostFrame.events { truth.apply(event) }
                     }
@@ -140,7 +149,9 @@ import Testing
                 var checker = CloneChecker(device.description)
                 for frame in output { checker.check(frame) }
                 checker.checkNeutral()
-                #expect(checker.problems.isEmpty, "\(name) drop (\(path)) at \(fraction) with \(label): \(checker.problems.prefix(5))")
+                #expect(
+                    checker.problems.isEmpty,
+                    "\(name) drop (\(path)) at \(fraction) with \(label): \(checker.problems.prefix(5))")
             }
         }
     }
@@ -174,9 +185,14 @@ import Testing
                 let value: Int32 = down.contains(key) ? (next(3) == 0 ? 2 : 0) : 1
                 if value == 1 { down.insert(key) } else if value == 0 { down.remove(key) }
                 let t = (time / 1_000_000, time % 1_000_000)
-                filter.process(InputEvent(seconds: t.0, microseconds: t.1, type: 4, code: 4, value: 0x0c_0000 + Int32(key)), device: id, into: &output)
-                filter.process(InputEvent(seconds: t.0, microseconds: t.1, type: 1, code: key, value: value), device: id, into: &output)
-                filter.process(InputEvent(seconds: t.0, microseconds: t.1, type: 0, code: 0, value: 0), device: id, into: &output)
+                filter.process(
+                    InputEvent(seconds: t.0, microseconds: t.1, type: 4, code: 4, value: 0x0c_0000 + Int32(key)),
+                    device: id, into: &output)
+                filter.process(
+                    InputEvent(seconds: t.0, microseconds: t.1, type: 1, code: key, value: value), device: id,
+                    into: &output)
+                filter.process(
+                    InputEvent(seconds: t.0, microseconds: t.1, type: 0, code: 0, value: 0), device: id, into: &output)
             }
             for frame in output.frames {
                 let events = Array(output.events(of: frame))
@@ -192,7 +208,8 @@ import Testing
             // A lock (or hold) that engaged has released its keys on the clone at once.
             let mustBeUp = filter.policy.holdAllInput ? Set(keys) : filter.policy.lockedKeys
             if !checker.keysDown.isDisjoint(with: mustBeUp) && checker.problems.isEmpty {
-                checker.problems.append("locked keys still down on the clone: \(checker.keysDown.intersection(mustBeUp))")
+                checker.problems.append(
+                    "locked keys still down on the clone: \(checker.keysDown.intersection(mustBeUp))")
             }
             output.removeAll()
         }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import KioskctlCommands
 import Testing
+
+@testable import KioskctlCommands
 
 /// A fake root directory in /tmp holding only what a test writes.
 final class FakeRoot {
@@ -21,7 +22,8 @@ final class FakeRoot {
 
     func link(_ file: String, to target: String) throws {
         let location = path + file
-        try FileManager.default.createDirectory(atPath: (location as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (location as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: location, withDestinationPath: target)
     }
 
@@ -32,7 +34,8 @@ final class FakeRoot {
         try root.write("/proc/sys/kernel/sysrq", "438\n")
         try root.write("/etc/systemd/logind.conf", "[Login]\n#NAutoVTs=6\n#ReserveVT=6\n#HandlePowerKey=poweroff\n")
         try root.write("/etc/systemd/system.conf", "[Manager]\n#CtrlAltDelBurstAction=reboot-force\n")
-        try root.link("/etc/systemd/system/getty.target.wants/getty@tty1.service", to: "/lib/systemd/system/getty@.service")
+        try root.link(
+            "/etc/systemd/system/getty.target.wants/getty@tty1.service", to: "/lib/systemd/system/getty@.service")
         return root
     }
 
@@ -42,7 +45,9 @@ final class FakeRoot {
         try root.write("/proc/sys/kernel/sysrq", "0\n")
         try root.link("/etc/systemd/system/ctrl-alt-del.target", to: "/dev/null")
         try root.write("/etc/systemd/system.conf.d/kiosk.conf", "[Manager]\nCtrlAltDelBurstAction=none\n")
-        try root.write("/etc/systemd/logind.conf.d/10-kiosk.conf", """
+        try root.write(
+            "/etc/systemd/logind.conf.d/10-kiosk.conf",
+            """
             [Login]
             NAutoVTs=0
             ReserveVT=0
@@ -55,7 +60,8 @@ final class FakeRoot {
 
             """)
         try root.write("/usr/sbin/usbguard-daemon", "")
-        try root.link("/etc/systemd/system/multi-user.target.wants/usbguard.service", to: "/lib/systemd/system/usbguard.service")
+        try root.link(
+            "/etc/systemd/system/multi-user.target.wants/usbguard.service", to: "/lib/systemd/system/usbguard.service")
         return root
     }
 
@@ -72,8 +78,14 @@ final class FakeRoot {
         let open = Set(paths.filter { $0.state == .open }.map(\.check))
         #expect(open == [.sysrq, .ctrlAltDel, .ctrlAltDelBurst, .logindKeys, .autoVTs, .reservedVT, .usbguard])
         let byCheck = root.audit()
-        #expect(byCheck[.sysrq]?.detail == "kernel.sysrq is 438 (console log level, keyboard control, sync, remount read-only, reboot and power-off, nicing real-time tasks); set kernel.sysrq = 0 in /etc/sysctl.d/.")
-        #expect(byCheck[.logindKeys]?.detail == "HandlePowerKey=poweroff, HandleRebootKey=reboot, HandleRebootKeyLongPress=poweroff, HandleSuspendKey=suspend, HandleSuspendKeyLongPress=hibernate, HandleHibernateKey=hibernate; set them to ignore in /etc/systemd/logind.conf.d/.")
+        #expect(
+            byCheck[.sysrq]?.detail
+                == "kernel.sysrq is 438 (console log level, keyboard control, sync, remount read-only, reboot and power-off, nicing real-time tasks); set kernel.sysrq = 0 in /etc/sysctl.d/."
+        )
+        #expect(
+            byCheck[.logindKeys]?.detail
+                == "HandlePowerKey=poweroff, HandleRebootKey=reboot, HandleRebootKeyLongPress=poweroff, HandleSuspendKey=suspend, HandleSuspendKeyLongPress=hibernate, HandleHibernateKey=hibernate; set them to ignore in /etc/systemd/logind.conf.d/."
+        )
         #expect(byCheck[.gettys]?.state == .closed)
         #expect(byCheck[.logindIgnoreInhibited]?.state == .closed)
     }
@@ -87,26 +99,29 @@ final class FakeRoot {
     @Test func theReportListsEveryCheckWithItsState() throws {
         let root = try FakeRoot.lockedDown()
         try root.write("/proc/sys/kernel/sysrq", "1\n")
-        try root.link("/etc/systemd/system/getty.target.wants/getty@tty2.service", to: "/lib/systemd/system/getty@.service")
-        #expect(EscapePaths.report(EscapePaths.audit(root: root.path)) == """
-            2 of 9 escape paths are open (README: "Locking down the kiosk image"):
-              open    sysrq                    kernel.sysrq is 1 (every function); set
-                                               kernel.sysrq = 0 in /etc/sysctl.d/.
-              closed  ctrl-alt-del             ctrl-alt-del.target is masked.
-              closed  ctrl-alt-del-burst       CtrlAltDelBurstAction=none.
-              closed  logind-keys              logind ignores the power, reboot, suspend and
-                                               hibernate keys.
-              closed  logind-ignore-inhibited  logind honours key inhibitors (kioskd's
-                                               power-key lock).
-              closed  autovt                   NAutoVTs=0.
-              closed  reserve-vt               ReserveVT=0.
-              open    getty                    A login prompt is enabled on tty2; systemctl
-                                               disable (or mask) getty@ttyN.service.
-              closed  usbguard                 usbguard.service is enabled.
+        try root.link(
+            "/etc/systemd/system/getty.target.wants/getty@tty2.service", to: "/lib/systemd/system/getty@.service")
+        #expect(
+            EscapePaths.report(EscapePaths.audit(root: root.path)) == """
+                2 of 9 escape paths are open (README: "Locking down the kiosk image"):
+                  open    sysrq                    kernel.sysrq is 1 (every function); set
+                                                   kernel.sysrq = 0 in /etc/sysctl.d/.
+                  closed  ctrl-alt-del             ctrl-alt-del.target is masked.
+                  closed  ctrl-alt-del-burst       CtrlAltDelBurstAction=none.
+                  closed  logind-keys              logind ignores the power, reboot, suspend and
+                                                   hibernate keys.
+                  closed  logind-ignore-inhibited  logind honours key inhibitors (kioskd's
+                                                   power-key lock).
+                  closed  autovt                   NAutoVTs=0.
+                  closed  reserve-vt               ReserveVT=0.
+                  open    getty                    A login prompt is enabled on tty2; systemctl
+                                                   disable (or mask) getty@ttyN.service.
+                  closed  usbguard                 usbguard.service is enabled.
 
-            """)
+                """)
         let closed = try FakeRoot.lockedDown()
-        #expect(EscapePaths.report(EscapePaths.audit(root: closed.path)).hasPrefix("No escape path is open (9 checked).\n"))
+        #expect(
+            EscapePaths.report(EscapePaths.audit(root: closed.path)).hasPrefix("No escape path is open (9 checked).\n"))
     }
 
     @Test func anUnreadableSysrqIsUnknownNotClosed() throws {
@@ -143,19 +158,26 @@ final class FakeRoot {
         // /usr/lib) says poweroff: it wins.
         try root.write("/etc/systemd/logind.conf", "[Login]\nHandlePowerKey=ignore\n")
         try root.write("/usr/lib/systemd/logind.conf.d/50-vendor.conf", "[Login]\nHandlePowerKey=poweroff\n")
-        #expect(root.audit()[.logindKeys]?.detail == "HandlePowerKey=poweroff; set them to ignore in /etc/systemd/logind.conf.d/.")
+        #expect(
+            root.audit()[.logindKeys]?.detail
+                == "HandlePowerKey=poweroff; set them to ignore in /etc/systemd/logind.conf.d/.")
         // A drop-in of the same name in /etc replaces the vendor's.
         try root.write("/etc/systemd/logind.conf.d/50-vendor.conf", "[Login]\n")
         #expect(root.audit()[.logindKeys]?.state == .closed)
         // A later file name overrides an earlier one, wherever it lives; an empty value resets to the default.
         try root.write("/run/systemd/logind.conf.d/90-late.conf", "[Login]\nNAutoVTs=2\nReserveVT=\n")
-        #expect(root.audit()[.autoVTs]?.detail == "NAutoVTs=2: switching to a VT starts a login prompt there; set NAutoVTs=0.")
-        #expect(root.audit()[.reservedVT]?.detail == "ReserveVT=6: a login prompt always waits on tty6; set ReserveVT=0.")
+        #expect(
+            root.audit()[.autoVTs]?.detail
+                == "NAutoVTs=2: switching to a VT starts a login prompt there; set NAutoVTs=0.")
+        #expect(
+            root.audit()[.reservedVT]?.detail == "ReserveVT=6: a login prompt always waits on tty6; set ReserveVT=0.")
     }
 
     @Test func commentsOtherSectionsAndSpacesAreReadAsSystemdDoes() throws {
         let root = try FakeRoot.lockedDown()
-        try root.write("/etc/systemd/logind.conf.d/10-kiosk.conf", """
+        try root.write(
+            "/etc/systemd/logind.conf.d/10-kiosk.conf",
+            """
             [Login]
             # HandlePowerKey=ignore
             ; ReserveVT=0
@@ -167,32 +189,52 @@ final class FakeRoot {
         let paths = root.audit()
         #expect(paths[.autoVTs]?.state == .closed)
         #expect(paths[.reservedVT]?.state == .open)
-        #expect(paths[.logindKeys]?.detail == "HandlePowerKey=poweroff, HandleRebootKey=reboot, HandleRebootKeyLongPress=poweroff, HandleSuspendKey=suspend, HandleSuspendKeyLongPress=hibernate, HandleHibernateKey=hibernate; set them to ignore in /etc/systemd/logind.conf.d/.")
+        #expect(
+            paths[.logindKeys]?.detail
+                == "HandlePowerKey=poweroff, HandleRebootKey=reboot, HandleRebootKeyLongPress=poweroff, HandleSuspendKey=suspend, HandleSuspendKeyLongPress=hibernate, HandleHibernateKey=hibernate; set them to ignore in /etc/systemd/logind.conf.d/."
+        )
     }
 
     @Test func ignoringInhibitorsIsOpen() throws {
         let root = try FakeRoot.lockedDown()
-        try root.write("/etc/systemd/logind.conf.d/zz.conf", "[Login]\nPowerKeyIgnoreInhibited=yes\nSuspendKeyIgnoreInhibited=no\n")
-        #expect(root.audit()[.logindIgnoreInhibited]?.detail == "PowerKeyIgnoreInhibited=yes: kioskd's inhibitor cannot hold those keys; remove these settings.")
+        try root.write(
+            "/etc/systemd/logind.conf.d/zz.conf", "[Login]\nPowerKeyIgnoreInhibited=yes\nSuspendKeyIgnoreInhibited=no\n"
+        )
+        #expect(
+            root.audit()[.logindIgnoreInhibited]?.detail
+                == "PowerKeyIgnoreInhibited=yes: kioskd's inhibitor cannot hold those keys; remove these settings.")
     }
 
     @Test func gettysOnOtherVTsAreOpenUnlessMasked() throws {
         let root = try FakeRoot.lockedDown()
-        try root.link("/etc/systemd/system/multi-user.target.wants/getty@tty12.service", to: "/lib/systemd/system/getty@.service")
-        try root.link("/etc/systemd/system/getty.target.wants/getty@tty3.service", to: "/lib/systemd/system/getty@.service")
-        try root.link("/etc/systemd/system/getty.target.wants/serial-getty@ttyS0.service", to: "/lib/systemd/system/serial-getty@.service")
-        #expect(root.audit()[.gettys]?.detail == "A login prompt is enabled on tty3, tty12; systemctl disable (or mask) getty@ttyN.service.")
+        try root.link(
+            "/etc/systemd/system/multi-user.target.wants/getty@tty12.service", to: "/lib/systemd/system/getty@.service")
+        try root.link(
+            "/etc/systemd/system/getty.target.wants/getty@tty3.service", to: "/lib/systemd/system/getty@.service")
+        try root.link(
+            "/etc/systemd/system/getty.target.wants/serial-getty@ttyS0.service",
+            to: "/lib/systemd/system/serial-getty@.service")
+        #expect(
+            root.audit()[.gettys]?.detail
+                == "A login prompt is enabled on tty3, tty12; systemctl disable (or mask) getty@ttyN.service.")
         try root.link("/etc/systemd/system/getty@tty3.service", to: "/dev/null")
-        #expect(root.audit()[.gettys]?.detail == "A login prompt is enabled on tty12; systemctl disable (or mask) getty@ttyN.service.")
+        #expect(
+            root.audit()[.gettys]?.detail
+                == "A login prompt is enabled on tty12; systemctl disable (or mask) getty@ttyN.service.")
         try root.link("/etc/systemd/system/getty@.service", to: "/dev/null")
         #expect(root.audit()[.gettys]?.state == .closed)
     }
 
     @Test func usbguardMustBeInstalledAndEnabled() throws {
         let root = try FakeRoot.lockedDown()
-        try FileManager.default.removeItem(atPath: root.path + "/etc/systemd/system/multi-user.target.wants/usbguard.service")
-        #expect(root.audit()[.usbguard]?.detail == "usbguard is installed but usbguard.service is not enabled; systemctl enable --now usbguard.")
+        try FileManager.default.removeItem(
+            atPath: root.path + "/etc/systemd/system/multi-user.target.wants/usbguard.service")
+        #expect(
+            root.audit()[.usbguard]?.detail
+                == "usbguard is installed but usbguard.service is not enabled; systemctl enable --now usbguard.")
         try FileManager.default.removeItem(atPath: root.path + "/usr/sbin/usbguard-daemon")
-        #expect(root.audit()[.usbguard]?.detail == "usbguard is not installed: any USB device is accepted; apt-get install usbguard.")
+        #expect(
+            root.audit()[.usbguard]?.detail
+                == "usbguard is not installed: any USB device is accepted; apt-get install usbguard.")
     }
 }

@@ -16,7 +16,11 @@ import Testing
 /// `DBUS_SYSTEM_BUS_ADDRESS`; and ssh reads `~/.ssh/config` from the passwd entry's home, not
 /// `$HOME`. So environment variables cannot point either end anywhere: `RemoteHost` gives
 /// each its own mount namespace instead (see there).
-@Suite(.serialized, .enabled(if: Root.isRoot, Comment(rawValue: Root.needs("sshd and kioskctl in network and mount namespaces of their own"))))
+@Suite(
+    .serialized,
+    .enabled(
+        if: Root.isRoot, Comment(rawValue: Root.needs("sshd and kioskctl in network and mount namespaces of their own"))
+    ))
 struct KioskctlRemoteTests {
     typealias Fixture = KioskctlBusTests.Fixture
 
@@ -34,7 +38,10 @@ struct KioskctlRemoteTests {
         let noHost = try remote.ctl(["status"])
         #expect(noHost.status == 1)
         #expect(noHost.stdout == "")
-        #expect(noHost.stderr == "Failed to read the status: Could not connect to the system bus: No such file or directory (errno 2).\n")
+        #expect(
+            noHost.stderr
+                == "Failed to read the status: Could not connect to the system bus: No such file or directory (errno 2).\n"
+        )
 
         var logins = 0
         for host in ["root@localhost", "root@127.0.0.1:2222", "root@[::1]:2222"] {
@@ -66,7 +73,9 @@ struct KioskctlRemoteTests {
         #expect(status.stdout == localStatus.stdout)
 
         // Every remote run went through sshd, as root, with the test's key.
-        #expect(remote.log.components(separatedBy: "Accepted publickey for root from ").count - 1 == logins, "\(remote.log)")
+        #expect(
+            remote.log.components(separatedBy: "Accepted publickey for root from ").count - 1 == logins, "\(remote.log)"
+        )
     }
 
     /// ssh checks the host key as it would for an admin: a host name not in known_hosts (the same
@@ -81,9 +90,10 @@ struct KioskctlRemoteTests {
         #expect(deny.status == 1)
         #expect(deny.stdout == "")
         // ssh's own lines (it ends them with CR LF), then kioskctl's.
-        #expect(deny.stderr == "No ED25519 host key is known for 127.0.0.2 and you have requested strict checking.\r\n"
-            + "Host key verification failed.\r\n"
-            + "Failed to deny org.example.MuseumMap.controls: The connection to the system bus of root@127.0.0.2 closed.\n",
+        #expect(
+            deny.stderr == "No ED25519 host key is known for 127.0.0.2 and you have requested strict checking.\r\n"
+                + "Host key verification failed.\r\n"
+                + "Failed to deny org.example.MuseumMap.controls: The connection to the system bus of root@127.0.0.2 closed.\n",
             "\(deny.stderr.debugDescription)")
         #expect(try await f.manager.restrictionState(of: KioskctlBusTests.controls, in: KioskctlBusTests.app) == .allow)
         #expect(f.kioskd.stateBytes == before)
@@ -93,7 +103,8 @@ struct KioskctlRemoteTests {
 
 extension KioskctlBusTests.Fixture {
     func ctl(_ arguments: [String]) throws -> ToolOutput {
-        try runTool("/usr/bin/setsid", ["-w", BuildProducts.path(of: "kioskctl")] + arguments, environment: bus.environment)
+        try runTool(
+            "/usr/bin/setsid", ["-w", BuildProducts.path(of: "kioskctl")] + arguments, environment: bus.environment)
     }
 }
 
@@ -133,34 +144,40 @@ final class RemoteHost: Sendable {
 
     init(systemBus bus: PrivateBus) throws {
         let sshdPath = try Self.unpackedSSHD()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-host-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "remote-host-\(UUID().uuidString.prefix(8))")
         let fm = FileManager.default
         let dir = directory.path
         for sub in ["", "/server", "/remote-home", "/client-home/.ssh"] {
-            try fm.createDirectory(atPath: dir + sub, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try fm.createDirectory(
+                atPath: dir + sub, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         do {
             for (name, comment) in [("host_key", "kioskd-test-host"), ("client_key", "kioskd-test-client")] {
-                let keygen = try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", "\(dir)/server/\(name)"])
+                let keygen = try runTool(
+                    "/usr/bin/ssh-keygen",
+                    ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", "\(dir)/server/\(name)"])
                 guard keygen.status == 0 else { throw HarnessError("ssh-keygen failed: \(keygen)") }
             }
             let clientKey = try String(contentsOfFile: "\(dir)/server/client_key.pub", encoding: .utf8)
             try clientKey.write(toFile: "\(dir)/server/authorized_keys", atomically: true, encoding: .utf8)
             let listen = Self.ports.flatMap { ["ListenAddress 0.0.0.0:\($0)", "ListenAddress [::1]:\($0)"] }
-            try (listen + [
-                "HostKey \(dir)/server/host_key",
-                "AuthorizedKeysFile \(dir)/server/authorized_keys",
-                "PermitRootLogin prohibit-password",
-                "PubkeyAuthentication yes",
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "UsePAM no",
-                "StrictModes no",
-                "PidFile none",
-                "Subsystem sftp none",
-                // The package's own moduli (for diffie-hellman-group-exchange), not the machine's.
-                "ModuliFile \(Self.packageMount)/etc/ssh/moduli",
-            ]).joined(separator: "\n").appending("\n").write(toFile: "\(dir)/server/sshd_config", atomically: true, encoding: .utf8)
+            try
+                (listen + [
+                    "HostKey \(dir)/server/host_key",
+                    "AuthorizedKeysFile \(dir)/server/authorized_keys",
+                    "PermitRootLogin prohibit-password",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "PidFile none",
+                    "Subsystem sftp none",
+                    // The package's own moduli (for diffie-hellman-group-exchange), not the machine's.
+                    "ModuliFile \(Self.packageMount)/etc/ssh/moduli",
+                ]).joined(separator: "\n").appending("\n").write(
+                    toFile: "\(dir)/server/sshd_config", atomically: true, encoding: .utf8)
 
             let config = """
                 Host *
@@ -201,11 +218,13 @@ final class RemoteHost: Sendable {
             guard logFD >= 0 else { throw HarnessError("Could not create \(dir)/sshd.log.") }
             defer { close(logFD) }
             // unshare and sh exec, so this pid is sshd's (the listener), in the new namespaces.
-            sshd = try ChildProcess.spawn("/usr/bin/unshare", [
-                "--net", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
-                socket, "\(dir)/remote-home", "\(dir)/server/sshd_config", "\(dir)/server/passwd",
-                Self.packageRoot(ofSSHD: sshdPath),
-            ], stdout: logFD, stderr: logFD)
+            sshd = try ChildProcess.spawn(
+                "/usr/bin/unshare",
+                [
+                    "--net", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                    socket, "\(dir)/remote-home", "\(dir)/server/sshd_config", "\(dir)/server/passwd",
+                    Self.packageRoot(ofSSHD: sshdPath),
+                ], stdout: logFD, stderr: logFD)
         } catch {
             try? fm.removeItem(at: directory)
             throw error
@@ -228,8 +247,9 @@ final class RemoteHost: Sendable {
         let check = try runTool(script, ["--check"])
         let path = check.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard check.status == 0, path.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: path) else {
-            throw HarnessError("KioskctlRemoteTests needs the sshd that \(script) unpacks from the openssh-server .deb "
-                + "(make test runs it; run it once, as root, after apt-get update). \(script) --check: \(check)")
+            throw HarnessError(
+                "KioskctlRemoteTests needs the sshd that \(script) unpacks from the openssh-server .deb "
+                    + "(make test runs it; run it once, as root, after apt-get update). \(script) --check: \(check)")
         }
         return path
     }
@@ -240,7 +260,8 @@ final class RemoteHost: Sendable {
 
     /// The unpacked package's root: the sshd path without `usr/sbin/sshd`.
     static func packageRoot(ofSSHD path: String) -> String {
-        URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .path
     }
 
     /// `/etc/passwd` for sshd's mount namespace: the machine's lines, any `sshd` entry replaced by
@@ -249,13 +270,15 @@ final class RemoteHost: Sendable {
     static func passwdWithSSHDUser() throws -> String {
         let lines = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("sshd:") }
-        let uids = Set(lines.compactMap { line in
-            line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(2).first.flatMap { Int($0) }
-        })
+        let uids = Set(
+            lines.compactMap { line in
+                line.split(separator: ":", omittingEmptySubsequences: false).dropFirst(2).first.flatMap { Int($0) }
+            })
         guard let uid = (100..<1000).reversed().first(where: { !uids.contains($0) }) else {
             throw HarnessError("No free uid below 1000 in /etc/passwd for sshd's privilege-separation user.")
         }
-        return (lines + ["sshd:x:\(uid):65534:kioskd test sshd:/run/sshd:/usr/sbin/nologin"]).joined(separator: "\n") + "\n"
+        return (lines + ["sshd:x:\(uid):65534:kioskd test sshd:/run/sshd:/usr/sbin/nologin"]).joined(separator: "\n")
+            + "\n"
     }
 
     /// Runs kioskctl as an admin on another machine would, in the sshd's network namespace and
@@ -271,10 +294,12 @@ final class RemoteHost: Sendable {
             shift
             exec "$@"
             """
-        return try runTool("/usr/bin/nsenter", [
-            "--net=/proc/\(sshd.pid)/ns/net", "/usr/bin/unshare", "--mount", "--propagation", "private",
-            "/usr/bin/setsid", "-w", "/bin/sh", "-c", script, "sh", clientHome, BuildProducts.path(of: "kioskctl"),
-        ] + arguments, environment: environment, timeout: .seconds(30))
+        return try runTool(
+            "/usr/bin/nsenter",
+            [
+                "--net=/proc/\(sshd.pid)/ns/net", "/usr/bin/unshare", "--mount", "--propagation", "private",
+                "/usr/bin/setsid", "-w", "/bin/sh", "-c", script, "sh", clientHome, BuildProducts.path(of: "kioskctl"),
+            ] + arguments, environment: environment, timeout: .seconds(30))
     }
 
     /// Stops sshd once its connections have ended (so that none is left to init), and removes
@@ -283,7 +308,8 @@ final class RemoteHost: Sendable {
         let children = "/proc/\(sshd.pid)/task/\(sshd.pid)/children"
         let deadline = ContinuousClock.now + .seconds(3)
         while let text = try? String(contentsOfFile: children, encoding: .utf8),
-              !text.trimmingCharacters(in: .whitespaces).isEmpty, ContinuousClock.now < deadline {
+            !text.trimmingCharacters(in: .whitespaces).isEmpty, ContinuousClock.now < deadline
+        {
             usleep(20_000)
         }
         sshd.signal(SIGTERM)

@@ -121,8 +121,9 @@ import Testing
         let verbs = try Self.kioskctlVerbs()
         #expect(verbs.count >= 13, "\(verbs.map(\.verb))")  // the help was read: status … replay, 13 verbs
         #expect(root.flags == ["--json", "-H", "--host", "--version", "-h", "--help"])
-        let options = try #require(page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?
-            .components(separatedBy: ".SH ").first)
+        let options = try #require(
+            page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?
+                .components(separatedBy: ".SH ").first)
         for flag in root.flags {
             #expect(ManPage.contains(options, word: flag), "kioskctl(1) OPTIONS lacks \(flag)")
         }
@@ -145,12 +146,15 @@ import Testing
         let page = try ManPage("kioskd.8")
         let help = try Self.help("kioskd", [])
         #expect(help.flags == ["--state-dir", "--profile-dir", "--no-input", "-h", "--help"])
-        let options = try #require(page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?
-            .components(separatedBy: ".SH ").first)
+        let options = try #require(
+            page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?
+                .components(separatedBy: ".SH ").first)
         for flag in help.flags {
             #expect(ManPage.contains(options, word: flag), "kioskd(8) OPTIONS lacks \(flag)")
-            #expect(ManPage.contains(page.text.components(separatedBy: ".SH DESCRIPTION")[0], word: flag) || flag.hasPrefix("-h") || flag == "--help",
-                    "kioskd(8) SYNOPSIS lacks \(flag)")
+            #expect(
+                ManPage.contains(page.text.components(separatedBy: ".SH DESCRIPTION")[0], word: flag)
+                    || flag.hasPrefix("-h") || flag == "--help",
+                "kioskd(8) SYNOPSIS lacks \(flag)")
         }
         #expect(page.longFlags.subtracting(help.flags).isEmpty, "kioskd(8) names flags kioskd does not have")
     }
@@ -248,15 +252,17 @@ import Testing
                 Issue.record("kioskd.profile(5) does not describe \(key) under \(heading)")
             }
             for tag in tags where !keys.contains(tag) {
-                Issue.record("kioskd.profile(5) describes \(tag) under \(heading), which the parser does not take there")
+                Issue.record(
+                    "kioskd.profile(5) describes \(tag) under \(heading), which the parser does not take there")
             }
         }
     }
 
     @Test func profilePageExampleParses() throws {
         let page = try ManPage("kioskd.profile.5")
-        let example = try #require(page.text.components(separatedBy: ".SH EXAMPLE").dropFirst().first?
-            .components(separatedBy: ".nf\n").dropFirst().first?.components(separatedBy: "\n.fi").first)
+        let example = try #require(
+            page.text.components(separatedBy: ".SH EXAMPLE").dropFirst().first?
+                .components(separatedBy: ".nf\n").dropFirst().first?.components(separatedBy: "\n.fi").first)
         #expect(example.contains("[buttons]"))
         do throws(ProfileError) {
             _ = try ProfileParser.parse(source: example, file: "kioskd.profile.5 EXAMPLE")
@@ -268,7 +274,8 @@ import Testing
     /// The profile checks can fail: a key the parser takes is found, and so is a page without it.
     @Test func aMissingProfileKeyIsFound() {
         #expect(Self.probeProfile(at: []) == "\(Self.probeKey) = 1")
-        #expect(Self.probeProfile(at: [.key("touch"), .key("locked-region"), .element])
+        #expect(
+            Self.probeProfile(at: [.key("touch"), .key("locked-region"), .element])
                 == "touch = { locked-region = [ { \(Self.probeKey) = 1 } ] }")
         #expect(Self.profileKeys(at: [.key("passcode")]) == ["hash"])
         #expect(Self.profileKeys(at: [.key("app")]) == nil)
@@ -283,7 +290,8 @@ import Testing
         #expect(ManPage.contains("use --passcode-stdin here", word: "--passcode-stdin"))
         #expect(!ManPage.contains("use --passcode-stdin-file here", word: "--passcode-stdin"))
         #expect(!ManPage.contains("force-end", word: "end"))
-        let help = Help("""
+        let help = Help(
+            """
             USAGE: x
 
             OPTIONS:

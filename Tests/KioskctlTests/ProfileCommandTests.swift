@@ -2,7 +2,8 @@ import Foundation
 import KioskTestSupport
 import Testing
 
-let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
 
 func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
     try BuildProducts.run("kioskctl", arguments)
@@ -11,7 +12,8 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
 /// `kioskctl profile …` works without a daemon; its output is checked byte for byte.
 @Suite struct ProfileCommandTests {
     @Test func checkPassesTheExamples() throws {
-        let result = try kioskctl("profile", "check", "\(root)/policies/museum-map.toml", "\(root)/policies/self-check-in.toml")
+        let result = try kioskctl(
+            "profile", "check", "\(root)/policies/museum-map.toml", "\(root)/policies/self-check-in.toml")
         #expect(result.status == 0)
         #expect(result.stdout == "\(root)/policies/museum-map.toml: ok\n\(root)/policies/self-check-in.toml: ok\n")
         #expect(result.stderr == "")
@@ -23,34 +25,36 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         let result = try kioskctl("profile", "check", bad, "\(root)/policies/museum-map.toml", "/nonexistent/p.toml")
         #expect(result.status == 1)
         #expect(result.stdout == "\(root)/policies/museum-map.toml: ok\n")
-        #expect(result.stderr == """
-            \(bad):2:1: unknown key "powr" in buttons; did you mean "power"?
-            \(bad):3:10: buttons.volume must be a string, not an integer
-            /nonexistent/p.toml: no such file
+        #expect(
+            result.stderr == """
+                \(bad):2:1: unknown key "powr" in buttons; did you mean "power"?
+                \(bad):3:10: buttons.volume must be a string, not an integer
+                /nonexistent/p.toml: no such file
 
-            """)
+                """)
     }
 
     @Test func showPrintsTheResolvedProfile() throws {
         let result = try kioskctl("profile", "show", "\(root)/policies/museum-map.toml")
         #expect(result.status == 0)
-        #expect(result.stdout == """
-            profile      \(root)/policies/museum-map.toml
-            app          org.example.MuseumMap
-            description  Visitors may pan and zoom the floor map
-            buttons      power locked, volume locked, home locked, keyboard allowed
-            chords       escape chords blocked
-            extra keys   KEY_F11 KEY_F12
-            touch        works outside 2 locked region(s)
-              region     settings gear: rect x 0.9 y 0.0 width 0.1 height 0.12
-              region     legend: polygon (0.0, 0.8) (0.3, 0.8) (0.3, 1.0) (0.0, 1.0)
-              preset     org.example.MuseumMap.controls = deny
-              preset     org.example.MuseumMap.zoom = allow
-            time limit   none
-            exit gesture KEY_POWER ×3 within 1.5s
-            passcode     hash in profile ($y$j…)
+        #expect(
+            result.stdout == """
+                profile      \(root)/policies/museum-map.toml
+                app          org.example.MuseumMap
+                description  Visitors may pan and zoom the floor map
+                buttons      power locked, volume locked, home locked, keyboard allowed
+                chords       escape chords blocked
+                extra keys   KEY_F11 KEY_F12
+                touch        works outside 2 locked region(s)
+                  region     settings gear: rect x 0.9 y 0.0 width 0.1 height 0.12
+                  region     legend: polygon (0.0, 0.8) (0.3, 0.8) (0.3, 1.0) (0.0, 1.0)
+                  preset     org.example.MuseumMap.controls = deny
+                  preset     org.example.MuseumMap.zoom = allow
+                time limit   none
+                exit gesture KEY_POWER ×3 within 1.5s
+                passcode     hash in profile ($y$j…)
 
-            """)
+                """)
     }
 
     @Test func showJSONIsMachineReadable() throws {
@@ -89,21 +93,22 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
     @Test func helpIsStable() throws {
         let result = try kioskctl("profile", "check", "--help")
         #expect(result.status == 0)
-        #expect(result.stdout == """
-            OVERVIEW: Validate profiles; print file:line:col: message for each error.
+        #expect(
+            result.stdout == """
+                OVERVIEW: Validate profiles; print file:line:col: message for each error.
 
-            Exits 1 if any file has an error.
+                Exits 1 if any file has an error.
 
-            USAGE: kioskctl profile check <files> ...
+                USAGE: kioskctl profile check <files> ...
 
-            ARGUMENTS:
-              <files>                 The profile files to check.
+                ARGUMENTS:
+                  <files>                 The profile files to check.
 
-            OPTIONS:
-              --version               Show the version.
-              -h, --help              Show help information.
+                OPTIONS:
+                  --version               Show the version.
+                  -h, --help              Show help information.
 
 
-            """)
+                """)
     }
 }

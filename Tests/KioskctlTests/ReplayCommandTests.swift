@@ -7,46 +7,51 @@ import Testing
     let fixtures = "\(root)/Tests/KioskTracesTests/Fixtures"
 
     func temp(_ name: String, _ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-replay-\(UUID())-\(name)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-replay-\(UUID())-\(name)")
+            .path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
 
     /// The Razer keyboard's multimedia node: volume up (with its MSC_SCAN), mute, then `a`.
     func keyboardTrace() throws -> String {
-        let description = try String(contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
-        return try temp("kb.evemu", description + """
-            E: 1.000000 0004 0004 786665
-            E: 1.000000 0001 0073 0001
-            E: 1.000000 0000 0000 0000
-            E: 1.010000 0004 0004 786665
-            E: 1.010000 0001 0073 0000
-            E: 1.010000 0000 0000 0000
-            E: 1.100000 0001 0071 0001
-            E: 1.100000 0000 0000 0000
-            E: 1.110000 0001 0071 0000
-            E: 1.110000 0000 0000 0000
-            E: 1.200000 0004 0004 458756
-            E: 1.200000 0001 001e 0001
-            E: 1.200000 0000 0000 0000
-            E: 1.210000 0001 001e 0000
-            E: 1.210000 0000 0000 0000
+        let description = try String(
+            contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
+        return try temp(
+            "kb.evemu",
+            description + """
+                E: 1.000000 0004 0004 786665
+                E: 1.000000 0001 0073 0001
+                E: 1.000000 0000 0000 0000
+                E: 1.010000 0004 0004 786665
+                E: 1.010000 0001 0073 0000
+                E: 1.010000 0000 0000 0000
+                E: 1.100000 0001 0071 0001
+                E: 1.100000 0000 0000 0000
+                E: 1.110000 0001 0071 0000
+                E: 1.110000 0000 0000 0000
+                E: 1.200000 0004 0004 458756
+                E: 1.200000 0001 001e 0001
+                E: 1.200000 0000 0000 0000
+                E: 1.210000 0001 001e 0000
+                E: 1.210000 0000 0000 0000
 
-            """)
+                """)
     }
 
     @Test func lockedKeysAndTheirScanCodesDisappearAndOtherKeysPass() throws {
         let result = try kioskctl("replay", "--profile", "\(root)/policies/museum-map.toml", try keyboardTrace())
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr == "")
-        #expect(result.stdout == """
-            E: 1.200000 0004 0004 458756\t# EV_MSC / MSC_SCAN 458756
-            E: 1.200000 0001 001e 0001\t# EV_KEY / KEY_A 1
-            E: 1.200000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
-            E: 1.210000 0001 001e 0000\t# EV_KEY / KEY_A 0
-            E: 1.210000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+        #expect(
+            result.stdout == """
+                E: 1.200000 0004 0004 458756\t# EV_MSC / MSC_SCAN 458756
+                E: 1.200000 0001 001e 0001\t# EV_KEY / KEY_A 1
+                E: 1.200000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+                E: 1.210000 0001 001e 0000\t# EV_KEY / KEY_A 0
+                E: 1.210000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
 
-            """)
+                """)
     }
 
     @Test func aProfileAllowingVolumePassesTheSameTraceUnchanged() throws {
@@ -54,13 +59,16 @@ import Testing
         let trace = try keyboardTrace()
         let result = try kioskctl("replay", "--profile", profile, trace)
         #expect(result.status == 0)
-        let input = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("E: ") }
+        let input = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter {
+            $0.hasPrefix("E: ")
+        }
         let output = result.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }
         #expect(output == input)
     }
 
     @Test func anExpiredSessionForwardsNothing() throws {
-        let result = try kioskctl("replay", "--expired", "--profile", "\(root)/policies/museum-map.toml", try keyboardTrace())
+        let result = try kioskctl(
+            "replay", "--expired", "--profile", "\(root)/policies/museum-map.toml", try keyboardTrace())
         #expect(result.status == 0)
         #expect(result.stdout == "")
     }
@@ -68,7 +76,9 @@ import Testing
     /// A region over the first contact's touch-down (539, 167 on an 800×480 panel) removes that
     /// contact entirely; the second contact passes whole.
     @Test func aRegionOverTheFirstContactRemovesItAndKeepsTheOther() throws {
-        let profile = try temp("touch.toml", """
+        let profile = try temp(
+            "touch.toml",
+            """
             [touch]
             mode = "regions"
             [[touch.locked-region]]
@@ -110,26 +120,32 @@ import Testing
     /// A kiosk without kioskd-tools: kioskctl (alone in a directory, an empty $PATH) finds no
     /// kioskctl-replay and says which package has it.
     @Test func withoutKioskdToolsItSaysToInstallThem() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-no-tools-\(UUID())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-no-tools-\(UUID())")
+            .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.copyItem(atPath: BuildProducts.path(of: "kioskctl"), toPath: directory + "/kioskctl")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: directory + "/kioskctl")
-        process.arguments = ["replay", "--profile", "\(root)/policies/museum-map.toml", "\(fixtures)/atmel-maxtouch-ts.2-fingers-touch-release.evemu"]
+        process.arguments = [
+            "replay", "--profile", "\(root)/policies/museum-map.toml",
+            "\(fixtures)/atmel-maxtouch-ts.2-fingers-touch-release.evemu",
+        ]
         process.environment = ["PATH": directory]
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(),
+            stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
         #expect(stdout.isEmpty)
-        #expect(String(decoding: stderr, as: UTF8.self) == """
-            replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. \
-            Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.
+        #expect(
+            String(decoding: stderr, as: UTF8.self) == """
+                replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. \
+                Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it.
 
-            """)
+                """)
     }
 }

@@ -1,5 +1,6 @@
-@testable import KioskctlCommands
 import Testing
+
+@testable import KioskctlCommands
 
 /// Text measured and wrapped in display columns: wide CJK characters and emoji take two.
 @Suite struct TextLayoutTests {
@@ -30,23 +31,26 @@ import Testing
     /// Chinese has no spaces: the title is one word, split where the next character would not fit.
     @Test func aChineseTitleWrapsAtItsDisplayWidth() {
         let lines = TextLayout.wrap(Self.title, width: 73)
-        #expect(lines == [
-            "博物馆地图的管理员控制：设置齿轮、图层选择器以及所有只有工作人员才应该看",
-            "到的按钮和菜单，参观者不应该看到它们",
-        ])
+        #expect(
+            lines == [
+                "博物馆地图的管理员控制：设置齿轮、图层选择器以及所有只有工作人员才应该看",
+                "到的按钮和菜单，参观者不应该看到它们",
+            ])
         #expect(lines.map { DisplayWidth.of($0) } == [72, 36])
     }
 
     @Test func mixedScriptsWrapAtWordsAndACutLineEndsInAnEllipsisThatFits() {
         #expect(TextLayout.wrap("東京 Tokyo 🗼 ❤️ café", width: 10) == ["東京 Tokyo", "🗼 ❤️ café"])
-        let detail = "显示管理员控制。这段说明文字故意写得很长：kioskctl 按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，"
+        let detail =
+            "显示管理员控制。这段说明文字故意写得很长：kioskctl 按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，"
             + "超过三行的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和缩放按钮。"
         let cut = TextLayout.wrap(detail, width: 73, maxLines: 3)
-        #expect(cut == [
-            "显示管理员控制。这段说明文字故意写得很长：kioskctl",
-            "按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，超过三行",
-            "的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和…",
-        ])
+        #expect(
+            cut == [
+                "显示管理员控制。这段说明文字故意写得很长：kioskctl",
+                "按显示宽度而不是字符数来换行，所以每一行都能放进八十列的终端里，超过三行",
+                "的部分会被截断并以省略号结尾，除非要求显示全文。参观者只能看到地图本身和…",
+            ])
         #expect(cut.allSatisfy { DisplayWidth.of($0) <= 73 })
         #expect(TextLayout.wrap(detail, width: 73).count == 4)
     }
@@ -59,7 +63,10 @@ import Testing
 
     /// ASCII text wraps as before: one column per character.
     @Test func asciiIsOneColumnPerCharacter() {
-        #expect(TextLayout.wrap("aaaa bbbb cccccccccccccccccccccc", width: 10) == ["aaaa bbbb", "cccccccccc", "cccccccccc", "cc"])
+        #expect(
+            TextLayout.wrap("aaaa bbbb cccccccccccccccccccccc", width: 10) == [
+                "aaaa bbbb", "cccccccccc", "cccccccccc", "cc",
+            ])
         #expect(TextLayout.wrap("one two three four five six", width: 10, maxLines: 2) == ["one two", "three fou…"])
     }
 }

@@ -56,9 +56,12 @@ struct KioskdSessionLockTests {
         GLib.MainLoop().run()
         """
 
-    static let inhibitLine = "Inhibit handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key kioskd block"
+    static let inhibitLine =
+        "Inhibit handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key kioskd block"
 
-    @Test("while a session locks the power key kioskd holds a block inhibitor on the four handle-* keys; ending the session (or kioskd dying) closes it; a restored session takes it again")
+    @Test(
+        "while a session locks the power key kioskd holds a block inhibitor on the four handle-* keys; ending the session (or kioskd dying) closes it; a restored session takes it again"
+    )
     func powerKeyInhibitor() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -126,7 +129,9 @@ struct KioskdSessionLockTests {
         #expect(lines.first?.hasPrefix("info ") ?? false, "\(lines)")
     }
 
-    @Test("a restored session whose profile is gone stays locked with the strictest locks; SessionProblem and the journal say why; kioskd keeps serving; ForceEndSession clears it")
+    @Test(
+        "a restored session whose profile is gone stays locked with the strictest locks; SessionProblem and the journal say why; kioskd keeps serving; ForceEndSession clears it"
+    )
     func missingProfileAtRestore() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -144,11 +149,18 @@ struct KioskdSessionLockTests {
         #expect(try kioskd.property("SessionState") == #"s "active""#)
         #expect(try kioskd.property("ActiveProfile") == #"s "power-allowed""#)
         let problem = try kioskd.property("SessionProblem")
-        #expect(problem.contains("power-allowed") && problem.contains("could not be loaded") && problem.contains("no readable file"), "\(problem)")
+        #expect(
+            problem.contains("power-allowed") && problem.contains("could not be loaded")
+                && problem.contains("no readable file"), "\(problem)")
         let journal = kioskd.log.split(separator: "\n").filter { $0.contains("enforcing the strictest locks") }
-        #expect(journal.count == 1 && journal[0].hasPrefix("error ") && journal[0].contains("SESSION_PROFILE=power-allowed"), "\(kioskd.log)")
+        #expect(
+            journal.count == 1 && journal[0].hasPrefix("error ")
+                && journal[0].contains("SESSION_PROFILE=power-allowed"), "\(kioskd.log)")
         // The strictest locks hold all input.
-        #expect(kioskd.log.split(separator: "\n").contains { $0.contains("Input locks changed") && $0.contains("INPUT_HOLD_ALL=true") }, "\(kioskd.log)")
+        #expect(
+            kioskd.log.split(separator: "\n").contains {
+                $0.contains("Input locks changed") && $0.contains("INPUT_HOLD_ALL=true")
+            }, "\(kioskd.log)")
 
         try kioskd.call("ForceEndSession")
         #expect(try kioskd.property("SessionState") == #"s "inactive""#)

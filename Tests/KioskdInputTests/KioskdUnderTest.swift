@@ -43,8 +43,9 @@ extension KioskdProcess {
     func endSession(passcode: String) throws {
         let client = try Bus.open(address: bus.address)
         defer { client.close() }
-        let m = try client.makeMethodCall(destination: KioskWire.busName, path: KioskWire.objectPath,
-                                          interface: KioskWire.managerInterface, member: KioskWire.Member.endSession)
+        let m = try client.makeMethodCall(
+            destination: KioskWire.busName, path: KioskWire.objectPath,
+            interface: KioskWire.managerInterface, member: KioskWire.Member.endSession)
         try m.append(.string(passcode))
         _ = try client.callBlocking(m, timeout: .seconds(60))
     }

@@ -10,8 +10,9 @@ import Testing
 
 /// kioskd itself, brokering fake physical devices inside the VM (root, /dev/uinput, udev), read
 /// back with python-evdev and driven over a private bus with busctl and python3-dbus.
-@Suite("Real kernel: kioskd enforcing sessions on input devices (VM, root, udev)", .serialized,
-       .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
+@Suite(
+    "Real kernel: kioskd enforcing sessions on input devices (VM, root, udev)", .serialized,
+    .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
 struct KioskdVMTests {
     static let profile = """
         description = "VM test: power and volume locked, the top-right corner of the touch surface locked"
@@ -73,7 +74,9 @@ struct KioskdVMTests {
         /// (KEY_B, KEY_PROG1, a lifted contact's BTN_TOUCH 0, the last event of its frame) reached their clones after `mark`: everything
         /// written before them has been through kioskd.
         @discardableResult
-        func settle(after mark: Int, keyboard: Bool = true, power: Bool = true, touch: Bool = false) throws -> [SeenEvent] {
+        func settle(
+            after mark: Int, keyboard: Bool = true, power: Bool = true, touch: Bool = false
+        ) throws -> [SeenEvent] {
             let all = try watcher.wait("the sentinels through kioskd", timeout: .seconds(60)) { snapshot in
                 let new = snapshot.events.dropFirst(mark)
                 return (!keyboard || new.keys(phys: kbd).contains("KEY_B 0"))
@@ -90,7 +93,9 @@ struct KioskdVMTests {
         }
     }
 
-    @Test("a session end to end: nothing locked without one; with one, locked keys and touches in the region never reach the clones, the rest always; a keyboard plugged in is locked from its first event; the exit gesture raises ExitRequested; kill -9 and restart leak nothing; EndSession lifts the locks; SIGTERM gives the devices back")
+    @Test(
+        "a session end to end: nothing locked without one; with one, locked keys and touches in the region never reach the clones, the rest always; a keyboard plugged in is locked from its first event; the exit gesture raises ExitRequested; kill -9 and restart leak nothing; EndSession lifts the locks; SIGTERM gives the devices back"
+    )
     func sessionEndToEnd() throws {
         let kiosk = try Kiosk()
         defer { kiosk.stop() }
@@ -111,8 +116,14 @@ struct KioskdVMTests {
         try press(kiosk.power, ["KEY_VOLUMEUP", "KEY_POWER", "KEY_PROG1"])
         try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 1, x: 3900, y: 100))
         var seen = try kiosk.settle(after: mark, touch: true)
-        #expect(seen.keys(phys: Self.kbd) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
-        #expect(seen.keys(phys: Self.pwr) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_POWER 1", "KEY_POWER 0", "KEY_PROG1 1", "KEY_PROG1 0"])
+        #expect(
+            seen.keys(phys: Self.kbd) == [
+                "KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0",
+            ])
+        #expect(
+            seen.keys(phys: Self.pwr) == [
+                "KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0", "KEY_POWER 1", "KEY_POWER 0", "KEY_PROG1 1", "KEY_PROG1 0",
+            ])
         #expect(seen.nonSync(phys: Self.ts).contains("ABS_MT_TRACKING_ID 1"))
         #expect(seen.filter { !$0.phys.hasPrefix("kioskd-clone") }.isEmpty, "a grabbed node delivered: \(seen)")
 
@@ -127,10 +138,12 @@ struct KioskdVMTests {
         seen = try kiosk.settle(after: mark, touch: true)
         #expect(seen.keys(phys: Self.kbd) == ["KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
         #expect(seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"])
-        #expect(seen.nonSync(phys: Self.ts) == [
-            "ABS_MT_TRACKING_ID 3", "ABS_MT_POSITION_X 1000", "ABS_MT_POSITION_Y 1200", "BTN_TOUCH 1", "ABS_X 1000", "ABS_Y 1200",
-            "ABS_MT_POSITION_X 1008", "ABS_X 1008", "ABS_MT_TRACKING_ID -1", "BTN_TOUCH 0",
-        ])
+        #expect(
+            seen.nonSync(phys: Self.ts) == [
+                "ABS_MT_TRACKING_ID 3", "ABS_MT_POSITION_X 1000", "ABS_MT_POSITION_Y 1200", "BTN_TOUCH 1", "ABS_X 1000",
+                "ABS_Y 1200",
+                "ABS_MT_POSITION_X 1008", "ABS_X 1008", "ABS_MT_TRACKING_ID -1", "BTN_TOUCH 0",
+            ])
 
         // A keyboard plugged in during the session: a locked key from the moment its node exists.
         let plugged = "kioskd-vm-test/plugged-in"
@@ -145,7 +158,8 @@ struct KioskdVMTests {
         let pluggedKeys = try kiosk.watcher.wait("KEY_B on the plugged-in keyboard's clone") {
             $0.events.keys(phys: Self.clone(plugged)).contains("KEY_B 0")
         }.events.keys(phys: Self.clone(plugged))
-        #expect(!pluggedKeys.contains { $0.hasPrefix("KEY_VOLUMEUP") }, "a locked key reached the clone: \(pluggedKeys)")
+        #expect(
+            !pluggedKeys.contains { $0.hasPrefix("KEY_VOLUMEUP") }, "a locked key reached the clone: \(pluggedKeys)")
         pluggedIn.destroy()
 
         // The exit gesture on the locked power key: ExitRequested, and no KEY_POWER on the clone.
@@ -176,7 +190,9 @@ struct KioskdVMTests {
         let locks = try #require(restartLog.range(of: "Input locks changed"), "\(restartLog)")
         let firstGrab = try #require(restartLog.range(of: "Brokering an input device"), "\(restartLog)")
         #expect(locks.upperBound <= firstGrab.lowerBound, "\(restartLog)")
-        #expect(restartLog[locks.lowerBound...].prefix(while: { $0 != "\n" }).contains("SESSION_STATE=active"), "\(restartLog)")
+        #expect(
+            restartLog[locks.lowerBound...].prefix(while: { $0 != "\n" }).contains("SESSION_STATE=active"),
+            "\(restartLog)")
         try kiosk.waitForClones()
         let resumed = kiosk.events.count
         try kiosk.watcher.wait("KEY_A through the new keyboard clone") {
@@ -196,7 +212,9 @@ struct KioskdVMTests {
         #expect(leaked.isEmpty, "locked events reached a clone across kill -9 and restart: \(leaked.prefix(10))")
         #expect(seen.keys(phys: Self.kbd).contains("KEY_A 1"))
         let meanwhile = seen.filter { kiosk.physical.contains($0.path) && !$0.phys.hasPrefix("kioskd-clone") }.count
-        print("kill -9 and restart: \(written) frames written across it; the clones showed no locked event; while kioskd was down the ungrabbed physical nodes delivered \(meanwhile) events to other readers")
+        print(
+            "kill -9 and restart: \(written) frames written across it; the clones showed no locked event; while kioskd was down the ungrabbed physical nodes delivered \(meanwhile) events to other readers"
+        )
 
         // EndSession with the passcode lifts the locks.
         try kiosk.kioskd.endSession(passcode: "1234")
@@ -216,13 +234,16 @@ struct KioskdVMTests {
         }
         mark = kiosk.events.count
         try press(kiosk.power, ["KEY_VOLUMEUP"])
-        seen = Array(try kiosk.watcher.wait("the physical power node delivering") {
-            $0.events.dropFirst(mark).keys(phys: Self.powerPhys).count == 2
-        }.events[mark...])
+        seen = Array(
+            try kiosk.watcher.wait("the physical power node delivering") {
+                $0.events.dropFirst(mark).keys(phys: Self.powerPhys).count == 2
+            }.events[mark...])
         #expect(seen.keys(phys: Self.powerPhys) == ["KEY_VOLUMEUP 1", "KEY_VOLUMEUP 0"])
     }
 
-    @Test("a restored session whose profile broke: the strictest locks from the first frame, SessionProblem says why, the exit gesture still works, ForceEndSession lifts it")
+    @Test(
+        "a restored session whose profile broke: the strictest locks from the first frame, SessionProblem says why, the exit gesture still works, ForceEndSession lifts it"
+    )
     func brokenProfileFailsClosed() throws {
         let kiosk = try Kiosk()
         defer { kiosk.stop() }
@@ -255,13 +276,16 @@ struct KioskdVMTests {
         try kiosk.touch.write(frames: FakeDevice.tap(trackingID: 10, x: 1000, y: 1000))
         let seen = try kiosk.settle(after: mark, touch: true)
         #expect(seen.keys(phys: Self.kbd) == ["KEY_B 1", "KEY_B 0"], "the strictest locks let through: \(seen)")
-        #expect(seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"], "the strictest locks let through: \(seen)")
+        #expect(
+            seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"], "the strictest locks let through: \(seen)")
         let touches = seen.nonSync(phys: Self.ts)
         // Only the tap after the locks were lifted: the one made under them would be a second touch-down.
         #expect(touches.filter { $0 == "BTN_TOUCH 1" }.count == 1, "the strictest locks let through: \(touches)")
     }
 
-    @Test("a keyboard python-evdev holds when a session starts: its locked key escapes while held; once let go, kioskd takes it within the retry back-off and the locked key reaches no one")
+    @Test(
+        "a keyboard python-evdev holds when a session starts: its locked key escapes while held; once let go, kioskd takes it within the retry back-off and the locked key reaches no one"
+    )
     func busyKeyboardTakenOnceReleased() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -302,7 +326,8 @@ struct KioskdVMTests {
         #expect(seen[mark...].keys(phys: Self.clone(phys)) == ["KEY_B 1", "KEY_B 0"])
         #expect(seen[mark...].filter { $0.path == path }.isEmpty, "the node delivered to a reader: \(seen[mark...])")
         #expect(holder.events.count == heldMark, "the former holder still reads the node: \(holder.events.suffix(4))")
-        let ms = String(format: "%.0f ms", Double(took.components.seconds) * 1e3 + Double(took.components.attoseconds) / 1e15)
+        let ms = String(
+            format: "%.0f ms", Double(took.components.seconds) * 1e3 + Double(took.components.attoseconds) / 1e15)
         print("busy keyboard with kioskd: clone up \(ms) after python-evdev let go of the grab (session on)")
     }
 
@@ -324,8 +349,12 @@ struct KioskdVMTests {
             fake.destroy()
         }
         let sorted = samples.sorted()
-        let ms = { (d: Duration) in String(format: "%.1f ms", Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15) }
-        print("hotplug with kioskd: UI_DEV_CREATE -> grabbed (clone node created): median \(ms(sorted[sorted.count / 2])), min \(ms(sorted.first!)), max \(ms(sorted.last!)) over \(samples.count) devices (TCG guest, udev)")
+        let ms = { (d: Duration) in
+            String(format: "%.1f ms", Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15)
+        }
+        print(
+            "hotplug with kioskd: UI_DEV_CREATE -> grabbed (clone node created): median \(ms(sorted[sorted.count / 2])), min \(ms(sorted.first!)), max \(ms(sorted.last!)) over \(samples.count) devices (TCG guest, udev)"
+        )
         #expect(sorted[sorted.count / 2] < .seconds(2))
     }
 }
@@ -409,9 +438,12 @@ final class NodeWatch {
             var offset = 0
             while n > 0 && offset < n {
                 let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
-                let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                let name = String(
+                    decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
                 offset += 16 + length
-                guard name.hasPrefix("event"), let device = try? EvdevDevice(path: "/dev/input/" + name, access: .readOnly) else { continue }
+                guard name.hasPrefix("event"),
+                    let device = try? EvdevDevice(path: "/dev/input/" + name, access: .readOnly)
+                else { continue }
                 if device.deviceDescription.phys == phys { return now }
             }
         }

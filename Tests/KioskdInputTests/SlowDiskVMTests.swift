@@ -10,8 +10,9 @@ import Testing
 /// under device-mapper's `delay` target, every write held `SlowDisk.writeDelay`. A save (write,
 /// fsync, rename, fsync of the directory) then takes a second or more, and the loop must go on
 /// serving reads and forwarding input meanwhile. VM only: root, /dev/uinput, loop and dm-delay.
-@Suite("Real kernel: kioskd saving its state to a slow disk (VM, root, dm-delay)", .serialized,
-       .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
+@Suite(
+    "Real kernel: kioskd saving its state to a slow disk (VM, root, dm-delay)", .serialized,
+    .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
 struct SlowDiskVMTests {
     static let app = "org.example.MuseumMap"
     static let controls = "org.example.MuseumMap.controls"
@@ -28,7 +29,8 @@ struct SlowDiskVMTests {
         init(mountedAt directory: String) throws {
             self.directory = directory
             image = "/tmp/\(name).img"
-            try Self.shell("""
+            try Self.shell(
+                """
                 set -e
                 modprobe loop; modprobe dm_delay; modprobe ext4
                 truncate -s 64M \(image)
@@ -45,7 +47,8 @@ struct SlowDiskVMTests {
         }
 
         func remove() {
-            _ = try? Self.shell("""
+            _ = try? Self.shell(
+                """
                 umount \(directory) 2>/dev/null
                 dev=$(dmsetup deps -o devname \(name) 2>/dev/null | sed -n 's/.*(\\(.*\\))/\\1/p')
                 dmsetup --noudevsync remove \(name) 2>/dev/null
@@ -77,8 +80,13 @@ struct SlowDiskVMTests {
             disk = try SlowDisk(mountedAt: kioskd.stateDirectory.path)
             try kioskd.writeTestProfile("museum", app: SlowDiskVMTests.app, denied: [SlowDiskVMTests.share])
             try kioskd.start(input: true)
-            try kioskd.call("RegisterApplication", "sa(sss)", [SlowDiskVMTests.app, "2",
-                SlowDiskVMTests.controls, "Map controls", "Pan and zoom", SlowDiskVMTests.share, "Sharing", "Send to phone"])
+            try kioskd.call(
+                "RegisterApplication", "sa(sss)",
+                [
+                    SlowDiskVMTests.app, "2",
+                    SlowDiskVMTests.controls, "Map controls", "Pan and zoom", SlowDiskVMTests.share, "Sharing",
+                    "Send to phone",
+                ])
         }
 
         func stop() {
@@ -106,86 +114,92 @@ struct SlowDiskVMTests {
         """
 
     static func figures(_ stdout: String) -> [String: String] {
-        Dictionary(stdout.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: " ", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }) { a, _ in a }
+        Dictionary(
+            stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+                let parts = line.split(separator: " ", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }
+        ) { a, _ in a }
     }
 
-    @Test("while a SetRestrictionState is being saved, GetRestrictionState answers at once with the old state and a key press goes through; the reply and the signal come once the save is done")
+    @Test(
+        "while a SetRestrictionState is being saved, GetRestrictionState answers at once with the old state and a key press goes through; the reply and the signal come once the save is done"
+    )
     func theLoopServesReadsAndInputWhileASaveIsInFlight() throws {
         let machine = try Machine()
         defer { machine.stop() }
         // One process times everything on CLOCK_MONOTONIC: it makes a keyboard kioskd brokers,
         // sends the Set without waiting, then (30 ms later, the save in flight) presses a key,
         // reading it back from kioskd's clone, and calls Get five times.
-        let script = Self.preamble + """
-            app, rid = sys.argv[2], sys.argv[3]
-            phys = "kioskd-vm-test/slow-disk"
-            ui = evdev.UInput({ecodes.EV_KEY: list(range(ecodes.KEY_ESC, ecodes.KEY_SLASH + 1))},
-                              name="slow disk keyboard", phys=phys)
-            clone, deadline = None, time.monotonic() + 60
-            while clone is None and time.monotonic() < deadline:
-                for path in evdev.list_devices():
-                    try:
-                        d = evdev.InputDevice(path)
-                    except OSError:
-                        continue
-                    if d.phys == "kioskd-clone/" + phys:
-                        clone = d
-                time.sleep(0.05)
-            assert clone is not None, "no clone of the keyboard"
-            got = {}
-            loop = GLib.MainLoop()
-            def note(what):
-                def handler(*a):
-                    got[what] = time.monotonic()
-                    got[what + "_result"] = a[0].get_dbus_name() if a and hasattr(a[0], "get_dbus_name") else "ok"
-                    if "reply" in got and "signal" in got:
-                        loop.quit()
-                return handler
-            bus.add_signal_receiver(note("signal"), "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager")
-            bus.get_name_owner("org.freedesktop.DBus")  # the match is in place
-            def measure():
-                while clone.read_one() is not None:
-                    pass
-                press = time.monotonic()
-                ui.write(ecodes.EV_KEY, ecodes.KEY_A, 1)
-                ui.syn()
-                seen = None
-                while seen is None and ms(press) < 5000:
-                    select.select([clone.fd], [], [], 0.1)
-                    for e in iter(clone.read_one, None):
-                        if e.type == ecodes.EV_KEY and e.code == ecodes.KEY_A and e.value == 1:
-                            seen = time.monotonic()
-                ui.write(ecodes.EV_KEY, ecodes.KEY_A, 0)
-                ui.syn()
-                gets = []
-                for _ in range(5):
-                    t = time.monotonic()
-                    value = str(m.GetRestrictionState(app, rid))
-                    gets.append((ms(t), value))
-                got["gets"] = gets
-                got["press"], got["seen"], got["measured"] = press, seen, time.monotonic()
-                return False
-            sent = time.monotonic()
-            m.SetRestrictionState(app, rid, "deny", reply_handler=note("reply"), error_handler=note("reply"))
-            GLib.timeout_add(30, measure)
-            GLib.timeout_add(30000, loop.quit)
-            loop.run()
-            gets = got["gets"]
-            print("get_values", sorted(set(v for _, v in gets)))
-            print("get_max_ms %.1f" % max(t for t, _ in gets))
-            print("forward_ms %.1f" % ((got["seen"] - got["press"]) * 1e3 if got["seen"] else -1))
-            print("press_after_sent_ms %.1f" % ((got["press"] - sent) * 1e3))
-            print("measured_after_sent_ms %.1f" % ((got["measured"] - sent) * 1e3))
-            print("reply %s" % got.get("reply_result"))
-            print("reply_ms %.1f" % ((got.get("reply", 1e9) - sent) * 1e3))
-            print("signal_ms %.1f" % ((got.get("signal", 1e9) - sent) * 1e3))
-            print("after", m.GetRestrictionState(app, rid))
-            """
-        let out = try runTool(KioskdUnderTest.python, ["-c", script, machine.bus.address, Self.app, Self.controls],
-                              timeout: .seconds(120))
+        let script =
+            Self.preamble + """
+                app, rid = sys.argv[2], sys.argv[3]
+                phys = "kioskd-vm-test/slow-disk"
+                ui = evdev.UInput({ecodes.EV_KEY: list(range(ecodes.KEY_ESC, ecodes.KEY_SLASH + 1))},
+                                  name="slow disk keyboard", phys=phys)
+                clone, deadline = None, time.monotonic() + 60
+                while clone is None and time.monotonic() < deadline:
+                    for path in evdev.list_devices():
+                        try:
+                            d = evdev.InputDevice(path)
+                        except OSError:
+                            continue
+                        if d.phys == "kioskd-clone/" + phys:
+                            clone = d
+                    time.sleep(0.05)
+                assert clone is not None, "no clone of the keyboard"
+                got = {}
+                loop = GLib.MainLoop()
+                def note(what):
+                    def handler(*a):
+                        got[what] = time.monotonic()
+                        got[what + "_result"] = a[0].get_dbus_name() if a and hasattr(a[0], "get_dbus_name") else "ok"
+                        if "reply" in got and "signal" in got:
+                            loop.quit()
+                    return handler
+                bus.add_signal_receiver(note("signal"), "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager")
+                bus.get_name_owner("org.freedesktop.DBus")  # the match is in place
+                def measure():
+                    while clone.read_one() is not None:
+                        pass
+                    press = time.monotonic()
+                    ui.write(ecodes.EV_KEY, ecodes.KEY_A, 1)
+                    ui.syn()
+                    seen = None
+                    while seen is None and ms(press) < 5000:
+                        select.select([clone.fd], [], [], 0.1)
+                        for e in iter(clone.read_one, None):
+                            if e.type == ecodes.EV_KEY and e.code == ecodes.KEY_A and e.value == 1:
+                                seen = time.monotonic()
+                    ui.write(ecodes.EV_KEY, ecodes.KEY_A, 0)
+                    ui.syn()
+                    gets = []
+                    for _ in range(5):
+                        t = time.monotonic()
+                        value = str(m.GetRestrictionState(app, rid))
+                        gets.append((ms(t), value))
+                    got["gets"] = gets
+                    got["press"], got["seen"], got["measured"] = press, seen, time.monotonic()
+                    return False
+                sent = time.monotonic()
+                m.SetRestrictionState(app, rid, "deny", reply_handler=note("reply"), error_handler=note("reply"))
+                GLib.timeout_add(30, measure)
+                GLib.timeout_add(30000, loop.quit)
+                loop.run()
+                gets = got["gets"]
+                print("get_values", sorted(set(v for _, v in gets)))
+                print("get_max_ms %.1f" % max(t for t, _ in gets))
+                print("forward_ms %.1f" % ((got["seen"] - got["press"]) * 1e3 if got["seen"] else -1))
+                print("press_after_sent_ms %.1f" % ((got["press"] - sent) * 1e3))
+                print("measured_after_sent_ms %.1f" % ((got["measured"] - sent) * 1e3))
+                print("reply %s" % got.get("reply_result"))
+                print("reply_ms %.1f" % ((got.get("reply", 1e9) - sent) * 1e3))
+                print("signal_ms %.1f" % ((got.get("signal", 1e9) - sent) * 1e3))
+                print("after", m.GetRestrictionState(app, rid))
+                """
+        let out = try runTool(
+            KioskdUnderTest.python, ["-c", script, machine.bus.address, Self.app, Self.controls],
+            timeout: .seconds(120))
         let f = Self.figures(out.stdout)
         let number = { (key: String) in Double(f[key] ?? "") ?? .nan }
         #expect(out.status == 0, "\(out)\n\(machine.kioskd.log)")
@@ -204,30 +218,34 @@ struct SlowDiskVMTests {
         print("slow disk (writes +\(SlowDisk.writeDelay) ms): \(out.stdout.replacingOccurrences(of: "\n", with: "; "))")
     }
 
-    @Test("SIGTERM during a save: the save finishes and its caller gets the reply before kioskd exits 0; a change still waiting is answered Failed and not made")
+    @Test(
+        "SIGTERM during a save: the save finishes and its caller gets the reply before kioskd exits 0; a change still waiting is answered Failed and not made"
+    )
     func sigtermLetsTheSaveInFlightFinish() throws {
         let machine = try Machine()
         defer { machine.stop() }
-        let script = Self.preamble + """
-            app, first, second = sys.argv[2:5]
-            loop = GLib.MainLoop()
-            results = {}
-            def note(what):
-                def handler(*a):
-                    results[what] = ("%s %s" % (a[0].get_dbus_name(), "stopping" in a[0].get_dbus_message())) if a else "ok"
-                    if len(results) == 2:
-                        loop.quit()
-                return handler
-            m.SetRestrictionState(app, first, "deny", reply_handler=note("first"), error_handler=note("first"))
-            m.SetRestrictionState(app, second, "deny", reply_handler=note("second"), error_handler=note("second"))
-            bus.flush()
-            print("sent", flush=True)
-            GLib.timeout_add(30000, loop.quit)
-            loop.run()
-            print("first", results.get("first"), flush=True)
-            print("second", results.get("second"), flush=True)
-            """
-        let client = try LineCollector(KioskdUnderTest.python, ["-c", script, machine.bus.address, Self.app, Self.controls, Self.share])
+        let script =
+            Self.preamble + """
+                app, first, second = sys.argv[2:5]
+                loop = GLib.MainLoop()
+                results = {}
+                def note(what):
+                    def handler(*a):
+                        results[what] = ("%s %s" % (a[0].get_dbus_name(), "stopping" in a[0].get_dbus_message())) if a else "ok"
+                        if len(results) == 2:
+                            loop.quit()
+                    return handler
+                m.SetRestrictionState(app, first, "deny", reply_handler=note("first"), error_handler=note("first"))
+                m.SetRestrictionState(app, second, "deny", reply_handler=note("second"), error_handler=note("second"))
+                bus.flush()
+                print("sent", flush=True)
+                GLib.timeout_add(30000, loop.quit)
+                loop.run()
+                print("first", results.get("first"), flush=True)
+                print("second", results.get("second"), flush=True)
+                """
+        let client = try LineCollector(
+            KioskdUnderTest.python, ["-c", script, machine.bus.address, Self.app, Self.controls, Self.share])
         defer { client.stop() }
         try client.wait("the two calls sent") { $0.contains("sent") }
         usleep(150_000)  // the first save is in flight (it takes over a second), the second waits
@@ -245,24 +263,27 @@ struct SlowDiskVMTests {
         print("SIGTERM with a save in flight: kioskd stopped after \(stopping)")
     }
 
-    @Test("parallel wrong passcodes meet the throttle one at a time even when each failure takes a slow save: six counted, two Throttled")
+    @Test(
+        "parallel wrong passcodes meet the throttle one at a time even when each failure takes a slow save: six counted, two Throttled"
+    )
     func parallelWrongPasscodesWaitForEachFailureToBeOnDisk() throws {
         let machine = try Machine()
         defer { machine.stop() }
         try machine.kioskd.call("StartSession", "s", ["museum"])
-        let script = Self.preamble + """
-            loop = GLib.MainLoop()
-            results = []
-            def done(*a):
-                results.append(a[0].get_dbus_name() if a else "ok")
-                if len(results) == 8:
-                    loop.quit()
-            for _ in range(8):
-                m.EndSession("0000", reply_handler=done, error_handler=done, timeout=120)
-            GLib.timeout_add(120000, loop.quit)
-            loop.run()
-            print(sorted(results))
-            """
+        let script =
+            Self.preamble + """
+                loop = GLib.MainLoop()
+                results = []
+                def done(*a):
+                    results.append(a[0].get_dbus_name() if a else "ok")
+                    if len(results) == 8:
+                        loop.quit()
+                for _ in range(8):
+                    m.EndSession("0000", reply_handler=done, error_handler=done, timeout=120)
+                GLib.timeout_add(120000, loop.quit)
+                loop.run()
+                print(sorted(results))
+                """
         let out = try runTool(KioskdUnderTest.python, ["-c", script, machine.bus.address], timeout: .seconds(180))
         let wrong = KioskError.Code.wrongPasscode.dbusName, throttled = KioskError.Code.throttled.dbusName
         let expected = ([throttled, throttled] + Array(repeating: wrong, count: 6)).map { "'\($0)'" }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import KioskInput
-@testable import LinuxInput
 import Logging
 import SystemdKit
+
+@testable import LinuxInput
 
 /// An `InputBroker` on its own `EventLoop` thread, as kioskd runs it, with what it logs and
 /// reports recorded for the test thread.
@@ -17,13 +18,16 @@ final class BrokerHarness: @unchecked Sendable {
 
     /// `uinputPath` other than /dev/uinput makes every clone fail (a test of that failure); a
     /// tiny `monitorBufferSize` makes the udev monitor overflow.
-    init(policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput", monitorBufferSize: Int = 8 << 20) throws {
+    init(
+        policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput", monitorBufferSize: Int = 8 << 20
+    ) throws {
         loop = try EventLoop()
         try loop.startThread()
         let log = self.log
         try onLoop { [self] in
-            let broker = InputBroker(loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy,
-                                     uinputPath: uinputPath, monitorBufferSize: monitorBufferSize)
+            let broker = InputBroker(
+                loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy,
+                uinputPath: uinputPath, monitorBufferSize: monitorBufferSize)
             broker.onExitRequested = { [self] in lock.withLock { exits += 1 } }
             broker.onDeviceBrokered = { [self] device in
                 let now = ContinuousClock.now
@@ -49,7 +53,8 @@ final class BrokerHarness: @unchecked Sendable {
 
     /// Keeps the loop thread busy for `duration` (the broker reads nothing meanwhile).
     func block(for duration: Duration) {
-        let micros = UInt32(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+        let micros = UInt32(
+            duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
         loop.execute { usleep(micros) }
     }
 
@@ -85,7 +90,8 @@ final class BrokerHarness: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while try devices.contains(where: { $0.path == path }) != brokered {
             guard ContinuousClock.now < deadline else {
-                throw HarnessError("\(path) was \(brokered ? "not " : "")brokered within \(timeout); log: \(log.lines.suffix(8))")
+                throw HarnessError(
+                    "\(path) was \(brokered ? "not " : "")brokered within \(timeout); log: \(log.lines.suffix(8))")
             }
             usleep(10_000)
         }
@@ -125,7 +131,9 @@ final class LogRecorder: @unchecked Sendable {
         var level: Logger.Level
         var message: String
         var metadata: [String: String]
-        var description: String { "\(level): \(message) \(metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" }
+        var description: String {
+            "\(level): \(message) \(metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+        }
     }
 
     private let lock = NSLock()

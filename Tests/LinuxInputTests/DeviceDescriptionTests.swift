@@ -1,30 +1,37 @@
 import InputTestSupport
 import KioskInput
-@testable import LinuxInput
 import Testing
 
+@testable import LinuxInput
 
 @Suite("Which nodes kioskd brokers, and what their clones copy (pure, runs anywhere)")
 struct DeviceDescriptionTests {
     static let anyID = DeviceDescription.ID(bus: 0x19, vendor: 0, product: 1, version: 0)
 
-    @Test("nodes with keys, buttons or multitouch are brokered", arguments: [
-        ("Power Button", [("EV_KEY", ["KEY_POWER"])]),
-        ("consumer control", [("EV_KEY", ["KEY_VOLUMEUP", "KEY_VOLUMEDOWN"]), ("EV_MSC", ["MSC_SCAN"])]),
-        ("mouse", [("EV_KEY", ["BTN_LEFT"]), ("EV_REL", ["REL_X", "REL_Y"])]),
-        ("MT touchscreen without BTN_TOUCH", [("EV_ABS", ["ABS_MT_SLOT", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"])]),
-    ])
+    @Test(
+        "nodes with keys, buttons or multitouch are brokered",
+        arguments: [
+            ("Power Button", [("EV_KEY", ["KEY_POWER"])]),
+            ("consumer control", [("EV_KEY", ["KEY_VOLUMEUP", "KEY_VOLUMEDOWN"]), ("EV_MSC", ["MSC_SCAN"])]),
+            ("mouse", [("EV_KEY", ["BTN_LEFT"]), ("EV_REL", ["REL_X", "REL_Y"])]),
+            (
+                "MT touchscreen without BTN_TOUCH",
+                [("EV_ABS", ["ABS_MT_SLOT", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"])]
+            ),
+        ])
     func brokered(name: String, codes: [(String, [String])]) {
         let description = Self.description(name: name, codes: codes)
         #expect(description.isWorthBrokering)
         #expect(description.shouldBroker)
     }
 
-    @Test("nodes with nothing a profile can lock are left alone", arguments: [
-        ("Lid Switch", [("EV_SW", ["SW_LID"])]),
-        ("accelerometer", [("EV_ABS", ["ABS_X", "ABS_Y", "ABS_Z"])]),
-        ("empty", []),
-    ])
+    @Test(
+        "nodes with nothing a profile can lock are left alone",
+        arguments: [
+            ("Lid Switch", [("EV_SW", ["SW_LID"])]),
+            ("accelerometer", [("EV_ABS", ["ABS_X", "ABS_Y", "ABS_Z"])]),
+            ("empty", []),
+        ])
     func notBrokered(name: String, codes: [(String, [String])]) {
         #expect(!Self.description(name: name, codes: codes).shouldBroker)
     }
@@ -41,11 +48,15 @@ struct DeviceDescriptionTests {
         #expect(!UInputClone.isClone(phys: nil))
     }
 
-    @Test("the clone copies name, ids, codes and properties, drops EV_FF, EV_REP, the axes' fuzz, uniq and the calibration")
+    @Test(
+        "the clone copies name, ids, codes and properties, drops EV_FF, EV_REP, the axes' fuzz, uniq and the calibration"
+    )
     func cloneDescription() {
-        var source = Self.description(name: "Touchscreen", codes: [
-            ("EV_KEY", ["BTN_TOUCH"]), ("EV_ABS", ["ABS_MT_POSITION_X"]),
-        ])
+        var source = Self.description(
+            name: "Touchscreen",
+            codes: [
+                ("EV_KEY", ["BTN_TOUCH"]), ("EV_ABS", ["ABS_MT_POSITION_X"]),
+            ])
         source.codes[type("EV_FF")] = [0x50]  // FF_RUMBLE: the name table has no FF_* codes
         source.codes[type("EV_REP")] = [0, 1]  // REP_DELAY, REP_PERIOD
         source.phys = "i2c-ELAN0001:00"
@@ -75,11 +86,15 @@ struct DeviceDescriptionTests {
         #expect(cut == String(repeating: "é", count: 39))
     }
 
-    @Test("a udev change on a brokered node: kept if nothing the clone copies changed, cloned again if it or the calibration did, released if nothing is left to lock")
+    @Test(
+        "a udev change on a brokered node: kept if nothing the clone copies changed, cloned again if it or the calibration did, released if nothing is left to lock"
+    )
     func changeDecision() {
         let before = FakeDevice.touchscreen()
         let matrix = "-1 0 1 0 1 0"
-        func decide(_ after: DeviceDescription, _ oldCalibration: String? = nil, _ newCalibration: String? = nil) -> BrokerChange {
+        func decide(
+            _ after: DeviceDescription, _ oldCalibration: String? = nil, _ newCalibration: String? = nil
+        ) -> BrokerChange {
             BrokerChange(old: before, oldCalibration: oldCalibration, new: after, newCalibration: newCalibration)
         }
         #expect(decide(before) == .keep)

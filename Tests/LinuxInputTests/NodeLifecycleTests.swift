@@ -1,5 +1,6 @@
-@testable import LinuxInput
 import Testing
+
+@testable import LinuxInput
 
 /// A udev record as the lifecycle sees one; `seen` tells two records of one node apart.
 struct TestNode: NodeRecord, Equatable, CustomStringConvertible {
@@ -50,7 +51,8 @@ struct Driver {
             switch action {
             case .attempt(let node): attempt(node)
             case .rejudge(let node): run(lifecycle.judged(node, verdicts[node.syspath] ?? .keep))
-            case .reclone(let node): run(recloneFails ? lifecycle.failed(node.syspath, at: now) : lifecycle.brokered(node))
+            case .reclone(let node):
+                run(recloneFails ? lifecycle.failed(node.syspath, at: now) : lifecycle.brokered(node))
             case .release(let syspath): grabbed.remove(syspath)
             case .armRetryTimer(let due): timer = due
             case .disarmRetryTimer: timer = nil
@@ -81,10 +83,14 @@ struct Driver {
     }
 
     mutating func add(_ syspath: String, seen: Int = 0) { run(lifecycle.added(TestNode(syspath: syspath, seen: seen))) }
-    mutating func change(_ syspath: String, seen: Int = 0) { run(lifecycle.changed(TestNode(syspath: syspath, seen: seen))) }
+    mutating func change(_ syspath: String, seen: Int = 0) {
+        run(lifecycle.changed(TestNode(syspath: syspath, seen: seen)))
+    }
     mutating func remove(_ syspath: String) { run(lifecycle.removed(syspath)) }
     mutating func session(_ locksOn: Bool) { run(lifecycle.policyChanged(locksOn: locksOn, at: now)) }
-    mutating func relist(_ syspaths: [String]) { run(lifecycle.relisted(syspaths.map { TestNode(syspath: $0) }, at: now)) }
+    mutating func relist(_ syspaths: [String]) {
+        run(lifecycle.relisted(syspaths.map { TestNode(syspath: $0) }, at: now))
+    }
 
     /// Moves time on to the armed retry timer and fires it.
     mutating func fireTimer() {
@@ -149,7 +155,9 @@ struct NodeLifecycleTests {
         #expect(driver.done.first == .attempt(TestNode(syspath: a, seen: 1)))
     }
 
-    @Test("a change: a brokered node is judged again with the new record; a held one is left; any other is attempted as if added")
+    @Test(
+        "a change: a brokered node is judged again with the new record; a held one is left; any other is attempted as if added"
+    )
     func changed() {
         var driver = Driver(locksOn: true)
         driver.outcomes = [a: .brokered, b: .cloneFails, c: .notForBroker]
@@ -171,7 +179,9 @@ struct NodeLifecycleTests {
         #expect(retrying.state(a) == .attempting(previous: retry))
     }
 
-    @Test("a removed node is forgotten: a brokered one is released and said removed, a held one closed, the others dropped without touching the timer")
+    @Test(
+        "a removed node is forgotten: a brokered one is released and said removed, a held one closed, the others dropped without touching the timer"
+    )
     func removed() {
         var driver = Driver(locksOn: true)
         driver.outcomes = [a: .brokered, b: .cloneFails, c: .busy]
@@ -190,7 +200,9 @@ struct NodeLifecycleTests {
         #expect(driver.lifecycle.added(TestNode(syspath: a)) == [.attempt(TestNode(syspath: a))])
     }
 
-    @Test("after a monitor overflow: nodes not for the broker and nodes to retry that are not listed are forgotten, every listed node is judged as if it changed, then the timer settles")
+    @Test(
+        "after a monitor overflow: nodes not for the broker and nodes to retry that are not listed are forgotten, every listed node is judged as if it changed, then the timer settles"
+    )
     func relisted() {
         var driver = Driver(locksOn: true)
         let (d, e, f) = ("/sys/d/event4", "/sys/e/event5", "/sys/f/event6")
@@ -199,8 +211,11 @@ struct NodeLifecycleTests {
         driver.outcomes = [e: .brokered, f: .busy]
         driver.clear()
         let actions = driver.run(driver.lifecycle.relisted([c, d, e, f].map { TestNode(syspath: $0) }, at: driver.now))
-        #expect(actions == [.rejudge(TestNode(syspath: c)), .attempt(TestNode(syspath: e)), .attempt(TestNode(syspath: f)),
-                            .settleRetryTimer])
+        #expect(
+            actions == [
+                .rejudge(TestNode(syspath: c)), .attempt(TestNode(syspath: e)), .attempt(TestNode(syspath: f)),
+                .settleRetryTimer,
+            ])
         #expect(driver.state(a) == nil)
         #expect(driver.state(b) == nil)
         #expect(driver.state(c) == .brokered)
@@ -228,7 +243,10 @@ struct NodeLifecycleTests {
         #expect(machine.state(of: b) == nil)
         #expect(machine.retryDue == nil)
         _ = machine.added(TestNode(syspath: c))
-        #expect(machine.attemptFailed(c, .failed, at: t0) == [.log(.notBrokered(.failed)), .armRetryTimer(at: t0 + .seconds(1))])
+        #expect(
+            machine.attemptFailed(c, .failed, at: t0) == [
+                .log(.notBrokered(.failed)), .armRetryTimer(at: t0 + .seconds(1)),
+            ])
         #expect(machine.state(of: c) == .retrying(.init(reason: .failed, logged: true)))
         #expect(machine.retryDue == t0 + .seconds(1))
     }
@@ -263,7 +281,8 @@ struct NodeLifecycleTests {
         #expect(driver.state(b) == .brokered)
     }
 
-    @Test("a clone that fails during a session holds the node silent (no timer); outside one it is released and retried")
+    @Test(
+        "a clone that fails during a session holds the node silent (no timer); outside one it is released and retried")
     func cloneFailed() {
         var machine = Lifecycle(locksOn: true)
         _ = machine.added(TestNode(syspath: a))
@@ -272,11 +291,16 @@ struct NodeLifecycleTests {
         #expect(machine.retryDue == nil)
         var outside = Lifecycle(locksOn: false)
         _ = outside.added(TestNode(syspath: a))
-        #expect(outside.cloneFailed(a, at: t0) == [.release(a), .log(.notBrokered(.failed)), .armRetryTimer(at: t0 + .seconds(1))])
+        #expect(
+            outside.cloneFailed(a, at: t0) == [
+                .release(a), .log(.notBrokered(.failed)), .armRetryTimer(at: t0 + .seconds(1)),
+            ])
         #expect(outside.state(of: a) == .retrying(.init(reason: .failed, logged: true)))
     }
 
-    @Test("a grabbed node that fails (watch, read, re-read, new clone) is held silent during a session, released and retried outside one")
+    @Test(
+        "a grabbed node that fails (watch, read, re-read, new clone) is held silent during a session, released and retried outside one"
+    )
     func failedAfterGrab() {
         var driver = Driver(locksOn: true)
         driver.outcomes[a] = .watchFails
@@ -295,20 +319,30 @@ struct NodeLifecycleTests {
         #expect(outside.grabbed.isEmpty)
     }
 
-    @Test("a change judged: kept resyncs the filter, released makes it not for the broker, re-cloned gets a new clone from the new record")
+    @Test(
+        "a change judged: kept resyncs the filter, released makes it not for the broker, re-cloned gets a new clone from the new record"
+    )
     func judged() {
         var driver = Driver()
         for node in [a, b, c] { driver.add(node) }
         driver.verdicts = [a: .keep, b: .release, c: .reclone]
         #expect(driver.lifecycle.judged(TestNode(syspath: a, seen: 1), .keep) == [.resync(a)])
-        #expect(driver.lifecycle.judged(TestNode(syspath: b, seen: 1), .release) == [.release(b), .log(.releasedNothingToLock)])
+        #expect(
+            driver.lifecycle.judged(TestNode(syspath: b, seen: 1), .release) == [
+                .release(b), .log(.releasedNothingToLock),
+            ])
         #expect(driver.state(b) == .notForBroker)
-        #expect(driver.lifecycle.judged(TestNode(syspath: c, seen: 1), .reclone) == [.reclone(TestNode(syspath: c, seen: 1))])
+        #expect(
+            driver.lifecycle.judged(TestNode(syspath: c, seen: 1), .reclone) == [
+                .reclone(TestNode(syspath: c, seen: 1))
+            ])
         // Only a brokered node is judged.
         #expect(driver.lifecycle.judged(TestNode(syspath: b, seen: 2), .reclone) == [])
     }
 
-    @Test("after a new clone the node is known by the new record: a later failure retries with it; a failed new clone keeps the old one")
+    @Test(
+        "after a new clone the node is known by the new record: a later failure retries with it; a failed new clone keeps the old one"
+    )
     func recloneKeepsTheRecordItWasClonedFor() {
         var driver = Driver()
         driver.verdicts[a] = .reclone
@@ -333,7 +367,9 @@ struct NodeLifecycleTests {
 
     // MARK: Said once per stretch
 
-    @Test("a busy node is said once per stretch: warning outside a session, error once when one starts, debug otherwise; a new reason, a removal or a success starts a new stretch")
+    @Test(
+        "a busy node is said once per stretch: warning outside a session, error once when one starts, debug otherwise; a new reason, a removal or a success starts a new stretch"
+    )
     func saidOncePerStretch() {
         var driver = Driver()
         driver.outcomes[a] = .busy
@@ -457,7 +493,9 @@ struct NodeLifecycleTests {
         #expect(driver.timer == driver.now + .seconds(1))
     }
 
-    @Test("a removal or a successful add leaves the timer armed; its firing finds nothing, disarms it, and the back-off starts again")
+    @Test(
+        "a removal or a successful add leaves the timer armed; its firing finds nothing, disarms it, and the back-off starts again"
+    )
     func removalLeavesTheTimer() {
         var driver = Driver()
         driver.outcomes = [a: .busy, b: .busy]
@@ -491,7 +529,9 @@ struct NodeLifecycleTests {
 
     // MARK: Sessions
 
-    @Test("locks lifted: the nodes held silent are let go, said once, and retried at once; locks staying on keep them held")
+    @Test(
+        "locks lifted: the nodes held silent are let go, said once, and retried at once; locks staying on keep them held"
+    )
     func heldNodesAcrossSessions() {
         var driver = Driver(locksOn: true)
         driver.outcomes = [a: .cloneFails, b: .watchFails, c: .busy]
@@ -507,13 +547,17 @@ struct NodeLifecycleTests {
         // Locks lifted.
         driver.clear()
         let actions = driver.run(driver.lifecycle.policyChanged(locksOn: false, at: driver.now))
-        #expect(actions == [.release(a), .release(b), .log(.releasedHeld(count: 2, retried: true)),
-                            .attempt(TestNode(syspath: a)), .attempt(TestNode(syspath: b)), .attempt(TestNode(syspath: c)),
-                            .settleRetryTimer])
+        #expect(
+            actions == [
+                .release(a), .release(b), .log(.releasedHeld(count: 2, retried: true)),
+                .attempt(TestNode(syspath: a)), .attempt(TestNode(syspath: b)), .attempt(TestNode(syspath: c)),
+                .settleRetryTimer,
+            ])
         // Outside a session a failed clone is let go; it was said when it was held.
         #expect(driver.grabbed.isEmpty)
-        #expect(driver.notices.filter { $0 != .releasedHeld(count: 2, retried: true) }
-            == [.stillNotBrokered(.failed), .releasedToRetry, .stillNotBrokered(.busy)])
+        #expect(
+            driver.notices.filter { $0 != .releasedHeld(count: 2, retried: true) }
+                == [.stillNotBrokered(.failed), .releasedToRetry, .stillNotBrokered(.busy)])
         #expect(driver.state(a) == .retrying(.init(reason: .failed, logged: true)))
         #expect(driver.timer == driver.now + .seconds(1))
         // The next session finds them clonable: all brokered.
@@ -523,7 +567,9 @@ struct NodeLifecycleTests {
         #expect(driver.timer == nil)
     }
 
-    @Test("a node plugged in during a session whose clone fails is held; when the session ends and its clone still fails, it is retried without a new warning")
+    @Test(
+        "a node plugged in during a session whose clone fails is held; when the session ends and its clone still fails, it is retried without a new warning"
+    )
     func heldThenRetried() {
         var driver = Driver()
         driver.outcomes[a] = .cloneFails
@@ -532,12 +578,17 @@ struct NodeLifecycleTests {
         #expect(driver.state(a) == .heldSilent)
         driver.clear()
         driver.session(false)
-        #expect(driver.done == [.release(a), .log(.releasedHeld(count: 1, retried: true)), .attempt(TestNode(syspath: a)),
-                                .release(a), .log(.stillNotBrokered(.failed)), .armRetryTimer(at: driver.now + .seconds(1)),
-                                .settleRetryTimer, .armRetryTimer(at: driver.now + .seconds(1))])
+        #expect(
+            driver.done == [
+                .release(a), .log(.releasedHeld(count: 1, retried: true)), .attempt(TestNode(syspath: a)),
+                .release(a), .log(.stillNotBrokered(.failed)), .armRetryTimer(at: driver.now + .seconds(1)),
+                .settleRetryTimer, .armRetryTimer(at: driver.now + .seconds(1)),
+            ])
     }
 
-    @Test("stopping releases every brokered and held node, forgets the nodes to retry, keeps those not for the broker, and disarms the timer")
+    @Test(
+        "stopping releases every brokered and held node, forgets the nodes to retry, keeps those not for the broker, and disarms the timer"
+    )
     func stop() {
         var driver = Driver(locksOn: true)
         driver.outcomes = [a: .brokered, b: .cloneFails, c: .busy]
@@ -545,7 +596,8 @@ struct NodeLifecycleTests {
         driver.outcomes[d] = .notForBroker
         for node in [a, b, c, d] { driver.add(node) }
         let actions = driver.run(driver.lifecycle.stop())
-        #expect(actions == [.disarmRetryTimer, .release(a), .release(b), .log(.releasedHeld(count: 1, retried: false))])
+        #expect(
+            actions == [.disarmRetryTimer, .release(a), .release(b), .log(.releasedHeld(count: 1, retried: false))])
         #expect(driver.grabbed.isEmpty)
         for node in [a, b, c] { #expect(driver.state(node) == nil) }
         #expect(driver.state(d) == .notForBroker)

@@ -6,9 +6,13 @@ import LinuxInput
 import SystemdKit
 import Testing
 
-@Suite("Real kernel: grab, clone and forward (VM, root)", .serialized, .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
+@Suite(
+    "Real kernel: grab, clone and forward (VM, root)", .serialized,
+    .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
 struct RealKernelTests {
-    @Test("clones look like their sources, forward allowed events, never dropped ones; grabbed nodes stay silent until released")
+    @Test(
+        "clones look like their sources, forward allowed events, never dropped ones; grabbed nodes stay silent until released"
+    )
     func grabCloneForward() throws {
         let fakes = try [FakeDevice.keyboard(), FakeDevice.powerButton(), FakeDevice.touchscreen()]
             .map { try UInputClone(description: $0) }
@@ -24,12 +28,16 @@ struct RealKernelTests {
         for (index, device) in devices.enumerated() {
             let source = seen[index], clone = seen[index + devices.count]
             for key in ["name", "id", "props", "abs"] {
-                #expect(try canonicalJSON(clone[key]!) == canonicalJSON(source[key]!), "\(key) of \(device.deviceDescription.name)")
+                #expect(
+                    try canonicalJSON(clone[key]!) == canonicalJSON(source[key]!),
+                    "\(key) of \(device.deviceDescription.name)")
             }
             // The codes too, but EV_REP: the clone leaves the repeating to the source.
             var sourceCodes = source["codes"] as! [String: Any]
             sourceCodes["\(type("EV_REP"))"] = nil
-            #expect(try canonicalJSON(clone["codes"]!) == canonicalJSON(sourceCodes), "codes of \(device.deviceDescription.name)")
+            #expect(
+                try canonicalJSON(clone["codes"]!) == canonicalJSON(sourceCodes),
+                "codes of \(device.deviceDescription.name)")
             #expect(clone["phys"] as? String == UInputClone.phys(forSource: source["phys"] as? String))
             #expect(device.deviceDescription.shouldBroker)
         }
@@ -46,9 +54,11 @@ struct RealKernelTests {
             try power.write(frame: [event("EV_KEY", key, 1)])
             try power.write(frame: [event("EV_KEY", key, 0)])
         }
-        try touch.write(frame: [event("EV_ABS", "ABS_MT_SLOT", 0), event("EV_ABS", "ABS_MT_TRACKING_ID", 7),
-                                event("EV_ABS", "ABS_MT_POSITION_X", 1000), event("EV_ABS", "ABS_MT_POSITION_Y", 500),
-                                event("EV_KEY", "BTN_TOUCH", 1), event("EV_ABS", "ABS_X", 1000), event("EV_ABS", "ABS_Y", 500)])
+        try touch.write(frame: [
+            event("EV_ABS", "ABS_MT_SLOT", 0), event("EV_ABS", "ABS_MT_TRACKING_ID", 7),
+            event("EV_ABS", "ABS_MT_POSITION_X", 1000), event("EV_ABS", "ABS_MT_POSITION_Y", 500),
+            event("EV_KEY", "BTN_TOUCH", 1), event("EV_ABS", "ABS_X", 1000), event("EV_ABS", "ABS_Y", 500),
+        ])
         try touch.write(frame: [event("EV_ABS", "ABS_MT_POSITION_X", 1200), event("EV_ABS", "ABS_X", 1200)])
         try touch.write(frame: [event("EV_ABS", "ABS_MT_TRACKING_ID", -1), event("EV_KEY", "BTN_TOUCH", 0)])
 
@@ -61,7 +71,9 @@ struct RealKernelTests {
 
         for (index, clonePath) in clonePaths.enumerated() {
             let got = events.filter { $0.path == clonePath && $0.type != type("EV_SYN") }
-            let sent = forwarded[index].map { SeenEvent(path: clonePath, type: $0.type, code: $0.code, value: $0.value) }
+            let sent = forwarded[index].map {
+                SeenEvent(path: clonePath, type: $0.type, code: $0.code, value: $0.value)
+            }
             #expect(got == sent, "what \(devices[index].deviceDescription.name)'s clone delivered")
         }
         let keyboardKeys = events.filter { $0.path == clonePaths[0] && $0.type == type("EV_KEY") }.map(\.description)
@@ -97,7 +109,10 @@ struct RealKernelTests {
         let error = #expect(throws: EvdevError.self) { try second.grab() }
         #expect(error?.code == .busy)
         #expect(error?.errno == Errno(rawValue: EBUSY))
-        #expect(error?.description == "\(path) is busy: ioctl(EVIOCGRAB) failed with Device or resource busy (errno 16); another process holds the grab.")
+        #expect(
+            error?.description
+                == "\(path) is busy: ioctl(EVIOCGRAB) failed with Device or resource busy (errno 16); another process holds the grab."
+        )
         first.close()
         try second.grab()
         #expect(second.isGrabbed)
@@ -115,13 +130,18 @@ struct RealKernelTests {
         }
         #expect(error?.code == .noDevice)
         #expect(error?.errno == Errno(rawValue: ENODEV))
-        #expect(error?.description.hasSuffix("failed with No such device (errno 19); the device was unplugged.") ?? false)
+        #expect(
+            error?.description.hasSuffix("failed with No such device (errno 19); the device was unplugged.") ?? false)
         let missing = #expect(throws: EvdevError.self) { try EvdevDevice(path: "/dev/input/event-none") }
         #expect(missing?.code == .notFound)
-        #expect(missing?.description == "/dev/input/event-none does not exist: open failed with No such file or directory (errno 2).")
+        #expect(
+            missing?.description
+                == "/dev/input/event-none does not exist: open failed with No such file or directory (errno 2).")
     }
 
-    @Test("an overflowing buffer reads as SYN_DROPPED, and the state after it shows what the drop hid: no key is left stuck")
+    @Test(
+        "an overflowing buffer reads as SYN_DROPPED, and the state after it shows what the drop hid: no key is left stuck"
+    )
     func synDropped() throws {
         let fake = try UInputClone(description: FakeDevice.keyboard())
         let device = try EvdevDevice(path: try #require(fake.devnode))
@@ -206,12 +226,18 @@ struct RealKernelTests {
             samples.append((create: appeared - start, grab: grabbed - appeared))
             _ = created
         }
-        let format = { (d: Duration) in String(format: "%.2f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1e3) }
+        let format = { (d: Duration) in
+            String(format: "%.2f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1e3)
+        }
         for (i, s) in samples.enumerated() {
-            print("hotplug \(i + 1): UI_DEV_CREATE -> node seen \(format(s.create)), node seen -> grabbed \(format(s.grab))")
+            print(
+                "hotplug \(i + 1): UI_DEV_CREATE -> node seen \(format(s.create)), node seen -> grabbed \(format(s.grab))"
+            )
         }
         let grabs = samples.map(\.grab).sorted()
-        print("hotplug: node appearing -> grabbed: median \(format(grabs[grabs.count / 2])), max \(format(grabs.last!)) (TCG guest)")
+        print(
+            "hotplug: node appearing -> grabbed: median \(format(grabs[grabs.count / 2])), max \(format(grabs.last!)) (TCG guest)"
+        )
     }
 }
 
@@ -239,5 +265,7 @@ func forward(from device: EvdevDevice, to clone: UInputClone, dropping dropped: 
 }
 
 func canonicalJSON(_ value: Any) throws -> String {
-    String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+    String(
+        decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]),
+        as: UTF8.self)
 }

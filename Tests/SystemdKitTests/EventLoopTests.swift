@@ -36,15 +36,18 @@ import Testing
             var sources: [EventSource] = []
             sources.append(try loop.addTimer(after: .milliseconds(30)) { log.add("timer \(loop.isOnLoopThread)") })
             var ticks = 0
-            sources.append(try loop.addTimer(after: .milliseconds(10), repeating: .milliseconds(10)) {
-                ticks += 1
-                if ticks == 3 { log.add("repeated 3") }
-            })
-            sources.append(try loop.addTimer(clock: .realtime, at: loop.now(.realtime) + 20_000) { log.add("realtime") })
-            sources.append(try loop.addIO(fd: readFD, events: .readable) { events in
-                var byte: UInt8 = 0
-                if read(readFD, &byte, 1) == 1 { log.add("io \(byte) \(events.contains(.readable))") }
-            })
+            sources.append(
+                try loop.addTimer(after: .milliseconds(10), repeating: .milliseconds(10)) {
+                    ticks += 1
+                    if ticks == 3 { log.add("repeated 3") }
+                })
+            sources.append(
+                try loop.addTimer(clock: .realtime, at: loop.now(.realtime) + 20_000) { log.add("realtime") })
+            sources.append(
+                try loop.addIO(fd: readFD, events: .readable) { events in
+                    var byte: UInt8 = 0
+                    if read(readFD, &byte, 1) == 1 { log.add("io \(byte) \(events.contains(.readable))") }
+                })
             sources.append(try loop.addDefer { log.add("defer") })
             // SIGUSR2 is blocked on the loop thread only and raised at that thread below.
             sources.append(try loop.addSignal(SIGUSR2) { log.add("signal \($0)") })
@@ -55,7 +58,8 @@ import Testing
         #expect(write(writeFD, &byte, 1) == 1)
         #expect(pthread_kill(sources.value.1, SIGUSR2) == 0)
         let lines = try await log.wait(for: 6)
-        #expect(Set(lines.prefix(6)) == ["defer", "io 7 true", "signal \(SIGUSR2)", "realtime", "timer true", "repeated 3"])
+        #expect(
+            Set(lines.prefix(6)) == ["defer", "io 7 true", "signal \(SIGUSR2)", "realtime", "timer true", "repeated 3"])
 
         // post sources run after an iteration in which another source fired.
         let post = try await loop.perform { UncheckedBox(try loop.addPost { log.add("post") }) }

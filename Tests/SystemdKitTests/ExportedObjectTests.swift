@@ -12,11 +12,13 @@ import Testing
         let service = try await TestService.start(address: bus.address)
         let a = "--address=\(bus.address)"
 
-        let hello = try runTool(Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello", "s", "world"])
+        let hello = try runTool(
+            Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello", "s", "world"])
         #expect(hello.status == 0, "\(hello)")
         #expect(hello.stdout == "s \"hello, world\"\n")
 
-        let version = try runTool(Tools.busctl, [a, "get-property", TestService.name, TestService.path, TestService.interface, "Version"])
+        let version = try runTool(
+            Tools.busctl, [a, "get-property", TestService.name, TestService.path, TestService.interface, "Version"])
         #expect(version.stdout == "s \"1.0\"\n", "\(version)")
 
         let xml = try runTool(Tools.busctl, [a, "--xml-interface", "introspect", TestService.name, TestService.path])
@@ -27,7 +29,8 @@ import Testing
         #expect(xml.stdout.contains(#"<arg type="s" name="who"/>"#), "signal argument names")
         #expect(xml.stdout.contains(#"<property name="Counter" type="u" access="read">"#))
 
-        let table = try runTool(Tools.busctl, [a, "introspect", TestService.name, TestService.path, TestService.interface])
+        let table = try runTool(
+            Tools.busctl, [a, "introspect", TestService.name, TestService.path, TestService.interface])
         #expect(table.stdout.contains(".Counter") && table.stdout.contains("emits-change"), "\(table)")
         try await service.stop()
     }
@@ -38,14 +41,18 @@ import Testing
         let service = try await TestService.start(address: bus.address)
         let a = "--address=\(bus.address)"
 
-        let wrong = try runTool(Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello", "u", "5"])
+        let wrong = try runTool(
+            Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello", "u", "5"])
         #expect(wrong.status != 0)
-        #expect(wrong.stderr.contains("Invalid arguments 'u' to call org.kioskd.Test1.Hello(), expecting 's'"), "\(wrong)")
+        #expect(
+            wrong.stderr.contains("Invalid arguments 'u' to call org.kioskd.Test1.Hello(), expecting 's'"), "\(wrong)")
 
-        let none = try runTool(Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello"])
+        let none = try runTool(
+            Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Hello"])
         #expect(none.status != 0, "\(none)")
 
-        let fail = try runTool(Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Fail"])
+        let fail = try runTool(
+            Tools.busctl, [a, "call", TestService.name, TestService.path, TestService.interface, "Fail"])
         #expect(fail.status != 0)
         #expect(fail.stderr.contains("Nope, as asked."), "\(fail)")
 
@@ -68,7 +75,8 @@ import Testing
         let hello = try runTool(Tools.gdbus, ["call"] + a + ["--method", "\(TestService.interface).Hello", "gdbus"])
         #expect(hello.stdout == "('hello, gdbus',)\n", "\(hello)")
 
-        let all = try runTool(Tools.gdbus, ["call"] + a + ["--method", "org.freedesktop.DBus.Properties.GetAll", TestService.interface])
+        let all = try runTool(
+            Tools.gdbus, ["call"] + a + ["--method", "org.freedesktop.DBus.Properties.GetAll", TestService.interface])
         #expect(all.stdout == "({'Counter': <uint32 0>, 'Version': <'1.0'>},)\n", "\(all)")
 
         let introspect = try runTool(Tools.gdbus, ["introspect"] + a)
@@ -112,14 +120,15 @@ import Testing
             """
         let out = try runTool(Tools.python, ["-c", script, bus.address])
         #expect(out.status == 0, "\(out)")
-        #expect(out.stdout == """
-            hello, python
-            org.kioskd.Test1.Error.Nope
-            org.freedesktop.DBus.Error.InvalidArgs
-            [(7, True)]
-            7
+        #expect(
+            out.stdout == """
+                hello, python
+                org.kioskd.Test1.Error.Nope
+                org.freedesktop.DBus.Error.InvalidArgs
+                [(7, True)]
+                7
 
-            """, "\(out)")
+                """, "\(out)")
         try await service.stop()
     }
 
@@ -171,8 +180,12 @@ import Testing
         #expect(ContinuousClock.now - start >= .milliseconds(400))
         #expect(try await service.loop.perform { service.deferredAnswered } == 1)
 
-        let busctl = try runTool(Tools.busctl, ["--address=\(bus.address)", "call", TestService.name, TestService.path,
-                                               TestService.interface, "Defer", "u", "100"])
+        let busctl = try runTool(
+            Tools.busctl,
+            [
+                "--address=\(bus.address)", "call", TestService.name, TestService.path,
+                TestService.interface, "Defer", "u", "100",
+            ])
         #expect(busctl.stdout == "s \"deferred 100 ms\"\n", "\(busctl)")
         #expect(try await service.loop.perform { service.deferredAnswered } == 2)  // once each
         try await client.close()
@@ -187,12 +200,17 @@ import Testing
         let (stream, continuation) = AsyncStream<[DBusValue]>.makeStream()
         let (installedStream, installed) = AsyncStream<Bool>.makeStream()
         let slots = try await client.loop.perform { [bus = client.bus] in
-            let counter = try bus.matchSignal(sender: TestService.name, path: TestService.path,
-                                              interface: TestService.interface, member: "CounterChanged",
-                                              installed: { installed.yield((try? $0.get()) != nil) }) { message in
+            let counter = try bus.matchSignal(
+                sender: TestService.name, path: TestService.path,
+                interface: TestService.interface, member: "CounterChanged",
+                installed: { installed.yield((try? $0.get()) != nil) }
+            ) { message in
                 continuation.yield([.string("CounterChanged")] + ((try? message.readAll()) ?? []))
             }
-            let changed = try bus.addMatch(rule: "type='signal',sender='\(TestService.name)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'") { message in
+            let changed = try bus.addMatch(
+                rule:
+                    "type='signal',sender='\(TestService.name)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+            ) { message in
                 continuation.yield([.string("PropertiesChanged")] + ((try? message.read(signature: "sa{sv}as")) ?? []))
             }
             return UncheckedBox([counter, changed])
@@ -211,8 +229,11 @@ import Testing
             return got
         }
         #expect(got.contains([.string("CounterChanged"), .uint32(42), .string(me)]))
-        #expect(got.contains([.string("PropertiesChanged"), .string(TestService.interface),
-                              .vardict([("Counter", .uint32(42))]), .strings([])]), "\(got)")
+        #expect(
+            got.contains([
+                .string("PropertiesChanged"), .string(TestService.interface),
+                .vardict([("Counter", .uint32(42))]), .strings([]),
+            ]), "\(got)")
         try await client.loop.perform { slots.value.forEach { $0.cancel() } }
         try await client.close()
         try await service.stop()
@@ -225,9 +246,13 @@ import Testing
         let service = try await TestService.start(address: bus.address)
         let client = try await TestClient.connect(address: bus.address)
         #expect(try await client.call("WhoAmI") == [.uint32(0), .uint32(0)])
-        let nobody = try runTool(Tools.setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", Tools.busctl,
-                                                "--address=\(bus.address)", "call", TestService.name, TestService.path,
-                                                TestService.interface, "WhoAmI"])
+        let nobody = try runTool(
+            Tools.setpriv,
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", Tools.busctl,
+                "--address=\(bus.address)", "call", TestService.name, TestService.path,
+                TestService.interface, "WhoAmI",
+            ])
         #expect(nobody.stdout == "uu 65534 65534\n", "\(nobody)")
         try await client.close()
         try await service.stop()

@@ -14,13 +14,15 @@ import Testing
     }
 
     @Test func entriesCarryMessagePriorityAndMetadata() {
-        let fields = JournalLogHandler.fields(level: .warning, message: "Restriction changed",
-                                              metadata: ["restriction.id": "org.example.A.b", "bus.uid": "1000"],
-                                              label: "kioskd.registry", identifier: "kioskd")
-        #expect(fields.map { "\($0.0)=\($0.1)" } == [
-            "MESSAGE=Restriction changed", "PRIORITY=4", "SYSLOG_IDENTIFIER=kioskd", "LOGGER=kioskd.registry",
-            "BUS_UID=1000", "RESTRICTION_ID=org.example.A.b",
-        ])
+        let fields = JournalLogHandler.fields(
+            level: .warning, message: "Restriction changed",
+            metadata: ["restriction.id": "org.example.A.b", "bus.uid": "1000"],
+            label: "kioskd.registry", identifier: "kioskd")
+        #expect(
+            fields.map { "\($0.0)=\($0.1)" } == [
+                "MESSAGE=Restriction changed", "PRIORITY=4", "SYSLOG_IDENTIFIER=kioskd", "LOGGER=kioskd.registry",
+                "BUS_UID=1000", "RESTRICTION_ID=org.example.A.b",
+            ])
         #expect(JournalLogHandler.priority(.critical) == 2)
         #expect(JournalLogHandler.priority(.trace) == 7)
     }
@@ -38,11 +40,13 @@ import Testing
         close(fds[1])
         var buffer = [UInt8](repeating: 0, count: 1024)
         let n = read(fds[0], &buffer, buffer.count)
-        #expect(String(decoding: buffer[0..<max(n, 0)], as: UTF8.self) == "info test: Line\\none APP_ID=org.example.A\n")
+        #expect(
+            String(decoding: buffer[0..<max(n, 0)], as: UTF8.self) == "info test: Line\\none APP_ID=org.example.A\n")
     }
 
     @Test func automaticDestinationFollowsTheJournalSocket() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "journal-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("socket").path

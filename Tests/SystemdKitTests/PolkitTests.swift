@@ -31,8 +31,10 @@ import Testing
         """
 
     func authorize(as uid: Int, bus: PrivateBus) throws -> ToolOutput {
-        var args = [Tools.busctl, "--address=\(bus.address)", "call", TestService.name, TestService.path,
-                    TestService.interface, "Authorize", "s", TestService.action]
+        var args = [
+            Tools.busctl, "--address=\(bus.address)", "call", TestService.name, TestService.path,
+            TestService.interface, "Authorize", "s", TestService.action,
+        ]
         if uid != 0 { args = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + args }
         return try runTool(uid == 0 ? args.removeFirst() : Tools.setpriv, args)
     }
@@ -41,8 +43,9 @@ import Testing
     func polkitOnThePrivateBusAllowsRootAndRuledUIDsAndDeniesNobody_needsRoot() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let polkit = try PrivatePolkit(bus: bus, actions: ["org.kioskd.Test1.policy": Self.policy],
-                                       rules: ["49-kioskd-test.rules": Self.rules])
+        let polkit = try PrivatePolkit(
+            bus: bus, actions: ["org.kioskd.Test1.policy": Self.policy],
+            rules: ["49-kioskd-test.rules": Self.rules])
         defer { polkit.stop() }
         let service = try await TestService.start(address: bus.address)
 
@@ -56,7 +59,8 @@ import Testing
         // The async convenience, from a task, for a SystemdKit client's own name (root).
         let client = try await TestClient.connect(address: bus.address)
         let me = try await client.loop.perform { [bus = client.bus] in try bus.uniqueName() }
-        let result = try await PolkitAuthority(bus: client.bus).checkAuthorization(action: TestService.action, busName: me)
+        let result = try await PolkitAuthority(bus: client.bus).checkAuthorization(
+            action: TestService.action, busName: me)
         #expect(result == .allowed)
         try await client.close()
         try await service.stop()
@@ -67,7 +71,8 @@ import Testing
         defer { bus.stop() }
         let client = try await TestClient.connect(address: bus.address)
         let me = try await client.loop.perform { [bus = client.bus] in try bus.uniqueName() }
-        let result = try await PolkitAuthority(bus: client.bus).checkAuthorization(action: TestService.action, busName: me)
+        let result = try await PolkitAuthority(bus: client.bus).checkAuthorization(
+            action: TestService.action, busName: me)
         #expect(result == .unavailable)
         try await client.close()
     }

@@ -50,20 +50,25 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
     }
 
     private func makeInterface() -> BusInterface {
-        BusInterface(Self.interface,
+        BusInterface(
+            Self.interface,
             methods: [
                 BusMethod("Hello", in: [("s", "name")], out: [("s", "greeting")]) { call in
                     .values([.string("hello, \(call.arguments[0].string ?? "")")])
                 },
-                BusMethod("Echo", in: [(Self.echoSignature, "value")].flatMap(Self.split), out: [(Self.echoSignature, "value")].flatMap(Self.split)) { call in
+                BusMethod(
+                    "Echo", in: [(Self.echoSignature, "value")].flatMap(Self.split),
+                    out: [(Self.echoSignature, "value")].flatMap(Self.split)
+                ) { call in
                     .values(call.arguments)
                 },
                 BusMethod("Defer", in: [("u", "milliseconds")], out: [("s", "answer")]) { [unowned self] call in
                     let ms = call.arguments[0].uint64 ?? 0
                     call.whenAnswered { [unowned self] in deferredAnswered += 1 }
-                    timers.append(try loop.addTimer(after: .milliseconds(Int64(ms))) {
-                        try? call.reply([.string("deferred \(ms) ms")])
-                    })
+                    timers.append(
+                        try loop.addTimer(after: .milliseconds(Int64(ms))) {
+                            try? call.reply([.string("deferred \(ms) ms")])
+                        })
                     return .deferred
                 },
                 BusMethod("Fail") { _ in
@@ -72,8 +77,9 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
                 BusMethod("SetCounter", in: [("u", "value")]) { [unowned self] call in
                     counter = call.arguments[0].uint64.map { UInt32($0) } ?? 0
                     try bus.emitPropertiesChanged(path: Self.path, interface: Self.interface, properties: ["Counter"])
-                    try bus.emitSignal(path: Self.path, interface: Self.interface, member: "CounterChanged",
-                                       arguments: [.uint32(counter), .string(call.sender ?? "")])
+                    try bus.emitSignal(
+                        path: Self.path, interface: Self.interface, member: "CounterChanged",
+                        arguments: [.uint32(counter), .string(call.sender ?? "")])
                     return .empty
                 },
                 BusMethod("WhoAmI", out: [("u", "sync_uid"), ("u", "async_uid")]) { [unowned self] call in
@@ -81,7 +87,8 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
                     try bus.unixUser(ofName: call.sender ?? "") { result in
                         switch result {
                         case .success(let uid): try? call.reply([.uint32(syncUID), .uint32(uid)])
-                        case .failure(let error): try? call.replyError(BusError(name: BusError.failed, message: "\(error)"))
+                        case .failure(let error):
+                            try? call.replyError(BusError(name: BusError.failed, message: "\(error)"))
                         }
                     }
                     return .deferred
@@ -92,7 +99,8 @@ final class TestService: @unchecked Sendable {  // state touched only on `loop`
                     ) { result in
                         switch result {
                         case .success(let r): try? call.reply([.string("\(r)")])
-                        case .failure(let error): try? call.replyError(BusError(name: BusError.failed, message: "\(error)"))
+                        case .failure(let error):
+                            try? call.replyError(BusError(name: BusError.failed, message: "\(error)"))
                         }
                     }
                     return .deferred
@@ -148,8 +156,9 @@ final class TestClient: @unchecked Sendable {
     }
 
     func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await bus.call(destination: TestService.name, path: TestService.path, interface: TestService.interface,
-                           member: member, arguments: arguments, timeout: .seconds(10))
+        try await bus.call(
+            destination: TestService.name, path: TestService.path, interface: TestService.interface,
+            member: member, arguments: arguments, timeout: .seconds(10))
     }
 
     func close() async throws {
@@ -166,8 +175,10 @@ enum Tools {
     static let setpriv = "/usr/bin/setpriv"
 }
 
-func withTimeout<T: Sendable>(_ timeout: Duration, _ what: String,
-                              _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(
+    _ timeout: Duration, _ what: String,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {

@@ -3,27 +3,38 @@ import LinuxInput
 
 /// Fake physical devices, created through /dev/uinput as a driver would (`UInputClone(description:)`).
 public enum FakeDevice {
-    public static func keyboard(name: String = "kioskd test keyboard", phys: String = "kioskd-vm-test/keyboard") -> DeviceDescription {
+    public static func keyboard(
+        name: String = "kioskd test keyboard", phys: String = "kioskd-vm-test/keyboard"
+    ) -> DeviceDescription {
         var codes: [UInt16: Set<UInt16>] = [:]
-        codes[type("EV_KEY")] = Set(["KEY_ESC", "KEY_A", "KEY_B", "KEY_LEFTCTRL", "KEY_LEFTALT", "KEY_F1", "KEY_F2",
-                                     "KEY_F11", "KEY_BACKSPACE", "KEY_DELETE", "KEY_SYSRQ", "KEY_CAPSLOCK",
-                                     "KEY_LEFTMETA", "KEY_VOLUMEUP"].map(code))
+        codes[type("EV_KEY")] = Set(
+            [
+                "KEY_ESC", "KEY_A", "KEY_B", "KEY_LEFTCTRL", "KEY_LEFTALT", "KEY_F1", "KEY_F2",
+                "KEY_F11", "KEY_BACKSPACE", "KEY_DELETE", "KEY_SYSRQ", "KEY_CAPSLOCK",
+                "KEY_LEFTMETA", "KEY_VOLUMEUP",
+            ].map(code))
         codes[type("EV_MSC")] = [code("MSC_SCAN")]
         codes[type("EV_LED")] = [code("LED_NUML"), code("LED_CAPSL"), code("LED_SCROLLL")]
         codes[type("EV_REP")] = [0, 1]  // REP_DELAY, REP_PERIOD
-        return DeviceDescription(name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x046d, product: 0xc31c, version: 0x0111),
-                                 codes: codes)
+        return DeviceDescription(
+            name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x046d, product: 0xc31c, version: 0x0111),
+            codes: codes)
     }
 
     /// An ACPI-style button node: power, the volume keys, and KEY_PROG1 (a key no profile
     /// locks, which tests press last so that they know the node's earlier events were handled).
     public static func powerButton(phys: String = "LNXPWRBN/button/input0") -> DeviceDescription {
-        DeviceDescription(name: "Power Button", phys: phys, id: .init(bus: 0x19, vendor: 0, product: 1, version: 0),
-                          codes: [type("EV_KEY"): Set(["KEY_POWER", "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_PROG1"].map(code))])
+        DeviceDescription(
+            name: "Power Button", phys: phys, id: .init(bus: 0x19, vendor: 0, product: 1, version: 0),
+            codes: [
+                type("EV_KEY"): Set(["KEY_POWER", "KEY_VOLUMEUP", "KEY_VOLUMEDOWN", "KEY_MUTE", "KEY_PROG1"].map(code))
+            ])
     }
 
     /// A 10-slot protocol-B touchscreen, 4096 × 2400 units, with `INPUT_PROP_DIRECT`.
-    public static func touchscreen(name: String = "ELAN Touchscreen", phys: String = "i2c-ELAN0001:00") -> DeviceDescription {
+    public static func touchscreen(
+        name: String = "ELAN Touchscreen", phys: String = "i2c-ELAN0001:00"
+    ) -> DeviceDescription {
         let axes: [(String, DeviceDescription.AbsInfo)] = [
             ("ABS_X", .init(minimum: 0, maximum: 4095, fuzz: 4, resolution: 16)),
             ("ABS_Y", .init(minimum: 0, maximum: 2399, fuzz: 4, resolution: 16)),
@@ -43,13 +54,19 @@ public enum FakeDevice {
     /// position, BTN_TOUCH and the legacy axes), a small move, up.
     public static func tap(slot: Int32 = 0, trackingID: Int32, x: Int32, y: Int32) -> [[InputEvent]] {
         [
-            [event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_TRACKING_ID", trackingID),
-             event("EV_ABS", "ABS_MT_POSITION_X", x), event("EV_ABS", "ABS_MT_POSITION_Y", y),
-             event("EV_KEY", "BTN_TOUCH", 1), event("EV_ABS", "ABS_X", x), event("EV_ABS", "ABS_Y", y)],
-            [event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_POSITION_X", x + 8),
-             event("EV_ABS", "ABS_X", x + 8)],
-            [event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_TRACKING_ID", -1),
-             event("EV_KEY", "BTN_TOUCH", 0)],
+            [
+                event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_TRACKING_ID", trackingID),
+                event("EV_ABS", "ABS_MT_POSITION_X", x), event("EV_ABS", "ABS_MT_POSITION_Y", y),
+                event("EV_KEY", "BTN_TOUCH", 1), event("EV_ABS", "ABS_X", x), event("EV_ABS", "ABS_Y", y),
+            ],
+            [
+                event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_POSITION_X", x + 8),
+                event("EV_ABS", "ABS_X", x + 8),
+            ],
+            [
+                event("EV_ABS", "ABS_MT_SLOT", slot), event("EV_ABS", "ABS_MT_TRACKING_ID", -1),
+                event("EV_KEY", "BTN_TOUCH", 0),
+            ],
         ]
     }
 }

@@ -8,7 +8,8 @@ import KioskInput
 
 public enum VM {
     public static let isEnabled = ProcessInfo.processInfo.environment["KIOSKD_VM_TESTS"] == "1"
-    public static let skipMessage = "needs root, /dev/uinput and a real kernel: runs inside the VM through `make test-vm`"
+    public static let skipMessage =
+        "needs root, /dev/uinput and a real kernel: runs inside the VM through `make test-vm`"
 
     /// Tests/VM, found from this file (the guest sees the host's tree at the same path).
     public static let toolsDirectory = URL(fileURLWithPath: #filePath)
@@ -178,14 +179,17 @@ public enum Probe {
 
         public var snapshot: Snapshot {
             lock.withLock {
-                Snapshot(lines: lines, events: events, opened: opened, gone: gone,
-                         openNow: Dictionary(current.map { ($0.value, $0.key) }, uniquingKeysWith: { $1 }))
+                Snapshot(
+                    lines: lines, events: events, opened: opened, gone: gone,
+                    openNow: Dictionary(current.map { ($0.value, $0.key) }, uniquingKeysWith: { $1 }))
             }
         }
 
         /// Waits until `condition` holds for what was collected; throws naming `what` after `timeout`.
         @discardableResult
-        public func wait(_ what: String, timeout: Duration = .seconds(30), _ condition: (Snapshot) -> Bool) throws -> Snapshot {
+        public func wait(
+            _ what: String, timeout: Duration = .seconds(30), _ condition: (Snapshot) -> Bool
+        ) throws -> Snapshot {
             let deadline = ContinuousClock.now + timeout
             while true {
                 let now = snapshot
@@ -205,7 +209,9 @@ public enum Probe {
 
         /// Returns once the watcher has read everything its nodes had when the mark arrived.
         public func sync() throws {
-            let n = lock.withLock { marks += 1; return marks }
+            let n = lock.withLock {
+                marks += 1; return marks
+            }
             input.fileHandleForWriting.write(Data("mark \(n)\n".utf8))
             try wait("mark \(n)") { $0.lines.contains("mark \(n)") }
         }
