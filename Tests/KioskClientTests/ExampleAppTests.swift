@@ -10,47 +10,47 @@ import Testing
 /// cleanly on SIGTERM.
 @Suite(.serialized) struct ExampleAppTests {
     @Test func theExampleAppPrintsWhatItIsToldAndExitsOnSIGTERM() async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try KioskdProcess(bus: bus)
-        try kioskd.writeTestProfile(
-            "museum-map", app: "org.example.MuseumMap", denied: ["org.example.MuseumMap.controls"])
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let admin = try KioskManager.connect(to: .address(bus.address))
-        defer { admin.close() }
+        try await withKioskd(setUp: { kioskd in
+            try kioskd.writeTestProfile(
+                "museum-map", app: "org.example.MuseumMap", denied: ["org.example.MuseumMap.controls"])
+        }) { _, bus in
+            let admin = try KioskManager.connect(to: .address(bus.address))
+            defer { admin.close() }
 
-        let output = bus.directory.appendingPathComponent("app.out").path
-        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let app = try ChildProcess.spawn(
-            BuildProducts.path(of: "museum-map-app"), [], environment: bus.environment,
-            stdout: fd, stderr: fd)
-        close(fd)
-        func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        func wait(for line: String) async {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !text().contains(line), ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
+            let output = bus.directory.appendingPathComponent("app.out").path
+            let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let app = try ChildProcess.spawn(
+                BuildProducts.path(of: "museum-map-app"), [], environment: bus.environment,
+                stdout: fd, stderr: fd)
+            close(fd)
+            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            func wait(for line: String) async {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !text().contains(line), ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
             }
-        }
-        await wait(for: "museum-map: the session is inactive\n")
-        try await admin.setRestrictionState(.deny, of: "org.example.MuseumMap.zoom", in: "org.example.MuseumMap")
-        try await admin.startSession(profile: "museum-map")
-        await wait(for: "museum-map: the session is active\n")
-        app.signal(SIGTERM)
-        #expect(app.wait() == 0)
-        #expect(
-            text() == """
-                museum-map: org.example.MuseumMap.controls is allow
-                museum-map: org.example.MuseumMap.zoom is allow
-                museum-map: the session is inactive
-                museum-map: told that org.example.MuseumMap.zoom is now deny
-                museum-map: told that org.example.MuseumMap.controls is now deny
-                museum-map: the session is active
-                museum-map: got signal 15, exiting
+            await wait(for: "museum-map: the session is inactive\n")
+            try await admin.setRestrictionState(.deny, of: "org.example.MuseumMap.zoom", in: "org.example.MuseumMap")
+            try await admin.startSession(profile: "museum-map")
+            await wait(for: "museum-map: the session is active\n")
+            app.signal(SIGTERM)
+            #expect(app.wait() == 0)
+            #expect(
+                text() == """
+                    museum-map: org.example.MuseumMap.controls is allow
+                    museum-map: org.example.MuseumMap.zoom is allow
+                    museum-map: the session is inactive
+                    museum-map: told that org.example.MuseumMap.zoom is now deny
+                    museum-map: told that org.example.MuseumMap.controls is now deny
+                    museum-map: the session is active
+                    museum-map: got signal 15, exiting
 
-                """)
-        #expect(
-            try await admin.listRestrictions(of: "org.example.MuseumMap").map(\.title) == ["Admin controls", "Zoom"])
+                    """)
+            #expect(
+                try await admin.listRestrictions(of: "org.example.MuseumMap").map(\.title) == [
+                    "Admin controls", "Zoom",
+                ])
+        }
     }
 }

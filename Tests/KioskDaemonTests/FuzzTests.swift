@@ -29,63 +29,60 @@ import Testing
             ProcessInfo.processInfo.environment["KIOSKD_FUZZ_SEED"].flatMap(UInt64.init)
             ?? UInt64(Date().timeIntervalSince1970 * 1000)
         print("FuzzTests seed \(seed) (rerun with KIOSKD_FUZZ_SEED=\(seed))")
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("fuzz", Self.profile)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try client.call("SetPasscode", [.string(""), .string(Self.passcode)])
+        try withKioskd(profiles: ["fuzz": Self.profile]) { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try client.call("SetPasscode", [.string(""), .string(Self.passcode)])
 
-        var fuzzer = Fuzzer(
-            seed: seed, client: client, profile: try ProfileParser.parse(source: Self.profile, file: "fuzz.toml"))
-        let started = ContinuousClock.now
-        for i in 0..<Self.calls {
-            fuzzer.step()
-            if i == Self.calls / 2 {
-                let garbage = try BusGarbage.run(address: bus.address, rng: &fuzzer.rng)
-                print("FuzzTests bus garbage: \(garbage)")
-                // The raw connection's control call got kioskd's answer; the invalid UTF-8 one got the door.
-                #expect(garbage.controlAnswered, "\(garbage)")
-                #expect(garbage.invalidUTF8Dropped, "\(garbage)")
-                #expect(garbage.nonCharacterAnswered, "\(garbage)")
-                #expect(
-                    garbage.nonCharacterReply.contains(Fuzzer.invalidArgs)
-                        && garbage.nonCharacterReply.contains("Malformed arguments to GetRestrictionState"),
-                    "\(garbage)")
+            var fuzzer = Fuzzer(
+                seed: seed, client: client, profile: try ProfileParser.parse(source: Self.profile, file: "fuzz.toml"))
+            let started = ContinuousClock.now
+            for i in 0..<Self.calls {
+                fuzzer.step()
+                if i == Self.calls / 2 {
+                    let garbage = try BusGarbage.run(address: bus.address, rng: &fuzzer.rng)
+                    print("FuzzTests bus garbage: \(garbage)")
+                    // The raw connection's control call got kioskd's answer; the invalid UTF-8 one got the door.
+                    #expect(garbage.controlAnswered, "\(garbage)")
+                    #expect(garbage.invalidUTF8Dropped, "\(garbage)")
+                    #expect(garbage.nonCharacterAnswered, "\(garbage)")
+                    #expect(
+                        garbage.nonCharacterReply.contains(Fuzzer.invalidArgs)
+                            && garbage.nonCharacterReply.contains("Malformed arguments to GetRestrictionState"),
+                        "\(garbage)")
+                }
+                if i % 1000 == 999 {
+                    #expect(
+                        kioskd.process?.isRunning == true, "kioskd died after call \(i): \(kioskd.log.suffix(2000))")
+                    fuzzer.checkApplications()
+                }
+                if !fuzzer.failures.isEmpty { break }
             }
-            if i % 1000 == 999 {
-                #expect(kioskd.process?.isRunning == true, "kioskd died after call \(i): \(kioskd.log.suffix(2000))")
-                fuzzer.checkApplications()
-            }
-            if !fuzzer.failures.isEmpty { break }
-        }
-        let elapsed = ContinuousClock.now - started
-        print(
-            "FuzzTests: \(fuzzer.count) calls (\(fuzzer.valid) valid, \(fuzzer.count - fuzzer.valid) invalid) in \(elapsed), seed \(seed)"
-        )
-        for failure in fuzzer.failures.prefix(20) { Issue.record("seed \(seed): \(failure)") }
-        #expect(fuzzer.count >= Self.calls)
+            let elapsed = ContinuousClock.now - started
+            print(
+                "FuzzTests: \(fuzzer.count) calls (\(fuzzer.valid) valid, \(fuzzer.count - fuzzer.valid) invalid) in \(elapsed), seed \(seed)"
+            )
+            for failure in fuzzer.failures.prefix(20) { Issue.record("seed \(seed): \(failure)") }
+            #expect(fuzzer.count >= Self.calls)
 
-        // Still serving, and in the model's state: over the bus…
-        #expect(kioskd.process?.isRunning == true)
-        fuzzer.checkApplications()
-        for app in fuzzer.model.registry.applications {
-            let listed = try client.call("ListRestrictions", [.string(app.id.rawValue)])
-            #expect(listed == [Fuzzer.wire(app.declared)], "\(app.id)")
+            // Still serving, and in the model's state: over the bus…
+            #expect(kioskd.process?.isRunning == true)
+            fuzzer.checkApplications()
+            for app in fuzzer.model.registry.applications {
+                let listed = try client.call("ListRestrictions", [.string(app.id.rawValue)])
+                #expect(listed == [Fuzzer.wire(app.declared)], "\(app.id)")
+            }
+            #expect(try client.property("SessionState") == .string(fuzzer.model.session.state.rawValue))
+            // …and in the state file.
+            let saved = try StateStore(directory: kioskd.stateDirectory.path).load()
+            #expect(saved.registry == fuzzer.model.registry)
+            #expect(saved.session.state == fuzzer.model.session.state)
+            #expect(saved.session.profileName == fuzzer.model.session.profileName)
+            #expect(saved.session.saved == fuzzer.model.session.saved)
+            #expect(saved.session.pendingPresets == fuzzer.model.session.pendingPresets)
+            #expect(saved.throttle.failures == fuzzer.model.failures)
+            #expect(saved.passcodeHash?.hasPrefix("$y$") == true)
+            #expect(kioskd.stop(SIGTERM) == 0, "kioskd stops cleanly after the fuzzing")
         }
-        #expect(try client.property("SessionState") == .string(fuzzer.model.session.state.rawValue))
-        // …and in the state file.
-        let saved = try StateStore(directory: kioskd.stateDirectory.path).load()
-        #expect(saved.registry == fuzzer.model.registry)
-        #expect(saved.session.state == fuzzer.model.session.state)
-        #expect(saved.session.profileName == fuzzer.model.session.profileName)
-        #expect(saved.session.saved == fuzzer.model.session.saved)
-        #expect(saved.session.pendingPresets == fuzzer.model.session.pendingPresets)
-        #expect(saved.throttle.failures == fuzzer.model.failures)
-        #expect(saved.passcodeHash?.hasPrefix("$y$") == true)
-        #expect(kioskd.stop(SIGTERM) == 0, "kioskd stops cleanly after the fuzzing")
     }
 }
 

@@ -49,27 +49,27 @@ import FoundationXML
 
     @Test(arguments: ["busctl", "gdbus"])
     func runtimeIntrospectionEqualsTheShippedFile(tool: String) throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let out =
-            tool == "busctl"
-            ? try runTool(
-                Tools.busctl,
-                ["--address=\(bus.address)", "--xml-interface", "introspect", KioskWire.busName, KioskWire.objectPath])
-            : try runTool(
-                Tools.gdbus,
-                [
-                    "introspect", "--address", bus.address, "--dest", KioskWire.busName,
-                    "--object-path", KioskWire.objectPath, "--xml",
-                ])
-        #expect(out.status == 0, "\(out)")
-        let runtime = try #require(try Interface.parse(Data(out.stdout.utf8))[KioskWire.managerInterface], "\(out)")
-        let shipped = try Self.shipped()
-        #expect(runtime.differences(from: shipped) == [], "update \(Self.file.path) to match what kioskd serves")
-        #expect(runtime == shipped)
+        try withKioskd { kioskd, bus in
+            let out =
+                tool == "busctl"
+                ? try runTool(
+                    Tools.busctl,
+                    [
+                        "--address=\(bus.address)", "--xml-interface", "introspect", KioskWire.busName,
+                        KioskWire.objectPath,
+                    ])
+                : try runTool(
+                    Tools.gdbus,
+                    [
+                        "introspect", "--address", bus.address, "--dest", KioskWire.busName,
+                        "--object-path", KioskWire.objectPath, "--xml",
+                    ])
+            #expect(out.status == 0, "\(out)")
+            let runtime = try #require(try Interface.parse(Data(out.stdout.utf8))[KioskWire.managerInterface], "\(out)")
+            let shipped = try Self.shipped()
+            #expect(runtime.differences(from: shipped) == [], "update \(Self.file.path) to match what kioskd serves")
+            #expect(runtime == shipped)
+        }
     }
 
     @Test func theComparisonNoticesAnExtraPropertyAndARenamedArgument() throws {

@@ -19,65 +19,60 @@ import Testing
     }
 
     @Test func busctlRegistersListsSetsAndGets() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let a = "--address=\(bus.address)"
-        func busctl(_ args: [String]) throws -> ToolOutput {
-            try runTool(Tools.busctl, [a, "call"] + Self.manager + args)
+        try withKioskd { kioskd, bus in
+            let a = "--address=\(bus.address)"
+            func busctl(_ args: [String]) throws -> ToolOutput {
+                try runTool(Tools.busctl, [a, "call"] + Self.manager + args)
+            }
+
+            let register = try busctl([
+                "RegisterApplication", "sa(sss)", Self.app, "2",
+                Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone",
+            ])
+            #expect(register.status == 0, "\(register)\n\(kioskd.log)")
+            #expect(try busctl(["ListApplications"]).stdout == "as 1 \"\(Self.app)\"\n")
+            #expect(
+                try busctl(["ListRestrictions", "s", Self.app]).stdout
+                    == "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n"
+            )
+            let set = try busctl(["SetRestrictionState", "sss", Self.app, Self.controls, "deny"])
+            #expect(set.status == 0, "\(set)")
+            #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.controls]).stdout == "s \"deny\"\n")
+            #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.share]).stdout == "s \"allow\"\n")
+
+            let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
+            #expect(
+                saved.contains("[\"\(Self.controls)\",\"Map controls\",\"Pan and zoom\",\"deny\",false]"), "\(saved)")
         }
-
-        let register = try busctl([
-            "RegisterApplication", "sa(sss)", Self.app, "2",
-            Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone",
-        ])
-        #expect(register.status == 0, "\(register)\n\(kioskd.log)")
-        #expect(try busctl(["ListApplications"]).stdout == "as 1 \"\(Self.app)\"\n")
-        #expect(
-            try busctl(["ListRestrictions", "s", Self.app]).stdout
-                == "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n"
-        )
-        let set = try busctl(["SetRestrictionState", "sss", Self.app, Self.controls, "deny"])
-        #expect(set.status == 0, "\(set)")
-        #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.controls]).stdout == "s \"deny\"\n")
-        #expect(try busctl(["GetRestrictionState", "ss", Self.app, Self.share]).stdout == "s \"allow\"\n")
-
-        let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
-        #expect(saved.contains("[\"\(Self.controls)\",\"Map controls\",\"Pan and zoom\",\"deny\",false]"), "\(saved)")
     }
 
     @Test func python3DBusReceivesRestrictionStateChanged() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        try Self.registerSample(ManagerClient(address: bus.address))
-        let out = try Python.run(
-            """
-            got = []
-            loop = GLib.MainLoop()
-            def changed(app, rid, state):
-                got.append((str(app), str(rid), str(state)))
-                loop.quit()
-            bus.add_signal_receiver(changed, "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager",
-                                    "org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1", arg0="org.example.MuseumMap")
-            m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share", "deny")
-            GLib.timeout_add(5000, loop.quit)
-            loop.run()
-            print(got)
-            print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
-            print(props.Get("org.kioskd.GuidedAccess1.Manager", "SessionState"))
-            """, bus: bus)
-        #expect(
-            out.stdout == """
-                [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
-                deny
-                inactive
+        try withKioskd { kioskd, bus in
+            try Self.registerSample(ManagerClient(address: bus.address))
+            let out = try Python.run(
+                """
+                got = []
+                loop = GLib.MainLoop()
+                def changed(app, rid, state):
+                    got.append((str(app), str(rid), str(state)))
+                    loop.quit()
+                bus.add_signal_receiver(changed, "RestrictionStateChanged", "org.kioskd.GuidedAccess1.Manager",
+                                        "org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1", arg0="org.example.MuseumMap")
+                m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share", "deny")
+                GLib.timeout_add(5000, loop.quit)
+                loop.run()
+                print(got)
+                print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.share"))
+                print(props.Get("org.kioskd.GuidedAccess1.Manager", "SessionState"))
+                """, bus: bus)
+            #expect(
+                out.stdout == """
+                    [('org.example.MuseumMap', 'org.example.MuseumMap.share', 'deny')]
+                    deny
+                    inactive
 
-                """, "\(out)\n\(kioskd.log)")
+                    """, "\(out)\n\(kioskd.log)")
+        }
     }
 
     /// Malformed or wrong calls, each with the documented error; none changes anything.
@@ -147,58 +142,52 @@ import Testing
     }()
 
     @Test func badInputGetsTheDocumentedErrorAndChangesNothing() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try Self.registerSample(client)
-        let before = kioskd.stateBytes
-        let listBefore = try client.call("ListRestrictions", [.string(Self.app)])
-        for (what, member, arguments, expected) in Self.badCalls {
-            #expect(client.errorName(member, arguments) == expected, "\(what)")
+        try withKioskd { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try Self.registerSample(client)
+            let before = kioskd.stateBytes
+            let listBefore = try client.call("ListRestrictions", [.string(Self.app)])
+            for (what, member, arguments, expected) in Self.badCalls {
+                #expect(client.errorName(member, arguments) == expected, "\(what)")
+            }
+            #expect(kioskd.stateBytes == before)
+            #expect(try client.call("ListRestrictions", [.string(Self.app)]) == listBefore)
+            #expect(try client.call("ListApplications") == [.strings([Self.app])])
+            #expect(kioskd.process?.isRunning == true)
         }
-        #expect(kioskd.stateBytes == before)
-        #expect(try client.call("ListRestrictions", [.string(Self.app)]) == listBefore)
-        #expect(try client.call("ListApplications") == [.strings([Self.app])])
-        #expect(kioskd.process?.isRunning == true)
     }
 
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to call as nobody through setpriv"))))
     func nobodyGetsAccessDeniedAndNothingChanges_needsRoot() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try Self.registerSample(client)
-        let before = kioskd.stateBytes
-        let out = try Python.run(
-            """
-            for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
-                         lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
-                         lambda: m.ForceEndSession(),
-                         lambda: m.SetPasscode("", "secret")):
-                try:
-                    call()
-                    print("ok")
-                except dbus.DBusException as e:
-                    print(e.get_dbus_name())
-            print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
-            """, bus: bus, as: 65534)
-        #expect(
-            out.stdout == """
-                org.freedesktop.DBus.Error.AccessDenied
-                org.freedesktop.DBus.Error.AccessDenied
-                org.kioskd.GuidedAccess1.Error.NoSession
-                org.freedesktop.DBus.Error.AccessDenied
-                allow
+        try withKioskd { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try Self.registerSample(client)
+            let before = kioskd.stateBytes
+            let out = try Python.run(
+                """
+                for call in (lambda: m.SetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls", "deny"),
+                             lambda: m.RegisterApplication("org.example.MuseumMap", [("org.example.MuseumMap.x", "t", "d")]),
+                             lambda: m.ForceEndSession(),
+                             lambda: m.SetPasscode("", "secret")):
+                    try:
+                        call()
+                        print("ok")
+                    except dbus.DBusException as e:
+                        print(e.get_dbus_name())
+                print(m.GetRestrictionState("org.example.MuseumMap", "org.example.MuseumMap.controls"))
+                """, bus: bus, as: 65534)
+            #expect(
+                out.stdout == """
+                    org.freedesktop.DBus.Error.AccessDenied
+                    org.freedesktop.DBus.Error.AccessDenied
+                    org.kioskd.GuidedAccess1.Error.NoSession
+                    org.freedesktop.DBus.Error.AccessDenied
+                    allow
 
-                """, "\(out)")
-        #expect(kioskd.stateBytes == before)
-        #expect(try client.state(Self.app, Self.controls) == "allow")
+                    """, "\(out)")
+            #expect(kioskd.stateBytes == before)
+            #expect(try client.state(Self.app, Self.controls) == "allow")
+        }
     }
 
     @Test func stateSurvivesSIGKILLRightAfterTheReply() throws {
@@ -243,51 +232,49 @@ import Testing
     }
 
     @Test func sessionStartsWithAProfileAndEndsWithThePasscode() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile(
-            "museum",
-            """
-            description = "test"
-            [restrictions."org.example.MuseumMap"]
-            "org.example.MuseumMap.share" = "deny"
-            """)
-        try kioskd.writeProfile("broken", "description = 5\n")
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try Self.registerSample(client)
+        try withKioskd(
+            profiles: [
+                "museum": """
+                description = "test"
+                [restrictions."org.example.MuseumMap"]
+                "org.example.MuseumMap.share" = "deny"
+                """,
+                "broken": "description = 5\n",
+            ]
+        ) { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try Self.registerSample(client)
 
-        do {
-            try client.call("StartSession", [.string("broken")])
-            Issue.record("a broken profile started a session")
-        } catch let error as BusError {
-            #expect(error.name == KioskError.Code.invalidArgument.dbusName)
-            #expect(error.message.contains("broken.toml:1:"), "\(error.message)")
+            do {
+                try client.call("StartSession", [.string("broken")])
+                Issue.record("a broken profile started a session")
+            } catch let error as BusError {
+                #expect(error.name == KioskError.Code.invalidArgument.dbusName)
+                #expect(error.message.contains("broken.toml:1:"), "\(error.message)")
+            }
+            try client.call("SetPasscode", [.string(""), .string("1234")])
+            try client.call("StartSession", [.string("museum")])
+            #expect(try client.property("SessionState") == .string("active"))
+            #expect(try client.property("ActiveProfile") == .string("museum"))
+            #expect(try client.state(Self.app, Self.share) == "deny")
+            #expect(client.errorName("StartSession", [.string("museum")]) == KioskError.Code.sessionActive.dbusName)
+            #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
+            #expect(try client.property("SessionState") == .string("active"))
+            try client.call("EndSession", [.string("1234")])
+            #expect(try client.property("SessionState") == .string("inactive"))
+            #expect(try client.state(Self.app, Self.share) == "allow")
+
+            try client.call("StartSession", [.string("museum")])
+            try client.call("ForceEndSession")
+            #expect(try client.property("SessionState") == .string("inactive"))
+            #expect(
+                client.errorName("SetPasscode", [.string("wrong"), .string("5678")])
+                    == KioskError.Code.wrongPasscode.dbusName)
+            try client.call("SetPasscode", [.string("1234"), .string("5678")])
+            let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
+            #expect(saved.contains("\"passcodeHash\":\"$y$"), "\(saved)")
+            #expect(!saved.contains("5678") && !kioskd.log.contains("5678"))
         }
-        try client.call("SetPasscode", [.string(""), .string("1234")])
-        try client.call("StartSession", [.string("museum")])
-        #expect(try client.property("SessionState") == .string("active"))
-        #expect(try client.property("ActiveProfile") == .string("museum"))
-        #expect(try client.state(Self.app, Self.share) == "deny")
-        #expect(client.errorName("StartSession", [.string("museum")]) == KioskError.Code.sessionActive.dbusName)
-        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
-        #expect(try client.property("SessionState") == .string("active"))
-        try client.call("EndSession", [.string("1234")])
-        #expect(try client.property("SessionState") == .string("inactive"))
-        #expect(try client.state(Self.app, Self.share) == "allow")
-
-        try client.call("StartSession", [.string("museum")])
-        try client.call("ForceEndSession")
-        #expect(try client.property("SessionState") == .string("inactive"))
-        #expect(
-            client.errorName("SetPasscode", [.string("wrong"), .string("5678")])
-                == KioskError.Code.wrongPasscode.dbusName)
-        try client.call("SetPasscode", [.string("1234"), .string("5678")])
-        let saved = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
-        #expect(saved.contains("\"passcodeHash\":\"$y$"), "\(saved)")
-        #expect(!saved.contains("5678") && !kioskd.log.contains("5678"))
     }
 
     @Test func watchdogPingsWhenWATCHDOG_USECIsSet() throws {
@@ -303,49 +290,47 @@ import Testing
     }
 
     @Test func timeLimitWarnsThenExpiresTheSessionWhichEndsOnlyWithThePasscode() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile(
-            "short",
-            """
-            [session]
-            time-limit = "3s"
-            warnings = ["2s"]
-            """)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try client.call("SetPasscode", [.string(""), .string("1234")])
-        let out = try Python.run(
-            """
-            got = []
-            loop = GLib.MainLoop()
-            def warning(left):
-                got.append(("warning", int(left)))
-            def changed(iface, props, invalidated):
-                if "SessionState" in props:
-                    got.append(("state", str(props["SessionState"])))
-                    if props["SessionState"] == "expired":
-                        loop.quit()
-            bus.add_signal_receiver(warning, "TimeLimitWarning", "org.kioskd.GuidedAccess1.Manager")
-            bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", path="/org/kioskd/GuidedAccess1")
-            m.StartSession("short")
-            deadline = obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionDeadline", dbus_interface="org.freedesktop.DBus.Properties")
-            print(abs(int(deadline) - int((time.time() + 3) * 1e6)) < 1e6)
-            GLib.timeout_add(8000, loop.quit)
-            loop.run()
-            print(got)
-            """, bus: bus)
-        #expect(
-            out.stdout == """
-                True
-                [('state', 'active'), ('warning', 2), ('state', 'expired')]
+        try withKioskd(
+            profiles: [
+                "short": """
+                [session]
+                time-limit = "3s"
+                warnings = ["2s"]
+                """
+            ]
+        ) { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try client.call("SetPasscode", [.string(""), .string("1234")])
+            let out = try Python.run(
+                """
+                got = []
+                loop = GLib.MainLoop()
+                def warning(left):
+                    got.append(("warning", int(left)))
+                def changed(iface, props, invalidated):
+                    if "SessionState" in props:
+                        got.append(("state", str(props["SessionState"])))
+                        if props["SessionState"] == "expired":
+                            loop.quit()
+                bus.add_signal_receiver(warning, "TimeLimitWarning", "org.kioskd.GuidedAccess1.Manager")
+                bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", path="/org/kioskd/GuidedAccess1")
+                m.StartSession("short")
+                deadline = obj.Get("org.kioskd.GuidedAccess1.Manager", "SessionDeadline", dbus_interface="org.freedesktop.DBus.Properties")
+                print(abs(int(deadline) - int((time.time() + 3) * 1e6)) < 1e6)
+                GLib.timeout_add(8000, loop.quit)
+                loop.run()
+                print(got)
+                """, bus: bus)
+            #expect(
+                out.stdout == """
+                    True
+                    [('state', 'active'), ('warning', 2), ('state', 'expired')]
 
-                """, "\(out)\n\(kioskd.log)")
-        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
-        #expect(try client.property("SessionState") == .string("expired"))
-        try client.call("EndSession", [.string("1234")])
-        #expect(try client.property("SessionState") == .string("inactive"))
+                    """, "\(out)\n\(kioskd.log)")
+            #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.wrongPasscode.dbusName)
+            #expect(try client.property("SessionState") == .string("expired"))
+            try client.call("EndSession", [.string("1234")])
+            #expect(try client.property("SessionState") == .string("inactive"))
+        }
     }
 }

@@ -77,83 +77,79 @@ import Testing
     ]
 
     @Test func gdbusCallsEveryMethodAndGetsTheDocumentedErrors() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("museum", Self.museum)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        for (index, (member, arguments, expected)) in Self.gdbusSteps.enumerated() {
-            let method =
-                member.hasPrefix("Properties.")
-                ? "org.freedesktop.DBus.\(member)" : "\(KioskWire.managerInterface).\(member)"
-            let out = try runTool(
-                Tools.gdbus,
-                [
-                    "call", "--address", bus.address, "--dest", KioskWire.busName,
-                    "--object-path", KioskWire.objectPath, "--method", method,
-                ] + arguments)
-            let got: String
-            if out.status == 0 {
-                got = out.stdout.trimmingCharacters(in: .newlines)
-            } else {
-                // "Error: GDBus.Error:<name>: <message>"
-                let name = out.stderr.components(separatedBy: "GDBus.Error:").dropFirst().first?.prefix { $0 != ":" }
-                got = "error \(name.map(String.init) ?? out.stderr)"
+        try withKioskd(profiles: ["museum": Self.museum]) { _, bus in
+            for (index, (member, arguments, expected)) in Self.gdbusSteps.enumerated() {
+                let method =
+                    member.hasPrefix("Properties.")
+                    ? "org.freedesktop.DBus.\(member)" : "\(KioskWire.managerInterface).\(member)"
+                let out = try runTool(
+                    Tools.gdbus,
+                    [
+                        "call", "--address", bus.address, "--dest", KioskWire.busName,
+                        "--object-path", KioskWire.objectPath, "--method", method,
+                    ] + arguments)
+                let got: String
+                if out.status == 0 {
+                    got = out.stdout.trimmingCharacters(in: .newlines)
+                } else {
+                    // "Error: GDBus.Error:<name>: <message>"
+                    let name = out.stderr.components(separatedBy: "GDBus.Error:").dropFirst().first?.prefix {
+                        $0 != ":"
+                    }
+                    got = "error \(name.map(String.init) ?? out.stderr)"
+                }
+                #expect(got == expected.description, "step \(index): \(member) \(arguments)\n\(out)")
             }
-            #expect(got == expected.description, "step \(index): \(member) \(arguments)\n\(out)")
+            let exercised = Set(Self.gdbusSteps.map(\.0).filter { !$0.hasPrefix("Properties.") })
+            let shipped = try InterfaceXMLTests.shipped()
+            #expect(exercised == Set(shipped.methods.keys))
         }
-        let exercised = Set(Self.gdbusSteps.map(\.0).filter { !$0.hasPrefix("Properties.") })
-        let shipped = try InterfaceXMLTests.shipped()
-        #expect(exercised == Set(shipped.methods.keys))
     }
 
     @Test func dbusSendCallsMethodsAndReportsErrors() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
-        // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
-        func send(
-            _ member: String, _ arguments: String..., interface: String = KioskWire.managerInterface
-        ) throws -> ToolOutput {
-            try runTool(
-                Tools.dbusSend,
-                [
-                    "--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskWire.busName)",
-                    KioskWire.objectPath, "\(interface).\(member)",
-                ] + arguments)
+        try withKioskd { _, bus in
+            try KioskdBusTests.registerSample(ManagerClient(address: bus.address))
+            // --bus=, not --address= (an alias of --peer=: no Hello, so the bus refuses every call).
+            func send(
+                _ member: String, _ arguments: String..., interface: String = KioskWire.managerInterface
+            ) throws -> ToolOutput {
+                try runTool(
+                    Tools.dbusSend,
+                    [
+                        "--bus=\(bus.address)", "--print-reply=literal", "--dest=\(KioskWire.busName)",
+                        KioskWire.objectPath, "\(interface).\(member)",
+                    ] + arguments)
+            }
+            var out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
+            #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "allow", "\(out)")
+            out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:deny")
+            #expect(out.status == 0, "\(out)")
+            out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
+            #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "deny", "\(out)")
+            out = try send("ListApplications")
+            #expect(out.stdout.contains(Self.app), "\(out)")
+            out = try send(
+                "Get", "string:\(KioskWire.managerInterface)", "string:Version",
+                interface: "org.freedesktop.DBus.Properties")
+            #expect(out.stdout.contains(KioskWire.version), "\(out)")
+            out = try send("Ping", interface: "org.freedesktop.DBus.Peer")
+            #expect(out.status == 0, "\(out)")
+            // Errors: dbus-send prints "Error <name>: <message>" and exits 1.
+            out = try send("ListRestrictions", "string:org.example.Other")
+            #expect(
+                out.status == 1
+                    && out.stderr.hasPrefix(
+                        "Error \(KioskError.Code.unknownApplication.dbusName): No application org.example.Other"),
+                "\(out)")
+            out = try send("EndSession", "int32:5")
+            #expect(
+                out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
+            out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:")
+            #expect(out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
+            out = try send("NoSuchMethod")
+            #expect(out.stderr.hasPrefix("Error org.freedesktop.DBus.Error.UnknownMethod:"), "\(out)")
+            #expect(try ManagerClient(address: bus.address).state(Self.app, Self.controls) == "deny")
         }
-        var out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
-        #expect(out.status == 0 && out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "allow", "\(out)")
-        out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:deny")
-        #expect(out.status == 0, "\(out)")
-        out = try send("GetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)")
-        #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "deny", "\(out)")
-        out = try send("ListApplications")
-        #expect(out.stdout.contains(Self.app), "\(out)")
-        out = try send(
-            "Get", "string:\(KioskWire.managerInterface)", "string:Version",
-            interface: "org.freedesktop.DBus.Properties")
-        #expect(out.stdout.contains(KioskWire.version), "\(out)")
-        out = try send("Ping", interface: "org.freedesktop.DBus.Peer")
-        #expect(out.status == 0, "\(out)")
-        // Errors: dbus-send prints "Error <name>: <message>" and exits 1.
-        out = try send("ListRestrictions", "string:org.example.Other")
-        #expect(
-            out.status == 1
-                && out.stderr.hasPrefix(
-                    "Error \(KioskError.Code.unknownApplication.dbusName): No application org.example.Other"),
-            "\(out)")
-        out = try send("EndSession", "int32:5")
-        #expect(out.status == 1 && out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
-        out = try send("SetRestrictionState", "string:\(Self.app)", "string:\(Self.controls)", "string:")
-        #expect(out.stderr.hasPrefix("Error \(KioskError.Code.invalidArgument.dbusName):"), "\(out)")
-        out = try send("NoSuchMethod")
-        #expect(out.stderr.hasPrefix("Error org.freedesktop.DBus.Error.UnknownMethod:"), "\(out)")
-        #expect(try ManagerClient(address: bus.address).state(Self.app, Self.controls) == "deny")
     }
 
     /// Runs `start`, then a restriction change and a session start, and returns the monitor's output
@@ -162,21 +158,17 @@ import Testing
         _ tool: String, _ arguments: (PrivateBus) -> [String], ready: String,
         until done: @escaping (String) -> Bool
     ) throws -> (String, Bool) {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.writeProfile("museum", Self.museum)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let client = try ManagerClient(address: bus.address)
-        try KioskdBusTests.registerSample(client)
-        let monitor = try BackgroundTool(tool, arguments(bus), directory: bus.directory)
-        defer { monitor.stop() }
-        #expect(monitor.waitUntil { $0.contains(ready) }, "\(monitor.output)")
-        try client.call("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
-        try client.call("StartSession", [.string("museum")])
-        let seen = monitor.waitUntil(done)
-        return (monitor.output, seen)
+        return try withKioskd(profiles: ["museum": Self.museum]) { _, bus in
+            let client = try ManagerClient(address: bus.address)
+            try KioskdBusTests.registerSample(client)
+            let monitor = try BackgroundTool(tool, arguments(bus), directory: bus.directory)
+            defer { monitor.stop() }
+            #expect(monitor.waitUntil { $0.contains(ready) }, "\(monitor.output)")
+            try client.call("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
+            try client.call("StartSession", [.string("museum")])
+            let seen = monitor.waitUntil(done)
+            return (monitor.output, seen)
+        }
     }
 
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
@@ -232,23 +224,20 @@ import Testing
     }
 
     @Test func busctlReadsPropertiesAndTheTree() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try Kioskd(bus: bus)
-        try kioskd.start()
-        defer { kioskd.stop() }
-        let a = "--address=\(bus.address)"
-        let state = try runTool(
-            Tools.busctl,
-            [
-                a, "get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface,
-                "SessionState", "SessionDeadline", "Version",
-            ])
-        #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskWire.version)\"\n", "\(state)")
-        let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskWire.busName])
-        #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskWire.objectPath)), "\(tree)")
-        let table = try runTool(
-            Tools.busctl, [a, "introspect", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface])
-        #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss"), "\(table)")
+        try withKioskd { _, bus in
+            let a = "--address=\(bus.address)"
+            let state = try runTool(
+                Tools.busctl,
+                [
+                    a, "get-property", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface,
+                    "SessionState", "SessionDeadline", "Version",
+                ])
+            #expect(state.stdout == "s \"inactive\"\nt 0\ns \"\(KioskWire.version)\"\n", "\(state)")
+            let tree = try runTool(Tools.busctl, [a, "tree", "--list", KioskWire.busName])
+            #expect(tree.stdout.split(separator: "\n").contains(Substring(KioskWire.objectPath)), "\(tree)")
+            let table = try runTool(
+                Tools.busctl, [a, "introspect", KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface])
+            #expect(table.stdout.contains(".SetRestrictionState") && table.stdout.contains("sss"), "\(table)")
+        }
     }
 }

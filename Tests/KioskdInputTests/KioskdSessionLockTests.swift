@@ -102,68 +102,61 @@ struct KioskdSessionLockTests {
 
     @Test("without logind on the bus kioskd says so once, at info, and the session works")
     func noLogind() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try KioskdUnderTest(bus: bus)
-        try kioskd.writeProfile("power-locked", Self.powerLocked)
-        try kioskd.start(input: false)
-        defer { kioskd.stop() }
-        for round in 0..<2 {
-            try kioskd.call("StartSession", "s", ["power-locked"])
-            #expect(try kioskd.property("SessionState") == #"s "active""#)
-            if round == 0 {
-                // The first attempt's answer is awaited, not slept for.
-                let deadline = ContinuousClock.now + .seconds(30)
-                while !kioskd.log.contains("logind is not on the bus") {
-                    try #require(ContinuousClock.now < deadline, "kioskd never said logind is absent: \(kioskd.log)")
-                    usleep(10_000)
+        try withKioskd(profiles: ["power-locked": Self.powerLocked]) { kioskd, bus in
+            for round in 0..<2 {
+                try kioskd.call("StartSession", "s", ["power-locked"])
+                #expect(try kioskd.property("SessionState") == #"s "active""#)
+                if round == 0 {
+                    // The first attempt's answer is awaited, not slept for.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while !kioskd.log.contains("logind is not on the bus") {
+                        try #require(
+                            ContinuousClock.now < deadline, "kioskd never said logind is absent: \(kioskd.log)")
+                        usleep(10_000)
+                    }
                 }
+                try kioskd.endSession(passcode: "1234")
             }
-            try kioskd.endSession(passcode: "1234")
+            // The second attempt was answered before the EndSession above was read: kioskd asks
+            // logind while applying the session, before its StartSession reply, and reads its bus in
+            // order (the bus driver's error is queued to it before the test's next call).
+            let lines = kioskd.log.split(separator: "\n").filter { $0.contains("logind is not on the bus") }
+            #expect(lines.count == 1, "\(kioskd.log)")
+            #expect(lines.first?.hasPrefix("info ") ?? false, "\(lines)")
         }
-        // The second attempt was answered before the EndSession above was read: kioskd asks
-        // logind while applying the session, before its StartSession reply, and reads its bus in
-        // order (the bus driver's error is queued to it before the test's next call).
-        let lines = kioskd.log.split(separator: "\n").filter { $0.contains("logind is not on the bus") }
-        #expect(lines.count == 1, "\(kioskd.log)")
-        #expect(lines.first?.hasPrefix("info ") ?? false, "\(lines)")
     }
 
     @Test(
         "a restored session whose profile is gone stays locked with the strictest locks; SessionProblem and the journal say why; kioskd keeps serving; ForceEndSession clears it"
     )
     func missingProfileAtRestore() throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let kioskd = try KioskdUnderTest(bus: bus)
-        try kioskd.writeProfile("power-allowed", Self.powerAllowed)
-        try kioskd.start(input: false)
-        defer { kioskd.stop() }
-        #expect(try kioskd.property("SessionProblem") == #"s """#)
-        try kioskd.call("StartSession", "s", ["power-allowed"])
-        #expect(try kioskd.property("SessionProblem") == #"s """#)
-        kioskd.stop(SIGKILL)
-        try FileManager.default.removeItem(at: kioskd.profileDirectory.appendingPathComponent("power-allowed.toml"))
+        try withKioskd(profiles: ["power-allowed": Self.powerAllowed]) { kioskd, _ in
+            #expect(try kioskd.property("SessionProblem") == #"s """#)
+            try kioskd.call("StartSession", "s", ["power-allowed"])
+            #expect(try kioskd.property("SessionProblem") == #"s """#)
+            kioskd.stop(SIGKILL)
+            try FileManager.default.removeItem(at: kioskd.profileDirectory.appendingPathComponent("power-allowed.toml"))
 
-        try kioskd.start(input: false)
-        #expect(try kioskd.property("SessionState") == #"s "active""#)
-        #expect(try kioskd.property("ActiveProfile") == #"s "power-allowed""#)
-        let problem = try kioskd.property("SessionProblem")
-        #expect(
-            problem.contains("power-allowed") && problem.contains("could not be loaded")
-                && problem.contains("no readable file"), "\(problem)")
-        let journal = kioskd.log.split(separator: "\n").filter { $0.contains("enforcing the strictest locks") }
-        #expect(
-            journal.count == 1 && journal[0].hasPrefix("error ")
-                && journal[0].contains("SESSION_PROFILE=power-allowed"), "\(kioskd.log)")
-        // The strictest locks hold all input.
-        #expect(
-            kioskd.log.split(separator: "\n").contains {
-                $0.contains("Input locks changed") && $0.contains("INPUT_HOLD_ALL=true")
-            }, "\(kioskd.log)")
+            try kioskd.start(input: false)
+            #expect(try kioskd.property("SessionState") == #"s "active""#)
+            #expect(try kioskd.property("ActiveProfile") == #"s "power-allowed""#)
+            let problem = try kioskd.property("SessionProblem")
+            #expect(
+                problem.contains("power-allowed") && problem.contains("could not be loaded")
+                    && problem.contains("no readable file"), "\(problem)")
+            let journal = kioskd.log.split(separator: "\n").filter { $0.contains("enforcing the strictest locks") }
+            #expect(
+                journal.count == 1 && journal[0].hasPrefix("error ")
+                    && journal[0].contains("SESSION_PROFILE=power-allowed"), "\(kioskd.log)")
+            // The strictest locks hold all input.
+            #expect(
+                kioskd.log.split(separator: "\n").contains {
+                    $0.contains("Input locks changed") && $0.contains("INPUT_HOLD_ALL=true")
+                }, "\(kioskd.log)")
 
-        try kioskd.call("ForceEndSession")
-        #expect(try kioskd.property("SessionState") == #"s "inactive""#)
-        #expect(try kioskd.property("SessionProblem") == #"s """#)
+            try kioskd.call("ForceEndSession")
+            #expect(try kioskd.property("SessionState") == #"s "inactive""#)
+            #expect(try kioskd.property("SessionProblem") == #"s """#)
+        }
     }
 }
