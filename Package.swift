@@ -110,6 +110,7 @@ let package = Package(
         .target(
             name: "KioskTestSupport",
             dependencies: ["KioskCore"],
+            path: "Tests/Support/KioskTestSupport",
             swiftSettings: swiftSettings
         ),
 
@@ -207,6 +208,7 @@ let package = Package(
         .target(
             name: "BusTestSupport",
             dependencies: ["SystemdKit"],
+            path: "Tests/Support/BusTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -239,6 +241,7 @@ let package = Package(
                 "KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Tests/Support/KioskDaemonTestSupport",
             swiftSettings: swiftSettings
         ),
 
@@ -308,6 +311,7 @@ let package = Package(
         .target(
             name: "KioskdTestSupport",
             dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
+            path: "Tests/Support/KioskdTestSupport",
             swiftSettings: swiftSettings
         ),
 
