@@ -42,6 +42,11 @@ enum CEvent {
         try Errno.check(sd_event_source_set_enabled(source, mode))
     }
 
+    /// `sd_event_source_set_priority(SD_EVENT_PRIORITY_IMPORTANT)`: dispatched before normal sources.
+    static func setPriorityImportant(_ source: OpaquePointer) throws(Errno) {
+        try Errno.check(sd_event_source_set_priority(source, Int64(SD_EVENT_PRIORITY_IMPORTANT)))
+    }
+
     static func setTimeRelative(_ source: OpaquePointer, _ usec: UInt64) throws(Errno) {
         try Errno.check(sd_event_source_set_time_relative(source, usec))
     }
