@@ -38,12 +38,14 @@ public struct PasscodeCheck: Hashable, Sendable {
         }
     }
 
-    /// Whether `passcode` passes, `verify(passcode, hash)` comparing it with a hash. With no hash
-    /// set, `EndSession`'s passcode is wrong (an admin uses `ForceEndSession`) and `SetPasscode`'s
-    /// current passcode is ignored (`verify` is not called).
-    public func accepts(_ passcode: String, verify: (_ passcode: String, _ hash: String) -> Bool) -> Bool {
+    /// Whether `passcode` passes, `verify(passcode, hash)` comparing it with a hash (and throwing
+    /// when it cannot compare at all). With no hash set, `EndSession`'s passcode is wrong (an admin
+    /// uses `ForceEndSession`) and `SetPasscode`'s current passcode is ignored (`verify` is not called).
+    public func accepts<Failure: Error>(
+        _ passcode: String, verify: (_ passcode: String, _ hash: String) throws(Failure) -> Bool
+    ) throws(Failure) -> Bool {
         guard let expectedHash else { return purpose == .setPasscode }
-        return verify(passcode, expectedHash)
+        return try verify(passcode, expectedHash)
     }
 
     /// The `WrongPasscode` error for a passcode this check did not accept.

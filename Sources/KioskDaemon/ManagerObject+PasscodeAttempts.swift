@@ -43,10 +43,12 @@ extension ManagerObject {
         var purpose: Purpose
     }
 
-    /// What the worker found: whether the passcode matched, and for SetPasscode the new hash.
+    /// What the worker found: whether the passcode matched, and for SetPasscode the new hash; or
+    /// that libcrypt could not check it at all (`failure`).
     struct PasscodeVerdict: Sendable {
         var matches: Bool
-        var newHash: Result<String, KioskError>?
+        var newHash: Result<String, Passcode.CryptError>?
+        var failure: Passcode.CryptError?
     }
 
     /// More attempts than this waiting are refused (`Throttled`) rather than queued.
@@ -97,16 +99,24 @@ extension ManagerObject {
         _ passcode: String, with check: PasscodeCheck,
         purpose: PasscodeAttempt.Purpose
     ) -> PasscodeVerdict {
-        guard check.accepts(passcode, verify: Passcode.verify) else { return PasscodeVerdict(matches: false) }
+        let accepted: Bool
+        do {
+            accepted = try check.accepts(passcode, verify: Passcode.verify)
+        } catch {
+            return PasscodeVerdict(matches: false, failure: error)
+        }
+        guard accepted else { return PasscodeVerdict(matches: false) }
         switch purpose {
         case .endSession:
             return PasscodeVerdict(matches: true)
         case .setPasscode(let new):
-            return PasscodeVerdict(matches: true, newHash: Result { () throws(KioskError) in try Passcode.hash(new) })
+            return PasscodeVerdict(
+                matches: true, newHash: Result { () throws(Passcode.CryptError) in try Passcode.hash(new) })
         }
     }
 
-    /// Back on the loop: a wrong passcode is recorded in the throttle (persisted) and answered
+    /// Back on the loop: a passcode libcrypt could not check is answered `Failed` and not
+    /// counted; a wrong passcode is recorded in the throttle (persisted) and answered
     /// `WrongPasscode`; a right one does what the call asked, if it still applies: the session
     /// it was checked for may have ended (or another started) meanwhile. `done` runs once the
     /// outcome is on disk (or could not be written, or there was nothing to write).
@@ -114,6 +124,14 @@ extension ManagerObject {
         _ attempt: PasscodeAttempt, verdict: PasscodeVerdict, check: PasscodeCheck,
         session: GuidedSession.Identity?, done: @escaping () -> Void
     ) {
+        if let failure = verdict.failure {
+            logger.error(
+                "Could not check a passcode",
+                metadata: attempt.caller.metadata.merging(["error": "\(failure)"]) { $1 })
+            self.attempt(attempt.call) { throw failure }
+            done()
+            return
+        }
         guard verdict.matches else {
             change(attempt.call, finally: done) { [unowned self] in
                 var next = state

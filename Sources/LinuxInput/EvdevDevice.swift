@@ -61,7 +61,7 @@ public final class EvdevDevice {
         } catch {
             throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
         }
-        if let dev { libevdev_free(dev) }
+        if let dev { Libevdev.free(dev) }
         dev = fresh
     }
 
@@ -70,7 +70,7 @@ public final class EvdevDevice {
     ///
     /// The corresponding C calls are `libevdev_free` and `close(2)`.
     public func close() {
-        if let dev { libevdev_free(dev) }
+        if let dev { Libevdev.free(dev) }
         dev = nil
         if fileDescriptor >= 0 { Libevdev.close(fileDescriptor) }
         fileDescriptor = -1
@@ -84,9 +84,7 @@ public final class EvdevDevice {
     /// The corresponding C call is `fstat(2)`.
     public var deviceNumber: UInt64? {
         guard fileDescriptor >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fileDescriptor, &info) == 0 else { return nil }
-        return UInt64(info.st_rdev)
+        return try? Libevdev.deviceNumber(fileDescriptor)
     }
 
     /// Name, phys, uniq, ids, event codes, input properties and axis ranges, as read at open
@@ -97,30 +95,20 @@ public final class EvdevDevice {
     public var deviceDescription: DeviceDescription {
         guard let dev else { return DeviceDescription(name: "") }
         var description = DeviceDescription(
-            name: Libevdev.string(libevdev_get_name(dev)) ?? "",
-            phys: Libevdev.string(libevdev_get_phys(dev)),
-            uniq: Libevdev.string(libevdev_get_uniq(dev)),
-            id: DeviceDescription.ID(
-                bus: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(dev)),
-                vendor: UInt16(truncatingIfNeeded: libevdev_get_id_vendor(dev)),
-                product: UInt16(truncatingIfNeeded: libevdev_get_id_product(dev)),
-                version: UInt16(truncatingIfNeeded: libevdev_get_id_version(dev))))
-        for type in 1...UInt32(EV.max) where libevdev_has_event_type(dev, type) != 0 {
-            let max = libevdev_event_type_get_max(type)
-            guard max >= 0 else { continue }
+            name: Libevdev.name(dev), phys: Libevdev.phys(dev), uniq: Libevdev.uniq(dev), id: Libevdev.id(dev))
+        for type in 1...EV.max where Libevdev.hasType(dev, type) {
+            guard let max = Libevdev.maxCode(type: type) else { continue }
             var codes = Set<UInt16>()
-            for code in 0...UInt32(max) where libevdev_has_event_code(dev, type, code) != 0 {
-                codes.insert(UInt16(code))
-                if type == UInt32(EV.abs), let info = libevdev_get_abs_info(dev, code) {
-                    description.absInfo[UInt16(code)] = DeviceDescription.AbsInfo(
-                        minimum: info.pointee.minimum, maximum: info.pointee.maximum, fuzz: info.pointee.fuzz,
-                        flat: info.pointee.flat, resolution: info.pointee.resolution)
+            for code in 0...max where Libevdev.hasCode(dev, type: type, code: code) {
+                codes.insert(code)
+                if type == EV.abs, let abs = Libevdev.absInfo(dev, code: code) {
+                    description.absInfo[code] = abs.info
                 }
             }
-            description.codes[UInt16(type)] = codes
+            description.codes[type] = codes
         }
-        for prop in 0...UInt32(INPUT_PROP.max) where libevdev_has_property(dev, prop) != 0 {
-            description.properties.insert(UInt16(prop))
+        for prop in 0...INPUT_PROP.max where Libevdev.hasProperty(dev, prop) {
+            description.properties.insert(prop)
         }
         return description
     }
@@ -132,8 +120,8 @@ public final class EvdevDevice {
     public var axisValues: [UInt16: Int32] {
         var values: [UInt16: Int32] = [:]
         guard let dev else { return values }
-        for code in 0...UInt32(ABS.max) where libevdev_has_event_code(dev, UInt32(EV.abs), code) != 0 {
-            if let info = libevdev_get_abs_info(dev, code) { values[UInt16(code)] = info.pointee.value }
+        for code in 0...ABS.max where Libevdev.hasCode(dev, type: EV.abs, code: code) {
+            if let abs = Libevdev.absInfo(dev, code: code) { values[code] = abs.value }
         }
         return values
     }
@@ -237,29 +225,28 @@ public final class EvdevDevice {
     public var state: DeviceState {
         var state = DeviceState()
         guard let dev else { return state }
-        if libevdev_has_event_type(dev, UInt32(EV.key)) != 0 {
-            for code in 0...UInt32(KEY.max)
-            where libevdev_has_event_code(dev, UInt32(EV.key), code) != 0
-                && libevdev_get_event_value(dev, UInt32(EV.key), code) != 0
+        if Libevdev.hasType(dev, EV.key) {
+            for code in 0...KEY.max
+            where Libevdev.hasCode(dev, type: EV.key, code: code) && Libevdev.value(dev, type: EV.key, code: code) != 0
             {
-                state.keysDown.insert(UInt16(code))
+                state.keysDown.insert(code)
             }
         }
-        for code in 0..<UInt32(ABS.mtSlot) where libevdev_has_event_code(dev, UInt32(EV.abs), code) != 0 {
-            state.absValues[UInt16(code)] = libevdev_get_event_value(dev, UInt32(EV.abs), code)
+        for code in 0..<ABS.mtSlot where Libevdev.hasCode(dev, type: EV.abs, code: code) {
+            state.absValues[code] = Libevdev.value(dev, type: EV.abs, code: code)
         }
-        let slots = libevdev_get_num_slots(dev)
+        let slots = Libevdev.slotCount(dev)
         if slots > 0 {
-            let axes = (UInt32(ABS.mtSlot) + 1...UInt32(ABS.max)).filter {
-                $0 != UInt32(ABS.mtTrackingID) && libevdev_has_event_code(dev, UInt32(EV.abs), $0) != 0
+            let axes = (ABS.mtSlot + 1...ABS.max).filter {
+                $0 != ABS.mtTrackingID && Libevdev.hasCode(dev, type: EV.abs, code: $0)
             }
-            for slot in 0..<UInt32(slots) {
+            for slot in 0..<slots {
                 var slotState = DeviceState.Slot(
-                    trackingID: libevdev_get_slot_value(dev, slot, UInt32(ABS.mtTrackingID)))
-                for code in axes { slotState.axes[UInt16(code)] = libevdev_get_slot_value(dev, slot, code) }
+                    trackingID: Libevdev.slotValue(dev, slot: slot, code: ABS.mtTrackingID))
+                for code in axes { slotState.axes[code] = Libevdev.slotValue(dev, slot: slot, code: code) }
                 state.slots.append(slotState)
             }
-            state.currentSlot = Int(max(0, libevdev_get_current_slot(dev)))
+            state.currentSlot = Libevdev.currentSlot(dev)
         }
         return state
     }

@@ -4,6 +4,7 @@
 
 import CEvdev
 import Glibc
+import KioskInput
 import SystemdKit
 
 enum Libevdev {
@@ -48,6 +49,13 @@ enum Libevdev {
         }
     }
 
+    /// The device number (`st_rdev`) of what `fd` is open on.
+    static func deviceNumber(_ fd: Int32) throws(Errno) -> UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Errno.current }
+        return UInt64(info.st_rdev)
+    }
+
     // MARK: evdev
 
     static func newDevice(fd: Int32) throws(Errno) -> OpaquePointer {
@@ -55,6 +63,10 @@ enum Libevdev {
         try Errno.check(libevdev_new_from_fd(fd, &dev))
         guard let dev else { throw Errno(rawValue: ENOMEM) }
         return dev
+    }
+
+    static func free(_ dev: OpaquePointer) {
+        libevdev_free(dev)
     }
 
     static func grab(fd: Int32, _ on: Bool) throws(Errno) {
@@ -95,12 +107,82 @@ enum Libevdev {
         cString.map { String(cString: $0) }
     }
 
+    // MARK: evdev: what libevdev read of the device
+
+    static func name(_ dev: OpaquePointer) -> String { string(libevdev_get_name(dev)) ?? "" }
+    static func phys(_ dev: OpaquePointer) -> String? { string(libevdev_get_phys(dev)) }
+    static func uniq(_ dev: OpaquePointer) -> String? { string(libevdev_get_uniq(dev)) }
+
+    static func id(_ dev: OpaquePointer) -> DeviceDescription.ID {
+        DeviceDescription.ID(
+            bus: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(dev)),
+            vendor: UInt16(truncatingIfNeeded: libevdev_get_id_vendor(dev)),
+            product: UInt16(truncatingIfNeeded: libevdev_get_id_product(dev)),
+            version: UInt16(truncatingIfNeeded: libevdev_get_id_version(dev)))
+    }
+
+    static func hasType(_ dev: OpaquePointer, _ type: UInt16) -> Bool {
+        libevdev_has_event_type(dev, UInt32(type)) != 0
+    }
+
+    static func hasCode(_ dev: OpaquePointer, type: UInt16, code: UInt16) -> Bool {
+        libevdev_has_event_code(dev, UInt32(type), UInt32(code)) != 0
+    }
+
+    static func hasProperty(_ dev: OpaquePointer, _ property: UInt16) -> Bool {
+        libevdev_has_property(dev, UInt32(property)) != 0
+    }
+
+    /// The highest code of an event type, or nil for a type libevdev does not know.
+    static func maxCode(type: UInt16) -> UInt16? {
+        let max = libevdev_event_type_get_max(UInt32(type))
+        return max >= 0 ? UInt16(max) : nil
+    }
+
+    /// An absolute axis's range and current value, or nil if the device has no such axis.
+    static func absInfo(_ dev: OpaquePointer, code: UInt16) -> (info: DeviceDescription.AbsInfo, value: Int32)? {
+        guard let abs = libevdev_get_abs_info(dev, UInt32(code))?.pointee else { return nil }
+        let info = DeviceDescription.AbsInfo(
+            minimum: abs.minimum, maximum: abs.maximum, fuzz: abs.fuzz, flat: abs.flat, resolution: abs.resolution)
+        return (info, abs.value)
+    }
+
+    static func value(_ dev: OpaquePointer, type: UInt16, code: UInt16) -> Int32 {
+        libevdev_get_event_value(dev, UInt32(type), UInt32(code))
+    }
+
+    /// The number of multitouch slots; 0 for a device without `ABS_MT_SLOT`.
+    static func slotCount(_ dev: OpaquePointer) -> Int {
+        Int(max(0, libevdev_get_num_slots(dev)))
+    }
+
+    static func slotValue(_ dev: OpaquePointer, slot: Int, code: UInt16) -> Int32 {
+        libevdev_get_slot_value(dev, UInt32(slot), UInt32(code))
+    }
+
+    static func currentSlot(_ dev: OpaquePointer) -> Int {
+        Int(max(0, libevdev_get_current_slot(dev)))
+    }
+
     // MARK: uinput
 
     /// A libevdev description to fill in and hand to `createUInput`; freed by the caller.
     static func newBlankDevice() throws(Errno) -> OpaquePointer {
         guard let dev = libevdev_new() else { throw Errno(rawValue: ENOMEM) }
         return dev
+    }
+
+    /// uinput's name limit (`UINPUT_MAX_NAME_SIZE`), the NUL included.
+    static var uinputMaxNameSize: Int { cevdev_uinput_max_name_size() }
+
+    static func setName(_ dev: OpaquePointer, _ name: String) { libevdev_set_name(dev, name) }
+    static func setPhys(_ dev: OpaquePointer, _ phys: String) { libevdev_set_phys(dev, phys) }
+
+    static func setID(_ dev: OpaquePointer, _ id: DeviceDescription.ID) {
+        libevdev_set_id_bustype(dev, Int32(id.bus))
+        libevdev_set_id_vendor(dev, Int32(id.vendor))
+        libevdev_set_id_product(dev, Int32(id.product))
+        libevdev_set_id_version(dev, Int32(id.version))
     }
 
     static func enable(_ dev: OpaquePointer, type: UInt32, code: UInt32, data: UnsafeRawPointer?) throws(Errno) {
@@ -123,4 +205,10 @@ enum Libevdev {
         guard let uidev else { throw Errno(rawValue: ENOMEM) }
         return uidev
     }
+
+    static func devnode(_ uidev: OpaquePointer) -> String? { string(libevdev_uinput_get_devnode(uidev)) }
+    static func syspath(_ uidev: OpaquePointer) -> String? { string(libevdev_uinput_get_syspath(uidev)) }
+
+    /// `UI_DEV_DESTROY`; does not close the uinput fd.
+    static func destroyUInput(_ uidev: OpaquePointer) { libevdev_uinput_destroy(uidev) }
 }

@@ -36,7 +36,7 @@ public final class UInputClone {
     /// A name cut to what uinput accepts (`UINPUT_MAX_NAME_SIZE` - 1 bytes), at a
     /// character boundary.
     public static func uinputName(_ name: String) -> String {
-        let limit = cevdev_uinput_max_name_size() - 1
+        let limit = Libevdev.uinputMaxNameSize - 1
         var result = ""
         var bytes = 0
         for character in name {
@@ -101,7 +101,7 @@ public final class UInputClone {
         } catch {
             throw EvdevError(error, path: uinputPath, operation: "libevdev_enable_event_code")
         }
-        defer { libevdev_free(template) }
+        defer { Libevdev.free(template) }
         do {
             fileDescriptor = try Libevdev.open(uinputPath, flags: O_RDWR | O_NONBLOCK | O_CLOEXEC)
         } catch {
@@ -111,8 +111,8 @@ public final class UInputClone {
             if let phys = description.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
             let uinput = try Libevdev.createUInput(from: template, uinputFD: fileDescriptor)
             self.uinput = uinput
-            devnode = Libevdev.string(libevdev_uinput_get_devnode(uinput))
-            syspath = Libevdev.string(libevdev_uinput_get_syspath(uinput))
+            devnode = Libevdev.devnode(uinput)
+            syspath = Libevdev.syspath(uinput)
         } catch {
             Libevdev.close(fileDescriptor)
             throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
@@ -128,7 +128,7 @@ public final class UInputClone {
     ///
     /// The corresponding C calls are `libevdev_uinput_destroy` (`UI_DEV_DESTROY`) and `close(2)`.
     public func destroy() {
-        if let uinput { libevdev_uinput_destroy(uinput) }
+        if let uinput { Libevdev.destroyUInput(uinput) }
         uinput = nil
         if fileDescriptor >= 0 { Libevdev.close(fileDescriptor) }
         fileDescriptor = -1
@@ -192,12 +192,9 @@ public final class UInputClone {
     ) throws(Errno) -> OpaquePointer {
         let dev = try Libevdev.newBlankDevice()
         do {
-            libevdev_set_name(dev, uinputName(description.name))
-            if let phys = description.phys { libevdev_set_phys(dev, phys) }
-            libevdev_set_id_bustype(dev, Int32(description.id.bus))
-            libevdev_set_id_vendor(dev, Int32(description.id.vendor))
-            libevdev_set_id_product(dev, Int32(description.id.product))
-            libevdev_set_id_version(dev, Int32(description.id.version))
+            Libevdev.setName(dev, uinputName(description.name))
+            if let phys = description.phys { Libevdev.setPhys(dev, phys) }
+            Libevdev.setID(dev, description.id)
             for (type, codes) in description.codes.sorted(by: { $0.key < $1.key }) {
                 for code in codes.sorted() {
                     switch type {
@@ -219,7 +216,7 @@ public final class UInputClone {
                 try Libevdev.enable(dev, property: UInt32(property))
             }
         } catch {
-            libevdev_free(dev)
+            Libevdev.free(dev)
             throw error
         }
         return dev

@@ -1,6 +1,3 @@
-import CSystemd
-import Glibc
-
 /// A D-Bus connection (`sd_bus`).
 ///
 /// Use it on its loop thread once attached (sd-bus is not thread-safe); the `async` calls may be
@@ -12,7 +9,7 @@ public final class Bus: @unchecked Sendable {
 
     private init(handle: OpaquePointer) { self.handle = handle }
 
-    deinit { sd_bus_flush_close_unref(handle) }
+    deinit { CBus.flushCloseUnref(handle) }
 
     /// The system bus, or the one `$DBUS_SYSTEM_BUS_ADDRESS` names.
     /// The corresponding C call is `sd_bus_open_system`.
@@ -30,7 +27,7 @@ public final class Bus: @unchecked Sendable {
 
     /// Lets `loop` drive this bus (io, timeouts, the read queue). `sd_bus_attach_event`.
     public func attach(to loop: EventLoop) throws(Errno) {
-        try Errno.check(sd_bus_attach_event(handle, loop.handle, 0))
+        try CBus.attach(handle, to: loop.handle)
         self.loop = loop
     }
 
@@ -40,22 +37,20 @@ public final class Bus: @unchecked Sendable {
     /// Takes a well-known name, synchronously (one round trip; do it before the loop serves).
     /// The corresponding C call is `sd_bus_request_name`.
     public func requestName(_ name: String, replaceExisting: Bool = false) throws(Errno) {
-        let flags: UInt64 = replaceExisting ? UInt64(SD_BUS_NAME_REPLACE_EXISTING) : 0
-        try Errno.check(sd_bus_request_name(handle, name, flags))
+        try CBus.requestName(handle, name, replaceExisting: replaceExisting)
     }
 
     /// Writes out every queued message, blocking. `sd_bus_flush`.
-    public func flush() throws(Errno) { try Errno.check(sd_bus_flush(handle)) }
+    public func flush() throws(Errno) { try CBus.flush(handle) }
 
     /// Flushes and closes the connection; the object stays valid but is disconnected.
     /// The corresponding C calls are `sd_bus_flush` and `sd_bus_close`.
     public func close() {
-        _ = sd_bus_flush(handle)
-        sd_bus_close(handle)
+        CBus.close(handle)
     }
 
     /// Whether the connection is still open. `sd_bus_is_open`.
-    public var isOpen: Bool { sd_bus_is_open(handle) > 0 }
+    public var isOpen: Bool { CBus.isOpen(handle) }
 
     // MARK: messages
 
@@ -63,21 +58,19 @@ public final class Bus: @unchecked Sendable {
     public func makeMethodCall(
         destination: String?, path: String, interface: String?, member: String
     ) throws(Errno) -> Message {
-        var m: OpaquePointer?
-        try Errno.check(sd_bus_message_new_method_call(handle, &m, destination, path, interface, member))
-        return Message(adopting: m!)
+        Message(
+            adopting: try CBus.newMethodCall(
+                handle, destination: destination, path: path, interface: interface, member: member))
     }
 
     /// A signal to fill and send. `sd_bus_message_new_signal`.
     public func makeSignal(path: String, interface: String, member: String) throws(Errno) -> Message {
-        var m: OpaquePointer?
-        try Errno.check(sd_bus_message_new_signal(handle, &m, path, interface, member))
-        return Message(adopting: m!)
+        Message(adopting: try CBus.newSignal(handle, path: path, interface: interface, member: member))
     }
 
     /// Queues `message` for sending. `sd_bus_send`.
     public func send(_ message: Message) throws(Errno) {
-        try Errno.check(sd_bus_send(handle, message.handle, nil))
+        try CBus.send(handle, message.handle)
     }
 
     /// Sends the signal `member` with `arguments`. The corresponding C calls are
@@ -91,8 +84,7 @@ public final class Bus: @unchecked Sendable {
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for `properties` of an exported
     /// interface, with values read from their getters. `sd_bus_emit_properties_changed_strv`.
     public func emitPropertiesChanged(path: String, interface: String, properties: [String]) throws(Errno) {
-        let r = CBus.withStrv(properties) { sd_bus_emit_properties_changed_strv(handle, path, interface, $0) }
-        try Errno.check(r)
+        try CBus.emitPropertiesChanged(handle, path: path, interface: interface, properties: properties)
     }
 
     // MARK: calls
@@ -104,30 +96,15 @@ public final class Bus: @unchecked Sendable {
         _ call: Message, timeout: Duration? = nil,
         completion: @escaping (Result<Message, any Error>) -> Void
     ) throws(Errno) {
-        let box = Unmanaged.passRetained(CallBox(completion)).toOpaque()
-        var slot: OpaquePointer?
-        let r = sd_bus_call_async(
-            handle, &slot, call.handle,
-            { m, userdata, _ in
-                let box = Unmanaged<CallBox>.fromOpaque(userdata!).takeUnretainedValue()
-                let reply = Message(retaining: m!)
-                if let error = reply.error {
-                    // A local timeout/disconnect arrives as a synthesized error reply.
-                    box.completion(.failure(error))
-                } else {
-                    box.completion(.success(reply))
-                }
-                return 1
-            }, box, timeout?.microseconds ?? 0)
-        guard r >= 0, let slot else {
-            Unmanaged<CallBox>.fromOpaque(box).release()
-            throw Errno(rawValue: -r)
+        try CBus.callAsync(handle, call.handle, timeoutMicroseconds: timeout?.microseconds ?? 0) { m in
+            let reply = Message(retaining: m)
+            if let error = reply.error {
+                // A local timeout/disconnect arrives as a synthesized error reply.
+                completion(.failure(error))
+            } else {
+                completion(.success(reply))
+            }
         }
-        sd_bus_slot_set_destroy_callback(slot) { userdata in
-            Unmanaged<CallBox>.fromOpaque(userdata!).release()
-        }
-        sd_bus_slot_set_floating(slot, 1)
-        sd_bus_slot_unref(slot)
     }
 
     /// Calls a method and returns the reply's values. Callable from any task: builds, sends and
@@ -160,15 +137,7 @@ public final class Bus: @unchecked Sendable {
     /// Calls a method and waits, blocking the thread (for tools; never on a daemon's loop).
     /// The corresponding C call is `sd_bus_call`.
     public func callBlocking(_ call: Message, timeout: Duration? = nil) throws -> Message {
-        var error = csd_bus_error_null()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        let r = sd_bus_call(handle, call.handle, timeout?.microseconds ?? 0, &error, &reply)
-        if r < 0 {
-            if sd_bus_error_is_set(&error) != 0 { throw BusError(&error) }
-            throw Errno(rawValue: -r)
-        }
-        return Message(adopting: reply!)
+        Message(adopting: try CBus.call(handle, call.handle, timeoutMicroseconds: timeout?.microseconds ?? 0))
     }
 
     // MARK: signal matches
@@ -182,50 +151,19 @@ public final class Bus: @unchecked Sendable {
         installed: ((Result<Void, BusError>) -> Void)? = nil,
         _ handler: @escaping (Message) -> Void
     ) throws(Errno) -> BusSlot {
-        let box = Unmanaged.passRetained(MatchBox(handler, installed: installed)).toOpaque()
-        var slot: OpaquePointer?
-        let r = sd_bus_match_signal_async(
-            handle, &slot, sender, path, interface, member,
-            { m, userdata, _ in
-                Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
-                return 0
+        let slot = try CBus.matchSignal(
+            handle, sender: sender, path: path, interface: interface, member: member,
+            installed: installed.map { installed in
+                { m in installed(Message(retaining: m).error.map { .failure($0) } ?? .success(())) }
             },
-            { m, userdata, _ in
-                let box = Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue()
-                let reply = Message(retaining: m!)
-                box.installed?(reply.error.map { .failure($0) } ?? .success(()))
-                return 0
-            }, box)
-        return try Self.matchSlot(r, slot, box: box)
+            handler: { m in handler(Message(retaining: m)) })
+        return BusSlot(slot)
     }
 
     /// Adds a match with a full match rule string, installed asynchronously.
     /// The corresponding C call is `sd_bus_add_match_async`.
     public func addMatch(rule: String, _ handler: @escaping (Message) -> Void) throws(Errno) -> BusSlot {
-        let box = Unmanaged.passRetained(MatchBox(handler, installed: nil)).toOpaque()
-        var slot: OpaquePointer?
-        let r = sd_bus_add_match_async(
-            handle, &slot, rule,
-            { m, userdata, _ in
-                Unmanaged<MatchBox>.fromOpaque(userdata!).takeUnretainedValue().handler(Message(retaining: m!))
-                return 0
-            }, nil, box)
-        return try Self.matchSlot(r, slot, box: box)
-    }
-
-    /// The slot of a match just added with `box` as its userdata: the box lives as long as the
-    /// slot (released by the slot's destroy callback), or is released now if adding failed.
-    private static func matchSlot(
-        _ r: Int32, _ slot: OpaquePointer?, box: UnsafeMutableRawPointer
-    ) throws(Errno) -> BusSlot {
-        guard r >= 0, let slot else {
-            Unmanaged<MatchBox>.fromOpaque(box).release()
-            throw Errno(rawValue: -r)
-        }
-        sd_bus_slot_set_destroy_callback(slot) { userdata in
-            Unmanaged<MatchBox>.fromOpaque(userdata!).release()
-        }
-        return BusSlot(slot)
+        BusSlot(try CBus.addMatch(handle, rule: rule) { m in handler(Message(retaining: m)) })
     }
 
     // MARK: credentials
@@ -262,21 +200,7 @@ public final class BusSlot {
     public func cancel() {
         guard let h = handle else { return }
         handle = nil
-        sd_bus_slot_unref(h)
-    }
-}
-
-private final class CallBox {
-    let completion: (Result<Message, any Error>) -> Void
-    init(_ completion: @escaping (Result<Message, any Error>) -> Void) { self.completion = completion }
-}
-
-private final class MatchBox {
-    let handler: (Message) -> Void
-    let installed: ((Result<Void, BusError>) -> Void)?
-    init(_ handler: @escaping (Message) -> Void, installed: ((Result<Void, BusError>) -> Void)?) {
-        self.handler = handler
-        self.installed = installed
+        CBus.unref(slot: h)
     }
 }
 
@@ -286,11 +210,6 @@ extension Message {
     /// The corresponding C calls are `sd_bus_query_sender_creds(SD_BUS_CREDS_EUID|SD_BUS_CREDS_AUGMENT)`
     /// and `sd_bus_creds_get_euid`.
     public func senderEUID() throws(Errno) -> UInt32 {
-        var creds: OpaquePointer?
-        try Errno.check(sd_bus_query_sender_creds(handle, csd_creds_euid_augment(), &creds))
-        defer { sd_bus_creds_unref(creds) }
-        var uid: uid_t = 0
-        try Errno.check(sd_bus_creds_get_euid(creds, &uid))
-        return uid
+        try CBus.senderEUID(handle)
     }
 }

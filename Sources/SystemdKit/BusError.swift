@@ -46,7 +46,6 @@ extension BusError {
     /// Writes this error into the `sd_bus_error` sd-bus hands a handler, and returns the
     /// negative errno the handler must return. The corresponding C call is `sd_bus_error_set`.
     func set(_ target: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
-        let r = sd_bus_error_set(target, name, message)
-        return r < 0 ? r : -EIO
+        CBus.setError(target, name: name, message: message)
     }
 }

@@ -146,11 +146,9 @@ public final class MethodCall {
         guard !replied else { return }
         replied = true
         defer { answered() }
-        var r: OpaquePointer?
-        try Errno.check(sd_bus_message_new_method_return(message.handle, &r))
-        let reply = Message(adopting: r!)
+        let reply = Message(adopting: try CBus.newMethodReturn(message.handle))
         try reply.append(values)
-        try Errno.check(sd_bus_send(nil, reply.handle, nil))
+        try CBus.send(nil, reply.handle)
     }
 
     /// Replies with a D-Bus error. The corresponding C call is `sd_bus_reply_method_error`.
@@ -158,9 +156,6 @@ public final class MethodCall {
         guard !replied else { return }
         replied = true
         defer { answered() }
-        var e = csd_bus_error_null()
-        defer { sd_bus_error_free(&e) }
-        _ = sd_bus_error_set(&e, error.name, error.message)
-        try Errno.check(sd_bus_reply_method_error(message.handle, &e))
+        try CBus.replyError(message.handle, name: error.name, message: error.message)
     }
 }

@@ -41,6 +41,239 @@ enum CBus {
         return String(cString: name!)
     }
 
+    static func flushCloseUnref(_ bus: OpaquePointer) { sd_bus_flush_close_unref(bus) }
+
+    static func attach(_ bus: OpaquePointer, to event: OpaquePointer) throws(Errno) {
+        try Errno.check(sd_bus_attach_event(bus, event, 0))
+    }
+
+    static func requestName(_ bus: OpaquePointer, _ name: String, replaceExisting: Bool) throws(Errno) {
+        let flags: UInt64 = replaceExisting ? UInt64(SD_BUS_NAME_REPLACE_EXISTING) : 0
+        try Errno.check(sd_bus_request_name(bus, name, flags))
+    }
+
+    static func flush(_ bus: OpaquePointer) throws(Errno) { try Errno.check(sd_bus_flush(bus)) }
+
+    /// `sd_bus_flush` (its failure ignored: the connection closes anyway) and `sd_bus_close`.
+    static func close(_ bus: OpaquePointer) {
+        _ = sd_bus_flush(bus)
+        sd_bus_close(bus)
+    }
+
+    static func isOpen(_ bus: OpaquePointer) -> Bool { sd_bus_is_open(bus) > 0 }
+
+    static func emitPropertiesChanged(
+        _ bus: OpaquePointer, path: String, interface: String, properties: [String]
+    ) throws(Errno) {
+        try Errno.check(withStrv(properties) { sd_bus_emit_properties_changed_strv(bus, path, interface, $0) })
+    }
+
+    // MARK: calls and matches
+
+    /// The Swift side of a C callback: the slot's userdata, released by the slot's destroy callback.
+    private final class HandlerBox {
+        let handler: (OpaquePointer) -> Void
+        let installed: ((OpaquePointer) -> Void)?
+        init(_ handler: @escaping (OpaquePointer) -> Void, installed: ((OpaquePointer) -> Void)?) {
+            self.handler = handler
+            self.installed = installed
+        }
+    }
+
+    private static func box(
+        _ handler: @escaping (OpaquePointer) -> Void, installed: ((OpaquePointer) -> Void)? = nil
+    ) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(HandlerBox(handler, installed: installed)).toOpaque()
+    }
+
+    private static func releaseBox(_ userdata: UnsafeMutableRawPointer?) {
+        Unmanaged<HandlerBox>.fromOpaque(userdata!).release()
+    }
+
+    private static let callHandler: sd_bus_message_handler_t = { m, userdata, _ in
+        Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().handler(m!)
+        return 1
+    }
+
+    private static let matchHandler: sd_bus_message_handler_t = { m, userdata, _ in
+        Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().handler(m!)
+        return 0
+    }
+
+    private static let installHandler: sd_bus_message_handler_t = { m, userdata, _ in
+        Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().installed?(m!)
+        return 0
+    }
+
+    /// `sd_bus_call_async`: `reply` gets the reply (or the synthesized error reply of a local
+    /// timeout or disconnect) on the loop. The slot floats, owned by the bus.
+    static func callAsync(
+        _ bus: OpaquePointer, _ call: OpaquePointer, timeoutMicroseconds: UInt64,
+        reply: @escaping (OpaquePointer) -> Void
+    ) throws(Errno) {
+        let userdata = box(reply)
+        var slot: OpaquePointer?
+        let r = sd_bus_call_async(bus, &slot, call, callHandler, userdata, timeoutMicroseconds)
+        guard r >= 0, let slot else {
+            releaseBox(userdata)
+            throw Errno(rawValue: -r)
+        }
+        sd_bus_slot_set_destroy_callback(slot) { Unmanaged<HandlerBox>.fromOpaque($0!).release() }
+        sd_bus_slot_set_floating(slot, 1)
+        sd_bus_slot_unref(slot)
+    }
+
+    /// `sd_bus_call`: the reply, or the error reply as a `BusError`, or an `Errno`.
+    static func call(_ bus: OpaquePointer, _ call: OpaquePointer, timeoutMicroseconds: UInt64) throws -> OpaquePointer {
+        var error = csd_bus_error_null()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        let r = sd_bus_call(bus, call, timeoutMicroseconds, &error, &reply)
+        if r < 0 {
+            if sd_bus_error_is_set(&error) != 0 { throw BusError(&error) }
+            throw Errno(rawValue: -r)
+        }
+        return reply!
+    }
+
+    /// `sd_bus_match_signal_async`: the slot of the match, which calls `handler` for each signal
+    /// and `installed` with the bus's reply to the AddMatch.
+    static func matchSignal(
+        _ bus: OpaquePointer, sender: String?, path: String?, interface: String?, member: String?,
+        installed: ((OpaquePointer) -> Void)?, handler: @escaping (OpaquePointer) -> Void
+    ) throws(Errno) -> OpaquePointer {
+        let userdata = box(handler, installed: installed)
+        var slot: OpaquePointer?
+        let r = sd_bus_match_signal_async(
+            bus, &slot, sender, path, interface, member, matchHandler, installHandler, userdata)
+        return try matchSlot(r, slot, userdata)
+    }
+
+    /// `sd_bus_add_match_async` with a full match rule.
+    static func addMatch(
+        _ bus: OpaquePointer, rule: String, handler: @escaping (OpaquePointer) -> Void
+    ) throws(Errno) -> OpaquePointer {
+        let userdata = box(handler)
+        var slot: OpaquePointer?
+        let r = sd_bus_add_match_async(bus, &slot, rule, matchHandler, nil, userdata)
+        return try matchSlot(r, slot, userdata)
+    }
+
+    /// The slot of a match just added: the box lives as long as the slot, or is released now if
+    /// adding failed.
+    private static func matchSlot(
+        _ r: Int32, _ slot: OpaquePointer?, _ userdata: UnsafeMutableRawPointer
+    ) throws(Errno) -> OpaquePointer {
+        guard r >= 0, let slot else {
+            releaseBox(userdata)
+            throw Errno(rawValue: -r)
+        }
+        sd_bus_slot_set_destroy_callback(slot) { Unmanaged<HandlerBox>.fromOpaque($0!).release() }
+        return slot
+    }
+
+    static func unref(slot: OpaquePointer) { sd_bus_slot_unref(slot) }
+
+    /// `sd_bus_add_object_vtable`; `vtable` must outlive the returned slot.
+    static func addObjectVtable(
+        _ bus: OpaquePointer, path: String, interface: String, _ vtable: UnsafePointer<sd_bus_vtable>
+    ) throws(Errno) -> OpaquePointer {
+        var slot: OpaquePointer?
+        try Errno.check(sd_bus_add_object_vtable(bus, &slot, path, interface, vtable, nil))
+        return slot!
+    }
+
+    /// Writes `name` and `message` into the `sd_bus_error` sd-bus hands a handler, and returns
+    /// the negative errno the handler must return (`sd_bus_error_set`).
+    static func setError(_ target: UnsafeMutablePointer<sd_bus_error>?, name: String, message: String) -> Int32 {
+        let r = sd_bus_error_set(target, name, message)
+        return r < 0 ? r : -EIO
+    }
+
+    // MARK: messages
+
+    static func newMethodCall(
+        _ bus: OpaquePointer, destination: String?, path: String, interface: String?, member: String
+    ) throws(Errno) -> OpaquePointer {
+        var m: OpaquePointer?
+        try Errno.check(sd_bus_message_new_method_call(bus, &m, destination, path, interface, member))
+        return m!
+    }
+
+    static func newSignal(
+        _ bus: OpaquePointer, path: String, interface: String, member: String
+    ) throws(Errno)
+        -> OpaquePointer
+    {
+        var m: OpaquePointer?
+        try Errno.check(sd_bus_message_new_signal(bus, &m, path, interface, member))
+        return m!
+    }
+
+    /// `sd_bus_send`; a nil bus means the message's own.
+    static func send(_ bus: OpaquePointer?, _ m: OpaquePointer) throws(Errno) {
+        try Errno.check(sd_bus_send(bus, m, nil))
+    }
+
+    static func newMethodReturn(_ call: OpaquePointer) throws(Errno) -> OpaquePointer {
+        var r: OpaquePointer?
+        try Errno.check(sd_bus_message_new_method_return(call, &r))
+        return r!
+    }
+
+    /// `sd_bus_error_set` + `sd_bus_reply_method_error`.
+    static func replyError(_ call: OpaquePointer, name: String, message: String) throws(Errno) {
+        var e = csd_bus_error_null()
+        defer { sd_bus_error_free(&e) }
+        _ = sd_bus_error_set(&e, name, message)
+        try Errno.check(sd_bus_reply_method_error(call, &e))
+    }
+
+    static func ref(message m: OpaquePointer) -> OpaquePointer { sd_bus_message_ref(m)! }
+    static func unref(message m: OpaquePointer) { sd_bus_message_unref(m) }
+
+    static func sender(_ m: OpaquePointer) -> String? { sd_bus_message_get_sender(m).map { String(cString: $0) } }
+    static func destination(_ m: OpaquePointer) -> String? {
+        sd_bus_message_get_destination(m).map { String(cString: $0) }
+    }
+    static func path(_ m: OpaquePointer) -> String? { sd_bus_message_get_path(m).map { String(cString: $0) } }
+    static func interface(_ m: OpaquePointer) -> String? {
+        sd_bus_message_get_interface(m).map { String(cString: $0) }
+    }
+    static func member(_ m: OpaquePointer) -> String? { sd_bus_message_get_member(m).map { String(cString: $0) } }
+    static func signature(_ m: OpaquePointer) -> String {
+        sd_bus_message_get_signature(m, 1).map { String(cString: $0) } ?? ""
+    }
+
+    static func hasSignature(_ m: OpaquePointer, _ signature: String) -> Bool {
+        sd_bus_message_has_signature(m, signature) > 0
+    }
+
+    /// The error of a method error reply, nil for any other message.
+    static func error(_ m: OpaquePointer) -> BusError? {
+        guard let e = sd_bus_message_get_error(m), sd_bus_error_is_set(e) != 0 else { return nil }
+        return BusError(e)
+    }
+
+    /// Reads a unix fd (`h`); it stays owned by the message.
+    static func readUnixFD(_ m: OpaquePointer) throws(Errno) -> Int32 {
+        var fd: Int32 = -1
+        try Errno.check(sd_bus_message_read_basic(m, type("h"), &fd))
+        return fd
+    }
+
+    // MARK: credentials
+
+    /// `sd_bus_query_sender_creds(SD_BUS_CREDS_EUID|SD_BUS_CREDS_AUGMENT)` + `sd_bus_creds_get_euid`.
+    static func senderEUID(_ m: OpaquePointer) throws(Errno) -> UInt32 {
+        var creds: OpaquePointer?
+        try Errno.check(sd_bus_query_sender_creds(m, csd_creds_euid_augment(), &creds))
+        defer { sd_bus_creds_unref(creds) }
+        var uid: uid_t = 0
+        try Errno.check(sd_bus_creds_get_euid(creds, &uid))
+        return uid
+    }
+
     // MARK: messages
 
     static func append(_ m: OpaquePointer, _ value: DBusValue) throws(Errno) {

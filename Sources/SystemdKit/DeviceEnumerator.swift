@@ -1,5 +1,3 @@
-import CSystemd
-
 /// Lists the devices that exist now, from sysfs and the udev database.
 ///
 /// Without ``allowUninitialized``, a device with a `/dev` node is listed only once udev has
@@ -27,24 +25,6 @@ public struct DeviceEnumerator: Sendable {
     /// `sd_device_enumerator_allow_uninitialized` and
     /// `sd_device_enumerator_get_device_first`/`_next`.
     public func devices() throws(Errno) -> [Device] {
-        var enumerator: OpaquePointer?
-        try Errno.check(sd_device_enumerator_new(&enumerator))
-        defer { sd_device_enumerator_unref(enumerator) }
-        for subsystem in subsystems {
-            try Errno.check(sd_device_enumerator_add_match_subsystem(enumerator, subsystem, 1))
-        }
-        for sysname in sysnames {
-            try Errno.check(sd_device_enumerator_add_match_sysname(enumerator, sysname))
-        }
-        if allowUninitialized {
-            try Errno.check(sd_device_enumerator_allow_uninitialized(enumerator))
-        }
-        var result: [Device] = []
-        var device = sd_device_enumerator_get_device_first(enumerator)
-        while let d = device {
-            if let snapshot = Device(d) { result.append(snapshot) }
-            device = sd_device_enumerator_get_device_next(enumerator)
-        }
-        return result
+        try CDevice.enumerate(subsystems: subsystems, sysnames: sysnames, allowUninitialized: allowUninitialized)
     }
 }

@@ -1,4 +1,4 @@
-import CSystemd
+import CSystemd  // EPOLLET
 import Glibc
 
 /// Device uevents as they happen, on an ``EventLoop``.
@@ -18,7 +18,9 @@ import Glibc
 public final class DeviceMonitor {
     private var handle: OpaquePointer?
     private let box: HandlerBox
+    private var monitorBox: CDevice.MonitorBox?
     private var overflowWatch: OpaquePointer?
+    private var overflowBox: CEvent.IOBox?
     private var overflowFD: Int32 = -1
 
     private final class HandlerBox {
@@ -59,25 +61,17 @@ public final class DeviceMonitor {
         _ handler: @escaping (Device) -> Void
     ) throws(Errno) {
         box = HandlerBox(handler, onOverflow: onOverflow)
-        var monitor: OpaquePointer?
-        try Errno.check(sd_device_monitor_new(&monitor))
-        handle = monitor
+        let box = box
+        let monitorBox = CDevice.MonitorBox { device in
+            // A message that arrived while this one was queued may have been dropped.
+            box.checkDrops()
+            box.handler(device)
+        }
+        self.monitorBox = monitorBox
+        handle = try CDevice.startMonitor(
+            subsystem: subsystem, devtype: devtype, event: loop.handle, receiveBufferSize: receiveBufferSize,
+            box: monitorBox)
         do {
-            // Best effort: without CAP_NET_ADMIN the kernel caps it at rmem_max.
-            _ = sd_device_monitor_set_receive_buffer_size(monitor, receiveBufferSize)
-            try Errno.check(sd_device_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, devtype))
-            try Errno.check(sd_device_monitor_attach_event(monitor, loop.handle))
-            try Errno.check(
-                sd_device_monitor_start(
-                    monitor,
-                    { _, device, userdata in
-                        guard let device, let userdata, let snapshot = Device(device) else { return 0 }
-                        let box = Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue()
-                        // A message that arrived while this one was queued may have been dropped.
-                        box.checkDrops()
-                        box.handler(snapshot)
-                        return 0
-                    }, Unmanaged.passUnretained(box).toOpaque()))
             if onOverflow != nil { try watchOverflows(loop: loop) }
         } catch {
             stop()
@@ -93,21 +87,19 @@ public final class DeviceMonitor {
     /// and swallows.
     private func watchOverflows(loop: EventLoop) throws(Errno) {
         // libsystemd 252 has no sd_device_monitor_get_fd; the started monitor's io source has it.
-        let socket = try Errno.check(sd_event_source_get_io_fd(sd_device_monitor_get_event_source(handle)))
+        guard let handle else { throw .cancelled }
+        let socket = try CDevice.monitorSocket(handle)
         overflowFD = fcntl(socket, F_DUPFD_CLOEXEC, 3)
         guard overflowFD >= 0 else { throw Errno.current }
         box.drops = Self.drops(overflowFD) ?? 0
         box.socket = overflowFD
-        var source: OpaquePointer?
-        try Errno.check(
-            sd_event_add_io(
-                loop.handle, &source, overflowFD, UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue),
-                { _, _, _, userdata in
-                    Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().checkDrops()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
+        let box = box
+        let watch = CEvent.IOBox { _ in box.checkDrops() }
+        overflowBox = watch
+        let source = try CEvent.addIO(
+            loop.handle, fd: overflowFD, events: IOEvents.readable.rawValue | UInt32(EPOLLET.rawValue), box: watch)
         overflowWatch = source
-        try Errno.check(sd_event_source_set_priority(source, Int64(SD_EVENT_PRIORITY_IMPORTANT)))
+        try CEvent.setPriorityImportant(source)
     }
 
     /// The socket's count of dropped messages (`SK_MEMINFO_DROPS` of `SO_MEMINFO`, Linux 4.12).
@@ -126,15 +118,13 @@ public final class DeviceMonitor {
     ///
     /// The corresponding C calls are `sd_device_monitor_stop` and `sd_device_monitor_unref`.
     public func stop() {
-        if let overflowWatch { sd_event_source_disable_unref(overflowWatch) }
+        if let overflowWatch { CEvent.disableUnref(overflowWatch) }
         overflowWatch = nil
         if overflowFD >= 0 { close(overflowFD) }
         overflowFD = -1
         box.socket = -1
         guard let h = handle else { return }
         handle = nil
-        sd_device_monitor_stop(h)
-        sd_device_monitor_detach_event(h)
-        sd_device_monitor_unref(h)
+        CDevice.stopMonitor(h)
     }
 }

@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 import Synchronization
 
@@ -15,6 +14,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     let handle: OpaquePointer
     private let wakeFD: Int32
     private var wakeSource: OpaquePointer?
+    private var wakeBox: CEvent.IOBox?
     private let jobs = Mutex<[Job]>([])
     private let thread = Atomic<UInt>(0)  // pthread_t of the running loop, 0 when not running
 
@@ -25,39 +25,34 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// A new loop. The corresponding C call is `sd_event_new`.
     public convenience init() throws(Errno) {
-        var e: OpaquePointer?
-        try Errno.check(sd_event_new(&e))
-        try self.init(adopting: e!)
+        try self.init(adopting: try CEvent.new())
     }
 
     private init(adopting e: OpaquePointer) throws(Errno) {
         handle = e
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else {
-            sd_event_unref(e)  // not fully initialised yet: no deinit runs
-            throw Errno.current
+        let fd: Int32
+        do {
+            fd = try CEvent.newWakeFD()
+        } catch {
+            CEvent.unref(e)  // not fully initialised yet: no deinit runs
+            throw error
         }
         wakeFD = fd
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        var source: OpaquePointer?
-        let r = sd_event_add_io(
-            e, &source, fd, UInt32(EPOLLIN.rawValue),
-            { _, fd, _, userdata in
-                var count: UInt64 = 0
-                _ = read(fd, &count, 8)
-                Unmanaged<EventLoop>.fromOpaque(userdata!).takeUnretainedValue().drainJobs()
-                return 0
-            }, me)
+        let box = CEvent.IOBox { [unowned(unsafe) self] _ in
+            var count: UInt64 = 0
+            _ = read(fd, &count, 8)
+            drainJobs()
+        }
+        wakeBox = box
         // Every property is set by now, so a throw runs deinit, which closes the fd and unrefs
         // the loop: doing it here too would close and unref twice.
-        guard r >= 0 else { throw Errno(rawValue: -r) }
-        wakeSource = source
+        wakeSource = try CEvent.addIO(e, fd: fd, events: IOEvents.readable.rawValue, box: box)
     }
 
     deinit {
-        sd_event_source_disable_unref(wakeSource)
+        CEvent.disableUnref(wakeSource)
         close(wakeFD)
-        sd_event_unref(handle)
+        CEvent.unref(handle)
     }
 
     // MARK: running
@@ -69,7 +64,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         thread.store(UInt(pthread_self()), ordering: .sequentiallyConsistent)
         defer { thread.store(0, ordering: .sequentiallyConsistent) }
         drainJobs()
-        return try Errno.check(sd_event_loop(handle))
+        return try CEvent.loop(handle)
     }
 
     /// Runs the loop on a new thread (for clients and tests; the daemon runs it on its main
@@ -106,10 +101,10 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// The corresponding C call is `sd_event_exit`.
     public func exit(code: Int32 = 0) {
         if isOnLoopThread {
-            sd_event_exit(handle, code)
+            CEvent.exit(handle, code: code)
         } else {
             let e = UnsafeSendable(handle)
-            execute { sd_event_exit(e.value, code) }
+            execute { CEvent.exit(e.value, code: code) }
         }
     }
 
@@ -121,9 +116,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Now, on `clock`, as sd-event sees it (cached per iteration). `sd_event_now`.
     public func now(_ clock: LoopClock = .monotonic) -> UInt64 {
-        var usec: UInt64 = 0
-        _ = sd_event_now(handle, clock.id, &usec)
-        return usec
+        CEvent.now(handle, clock: clock.id)
     }
 
     // MARK: handing work to the loop

@@ -1,4 +1,4 @@
-import CSystemd
+import CSystemd  // the EPOLL* constants
 import Glibc
 
 /// An sd-event source (io, timer, signal, defer, post). Keep it as long as the source should
@@ -18,20 +18,20 @@ public final class EventSource {
     public func cancel() {
         guard let h = handle else { return }
         handle = nil
-        sd_event_source_disable_unref(h)
+        CEvent.disableUnref(h)
     }
 
     /// Turns the source on (`on`), off, or on for one more dispatch (`oneshot`).
     /// The corresponding C call is `sd_event_source_set_enabled`.
     public func setEnabled(_ mode: Enabled) throws(Errno) {
         guard let h = handle else { throw .cancelled }
-        try Errno.check(sd_event_source_set_enabled(h, mode.rawValue))
+        try CEvent.setEnabled(h, mode.rawValue)
     }
 
     /// Re-arms a timer `interval` from now. `sd_event_source_set_time_relative`.
     public func setTime(after interval: Duration) throws(Errno) {
         guard let h = handle else { throw .cancelled }
-        try Errno.check(sd_event_source_set_time_relative(h, interval.microseconds))
+        try CEvent.setTimeRelative(h, interval.microseconds)
     }
 
     /// Fires a timer once more, `interval` from now (after it fired, or to move it).
@@ -64,45 +64,13 @@ extension Duration {
     }
 }
 
-private final class IOBox {
-    let handler: (IOEvents) -> Void
-    init(_ handler: @escaping (IOEvents) -> Void) { self.handler = handler }
-}
-
-private final class TimerBox {
-    let handler: () -> Void
-    let repeating: Duration?
-    init(_ handler: @escaping () -> Void, repeating: Duration?) {
-        self.handler = handler
-        self.repeating = repeating
-    }
-}
-
-private final class SignalBox {
-    let handler: (Int32) -> Void
-    init(_ handler: @escaping (Int32) -> Void) { self.handler = handler }
-}
-
-private final class PlainBox {
-    let handler: () -> Void
-    init(_ handler: @escaping () -> Void) { self.handler = handler }
-}
-
 extension EventLoop {
     /// Calls `handler` whenever `fd` has one of `events`. The fd stays the caller's.
     /// The corresponding C call is `sd_event_add_io`.
     public func addIO(fd: Int32, events: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws(Errno) -> EventSource
     {
-        let box = IOBox(handler)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_io(
-                handle, &s, fd, events.rawValue,
-                { _, _, revents, userdata in
-                    Unmanaged<IOBox>.fromOpaque(userdata!).takeUnretainedValue().handler(IOEvents(rawValue: revents))
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.IOBox { revents in handler(IOEvents(rawValue: revents)) }
+        return EventSource(handle: try CEvent.addIO(handle, fd: fd, events: events.rawValue, box: box), box: box)
     }
 
     /// Calls `handler` `delay` from now on `clock`, then every `repeating` if given.
@@ -111,21 +79,10 @@ extension EventLoop {
         clock: LoopClock = .monotonic, after delay: Duration, accuracy: Duration = .milliseconds(1),
         repeating: Duration? = nil, _ handler: @escaping () -> Void
     ) throws(Errno) -> EventSource {
-        let box = TimerBox(handler, repeating: repeating)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_time_relative(
-                handle, &s, clock.id, delay.microseconds, accuracy.microseconds,
-                { source, _, userdata in
-                    let box = Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue()
-                    if let interval = box.repeating {
-                        sd_event_source_set_time_relative(source, interval.microseconds)
-                        sd_event_source_set_enabled(source, -1)  // SD_EVENT_ONESHOT again
-                    }
-                    box.handler()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.TimerBox(handler, repeatingMicroseconds: repeating?.microseconds)
+        let source = try CEvent.addTimeRelative(
+            handle, clock: clock.id, usec: delay.microseconds, accuracy: accuracy.microseconds, box: box)
+        return EventSource(handle: source, box: box)
     }
 
     /// Calls `handler` at `usec` (absolute, µs, on `clock`). The corresponding C call is `sd_event_add_time`.
@@ -133,16 +90,9 @@ extension EventLoop {
         clock: LoopClock, at usec: UInt64, accuracy: Duration = .milliseconds(1),
         _ handler: @escaping () -> Void
     ) throws(Errno) -> EventSource {
-        let box = TimerBox(handler, repeating: nil)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_time(
-                handle, &s, clock.id, usec, accuracy.microseconds,
-                { _, _, userdata in
-                    Unmanaged<TimerBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.TimerBox(handler, repeatingMicroseconds: nil)
+        let source = try CEvent.addTime(handle, clock: clock.id, usec: usec, accuracy: accuracy.microseconds, box: box)
+        return EventSource(handle: source, box: box)
     }
 
     /// Calls `handler` when `signal` arrives. The signal is blocked on the calling thread (which
@@ -150,17 +100,8 @@ extension EventLoop {
     /// `EventLoop.blockSignals(_:)` at the top of `main`, or another thread takes it.
     /// The corresponding C call is `sd_event_add_signal` with `SD_EVENT_SIGNAL_PROCMASK`.
     public func addSignal(_ signal: Int32, _ handler: @escaping (Int32) -> Void) throws(Errno) -> EventSource {
-        let box = SignalBox(handler)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_signal(
-                handle, &s, signal | SD_EVENT_SIGNAL_PROCMASK,
-                { _, info, userdata in
-                    Unmanaged<SignalBox>.fromOpaque(userdata!).takeUnretainedValue().handler(
-                        Int32(info!.pointee.ssi_signo))
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.SignalBox(handler)
+        return EventSource(handle: try CEvent.addSignal(handle, signal, box: box), box: box)
     }
 
     /// Blocks `signals` on the calling thread; threads started afterwards inherit the mask.
@@ -175,30 +116,14 @@ extension EventLoop {
 
     /// Calls `handler` once, on the next iteration. The corresponding C call is `sd_event_add_defer`.
     public func addDefer(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
-        let box = PlainBox(handler)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_defer(
-                handle, &s,
-                { _, userdata in
-                    Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.PlainBox(handler)
+        return EventSource(handle: try CEvent.addDefer(handle, box: box), box: box)
     }
 
     /// Calls `handler` after any iteration in which another non-post source fired.
     /// The corresponding C call is `sd_event_add_post`.
     public func addPost(_ handler: @escaping () -> Void) throws(Errno) -> EventSource {
-        let box = PlainBox(handler)
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_post(
-                handle, &s,
-                { _, userdata in
-                    Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return EventSource(handle: s!, box: box)
+        let box = CEvent.PlainBox(handler)
+        return EventSource(handle: try CEvent.addPost(handle, box: box), box: box)
     }
 }

@@ -43,13 +43,12 @@ public final class ExportedObject {
         entries.append(csd_vtable_end())
         vtable.initialize(from: entries, count: count)
 
-        var s: OpaquePointer?
-        let r = sd_bus_add_object_vtable(bus.handle, &s, path, interface.name, vtable, nil)
-        if r < 0 {
+        do {
+            slot = try CBus.addObjectVtable(bus.handle, path: path, interface: interface.name, vtable)
+        } catch {
             release()
-            throw Errno(rawValue: -r)
+            throw error
         }
-        slot = s
     }
 
     deinit { remove() }
@@ -58,7 +57,7 @@ public final class ExportedObject {
     public func remove() {
         if let s = slot {
             slot = nil
-            sd_bus_slot_unref(s)
+            CBus.unref(slot: s)
             release()
         }
     }

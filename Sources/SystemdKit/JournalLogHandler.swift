@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 import Logging
 
@@ -104,12 +103,7 @@ public struct JournalLogHandler: LogHandler {
 
     /// The corresponding C call is `sd_journal_sendv`.
     static func sendToJournal(_ fields: [(String, String)]) throws(Errno) {
-        let strings = fields.map { "\($0.0)=\($0.1)" }
-        let pointers = strings.map { strdup($0)! }
-        defer { pointers.forEach { free($0) } }
-        let iov = pointers.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0)) }
-        let r = sd_journal_sendv(iov, Int32(iov.count))
-        try Errno.check(r)
+        try CDaemon.journalSend(fields)
     }
 
     /// `LEVEL label: message key=value …` on one line; newlines in values are escaped.

@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 
 extension Message {
@@ -9,8 +8,7 @@ extension Message {
     /// The corresponding C calls are `sd_bus_message_read_basic` with `'h'` and
     /// `fcntl(F_DUPFD_CLOEXEC)`.
     public func readUnixFD() throws(Errno) -> Int32 {
-        var fd: Int32 = -1
-        try Errno.check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "h")), &fd))
+        let fd = try CBus.readUnixFD(handle)
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
         guard copy >= 0 else { throw Errno.current }
         return copy

@@ -1,5 +1,3 @@
-import CSystemd
-
 /// An sd-bus message: a method call, a reply, an error or a signal.
 ///
 /// Like every sd-bus object it belongs to its bus's loop thread (its reference count is not
@@ -12,29 +10,26 @@ public final class Message {
     init(adopting handle: OpaquePointer) { self.handle = handle }
 
     /// Adds a reference. The corresponding C call is `sd_bus_message_ref`.
-    init(retaining handle: OpaquePointer) { self.handle = sd_bus_message_ref(handle) }
+    init(retaining handle: OpaquePointer) { self.handle = CBus.ref(message: handle) }
 
-    deinit { sd_bus_message_unref(handle) }
+    deinit { CBus.unref(message: handle) }
 
     /// The unique bus name of the sender (`:1.42`). `sd_bus_message_get_sender`.
-    public var sender: String? { sd_bus_message_get_sender(handle).map { String(cString: $0) } }
+    public var sender: String? { CBus.sender(handle) }
     /// `sd_bus_message_get_destination`.
-    public var destination: String? { sd_bus_message_get_destination(handle).map { String(cString: $0) } }
+    public var destination: String? { CBus.destination(handle) }
     /// `sd_bus_message_get_path`.
-    public var path: String? { sd_bus_message_get_path(handle).map { String(cString: $0) } }
+    public var path: String? { CBus.path(handle) }
     /// `sd_bus_message_get_interface`.
-    public var interface: String? { sd_bus_message_get_interface(handle).map { String(cString: $0) } }
+    public var interface: String? { CBus.interface(handle) }
     /// `sd_bus_message_get_member`.
-    public var member: String? { sd_bus_message_get_member(handle).map { String(cString: $0) } }
+    public var member: String? { CBus.member(handle) }
     /// The body signature, e.g. `ss`. `sd_bus_message_get_signature`.
-    public var signature: String { sd_bus_message_get_signature(handle, 1).map { String(cString: $0) } ?? "" }
+    public var signature: String { CBus.signature(handle) }
 
     /// The error carried by a method error reply, nil for any other message.
     /// The corresponding C call is `sd_bus_message_get_error`.
-    public var error: BusError? {
-        guard let e = sd_bus_message_get_error(handle), sd_bus_error_is_set(e) != 0 else { return nil }
-        return BusError(e)
-    }
+    public var error: BusError? { CBus.error(handle) }
 
     // MARK: Writing
 
@@ -56,7 +51,7 @@ public final class Message {
     /// throws `InvalidArgs` naming both signatures, so a caller's mistake becomes an error reply.
     /// The corresponding C call is `sd_bus_message_has_signature`.
     public func read(signature expected: String) throws(BusError) -> [DBusValue] {
-        guard sd_bus_message_has_signature(handle, expected) > 0 else {
+        guard CBus.hasSignature(handle, expected) else {
             throw BusError.invalidArgs("Expected arguments of signature '\(expected)', got '\(signature)'.")
         }
         do {

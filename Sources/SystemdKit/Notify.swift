@@ -1,5 +1,3 @@
-import CSystemd
-
 /// Talks to the service manager through `$NOTIFY_SOCKET` (`sd_notify`). Every call is a no-op
 /// returning false when the process was not started with a notify socket.
 public enum Notify {
@@ -7,7 +5,7 @@ public enum Notify {
     /// The corresponding C call is `sd_notify`.
     @discardableResult
     public static func send(_ state: String) throws(Errno) -> Bool {
-        try Errno.check(sd_notify(0, state)) > 0
+        try CDaemon.notify(state)
     }
 
     /// `READY=1`, with an optional `STATUS=`.
@@ -31,9 +29,7 @@ public enum Notify {
     /// The watchdog interval the service manager expects pings within (`$WATCHDOG_USEC`, for this
     /// pid), or nil when there is no watchdog. The corresponding C call is `sd_watchdog_enabled`.
     public static func watchdogInterval() throws(Errno) -> Duration? {
-        var usec: UInt64 = 0
-        guard try Errno.check(sd_watchdog_enabled(0, &usec)) > 0 else { return nil }
-        return .microseconds(Int64(usec))
+        try CDaemon.watchdogMicroseconds().map { .microseconds(Int64($0)) }
     }
 
     /// Pings `WATCHDOG=1` from `loop` now and every half interval, so a wedged loop stops the
