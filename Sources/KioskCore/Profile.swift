@@ -3,13 +3,13 @@ import KioskAPI
 /// A guided-access profile: what a session locks and presets (DESIGN §2).
 ///
 /// Built only by ``ProfileParser``, so every value in it has been validated.
-public struct Profile: Hashable, Sendable, Codable {
+public struct Profile: Hashable, Sendable, Encodable {
     /// Whether a hardware button group still works during the session.
-    public enum ButtonPolicy: String, Hashable, Sendable, Codable { case locked, allowed }
+    public enum ButtonPolicy: String, Hashable, Sendable, Encodable { case locked, allowed }
     /// Whether the escape chords (Ctrl+Alt+F1…F12, Ctrl+Alt+Backspace, Ctrl+Alt+Del, Alt+SysRq) work.
-    public enum ChordPolicy: String, Hashable, Sendable, Codable { case blocked, allowed }
+    public enum ChordPolicy: String, Hashable, Sendable, Encodable { case blocked, allowed }
 
-    public struct Buttons: Hashable, Sendable, Codable {
+    public struct Buttons: Hashable, Sendable, Encodable {
         public var power: ButtonPolicy = .locked
         public var volume: ButtonPolicy = .locked
         /// KEY_HOMEPAGE, KEY_LEFTMETA, KEY_RIGHTMETA.
@@ -28,24 +28,24 @@ public struct Profile: Hashable, Sendable, Codable {
     }
 
     /// A point in fractions of the touch surface (0…1 on both axes).
-    public struct Point: Hashable, Sendable, Codable {
+    public struct Point: Hashable, Sendable, Encodable {
         public var x: Double
         public var y: Double
         public init(x: Double, y: Double) { self.x = x; self.y = y }
     }
 
     /// The shape of a locked touch region, in fractions of the touch surface.
-    public enum Shape: Hashable, Sendable, Codable {
+    public enum Shape: Hashable, Sendable, Encodable {
         case rect(x: Double, y: Double, width: Double, height: Double)
         case polygon([Point])
     }
 
-    public struct Region: Hashable, Sendable, Codable {
+    public struct Region: Hashable, Sendable, Encodable {
         public var name: String
         public var shape: Shape
     }
 
-    public enum TouchMode: String, Hashable, Sendable, Codable {
+    public enum TouchMode: String, Hashable, Sendable, Encodable {
         /// Touch works (except in locked regions, when there are some).
         case all
         /// No touch at all.
@@ -54,7 +54,7 @@ public struct Profile: Hashable, Sendable, Codable {
         case regions
     }
 
-    public struct Touch: Hashable, Sendable, Codable {
+    public struct Touch: Hashable, Sendable, Encodable {
         public var mode: TouchMode = .all
         public var lockedRegions: [Region] = []
 
@@ -65,7 +65,7 @@ public struct Profile: Hashable, Sendable, Codable {
     }
 
     /// N presses of a key within a time, seen even while the key is locked.
-    public struct ExitGesture: Hashable, Sendable, Codable {
+    public struct ExitGesture: Hashable, Sendable, Encodable {
         public var key: String
         public var presses: Int
         public var within: Duration
@@ -78,13 +78,6 @@ public struct Profile: Hashable, Sendable, Codable {
             self.within = within
         }
 
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            key = try c.decode(String.self, forKey: .key)
-            presses = try c.decode(Int.self, forKey: .presses)
-            within = try c.decode(DurationText.self, forKey: .within).duration
-        }
-
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(key, forKey: .key)
@@ -93,7 +86,7 @@ public struct Profile: Hashable, Sendable, Codable {
         }
     }
 
-    public struct Session: Hashable, Sendable, Codable {
+    public struct Session: Hashable, Sendable, Encodable {
         /// The longest time limit a profile may set.
         public static let maximumTimeLimit: Duration = .seconds(7 * 86400)
 
@@ -110,13 +103,6 @@ public struct Profile: Hashable, Sendable, Codable {
 
         public init() {}
 
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            timeLimit = try c.decodeIfPresent(DurationText.self, forKey: .timeLimit)?.duration
-            warnings = try c.decode([DurationText].self, forKey: .warnings).map(\.duration)
-            exitGesture = try c.decodeIfPresent(ExitGesture.self, forKey: .exitGesture)
-        }
-
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encodeIfPresent(timeLimit.map(DurationText.init), forKey: .timeLimit)
@@ -125,7 +111,8 @@ public struct Profile: Hashable, Sendable, Codable {
         }
     }
 
-    /// A restriction state to preset while the session is active.
+    /// A restriction state to preset while the session is active (Codable: a session persists
+    /// the presets it has yet to apply).
     public struct Preset: Hashable, Sendable, Codable {
         public var app: AppID
         public var restriction: RestrictionID
@@ -153,18 +140,9 @@ public struct Profile: Hashable, Sendable, Codable {
 }
 
 /// A duration written as profiles write it (`45m`, `1.5s`) when encoded.
-struct DurationText: Codable {
+struct DurationText: Encodable {
     var duration: Duration
     init(_ duration: Duration) { self.duration = duration }
-
-    init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let duration = Duration(kioskText: text) else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "\(Text.quoted(text)) is not a duration"))
-        }
-        self.duration = duration
-    }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
