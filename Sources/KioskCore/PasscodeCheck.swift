@@ -12,8 +12,12 @@ public struct PasscodeCheck: Hashable, Sendable {
         case setPasscode
     }
 
-    /// The longest passcode accepted, in bytes (a passcode is typed on a kiosk; this bounds the work).
-    public static let maxBytes = 1024
+    /// The longest passcode accepted, in bytes: the longest libcrypt hashes. Its
+    /// `CRYPT_MAX_PASSPHRASE_SIZE` (512) counts the terminating NUL, and `crypt_r` refuses a
+    /// phrase of 512 bytes or more with `ERANGE`: a longer new passcode could never be set, and a
+    /// longer attempt can match no hash (it is wrong without hashing). `PasscodeLimitTests` holds
+    /// this to libcrypt on both sides.
+    public static let maxBytes = 511
 
     public var purpose: Purpose
     /// The crypt(3) hash the passcode is compared with; nil when no passcode is set.
