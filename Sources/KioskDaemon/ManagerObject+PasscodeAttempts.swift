@@ -8,7 +8,7 @@ extension ManagerObject {
     func setPasscode(_ call: MethodCall) throws -> MethodReply {
         guard call.arguments.count == 2, let current = call.arguments[0].string, let new = call.arguments[1].string
         else {
-            throw BusError.invalidArgs("SetPasscode takes (s current, s new).")
+            throw KioskError(.invalidArgument, "SetPasscode takes (s current, s new).")
         }
         try PasscodeCheck.validateNew(new)
         try identify(call) { [unowned self] caller in

@@ -79,7 +79,7 @@ extension ManagerObject {
 
     func listRestrictions(_ call: MethodCall) throws -> MethodReply {
         guard let app = call.arguments.first?.string else {
-            throw BusError.invalidArgs("ListRestrictions takes (s app_id).")
+            throw KioskError(.invalidArgument, "ListRestrictions takes (s app_id).")
         }
         let restrictions = try state.registry.restrictions(of: AppID(app))
         return .values([
@@ -95,7 +95,7 @@ extension ManagerObject {
 
     func getRestrictionState(_ call: MethodCall) throws -> MethodReply {
         guard call.arguments.count == 2, let app = call.arguments[0].string, let id = call.arguments[1].string else {
-            throw BusError.invalidArgs("GetRestrictionState takes (s app_id, s restriction_id).")
+            throw KioskError(.invalidArgument, "GetRestrictionState takes (s app_id, s restriction_id).")
         }
         let appID = try AppID(app)
         let current = try state.registry.state(of: RestrictionID(id), in: appID)
@@ -108,7 +108,7 @@ extension ManagerObject {
         guard call.arguments.count == 3, let app = call.arguments[0].string, let id = call.arguments[1].string,
             let text = call.arguments[2].string
         else {
-            throw BusError.invalidArgs("SetRestrictionState takes (s app_id, s restriction_id, s state).")
+            throw KioskError(.invalidArgument, "SetRestrictionState takes (s app_id, s restriction_id, s state).")
         }
         let appID = try AppID(app)
         let restrictionID = try RestrictionID(id)

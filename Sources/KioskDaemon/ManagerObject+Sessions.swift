@@ -9,7 +9,7 @@ extension ManagerObject {
     /// profile (read and parsed off the loop) → apply → persist → commit → signal → reply.
     func startSession(_ call: MethodCall) throws -> MethodReply {
         guard let name = call.arguments.first?.string else {
-            throw BusError.invalidArgs("StartSession takes (s profile).")
+            throw KioskError(.invalidArgument, "StartSession takes (s profile).")
         }
         try Profile.validateName(name)
         try state.session.checkCanStart()
@@ -59,7 +59,7 @@ extension ManagerObject {
 
     func endSession(_ call: MethodCall) throws -> MethodReply {
         guard let passcode = call.arguments.first?.string else {
-            throw BusError.invalidArgs("EndSession takes (s passcode).")
+            throw KioskError(.invalidArgument, "EndSession takes (s passcode).")
         }
         try state.session.checkActive()
         try state.throttle.check(at: clock.now())

@@ -9,14 +9,14 @@ extension ManagerObject {
     /// Looks the caller's uid up with the bus driver (without blocking), then runs `next`;
     /// whatever `next` throws becomes the call's error reply.
     func identify(_ call: MethodCall, then next: @escaping (Caller) throws -> Void) throws {
-        guard let sender = call.sender else { throw BusError.accessDenied("The call has no sender.") }
+        guard let sender = call.sender else { throw KioskError(.accessDenied, "The call has no sender.") }
         // Every call that may change the state comes through here: it is underway until answered.
         changesUnderway += 1
         call.whenAnswered { [weak self] in self?.changesUnderway -= 1 }
         try identifier.unixUser(ofName: sender) { [unowned self] result in
             attempt(call) {
                 guard case .success(let uid) = result else {
-                    throw BusError.accessDenied("Could not find the uid of \(sender).")
+                    throw KioskError(.accessDenied, "Could not find the uid of \(sender).")
                 }
                 try next(Caller(busName: sender, uid: uid))
             }
