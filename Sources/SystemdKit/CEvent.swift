@@ -139,21 +139,24 @@ enum CEvent {
     }
 
     static func addDefer(_ e: OpaquePointer, box: PlainBox) throws(Errno) -> OpaquePointer {
-        var s: OpaquePointer?
-        try Errno.check(
-            sd_event_add_defer(
-                e, &s,
-                { _, userdata in
-                    Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque()))
-        return s!
+        try addPlain(e, box: box) { sd_event_add_defer($0, $1, $2, $3) }
     }
 
     static func addPost(_ e: OpaquePointer, box: PlainBox) throws(Errno) -> OpaquePointer {
+        try addPlain(e, box: box) { sd_event_add_post($0, $1, $2, $3) }
+    }
+
+    /// `sd_event_add_defer` and `sd_event_add_post` take the same arguments: one C callback that
+    /// calls the box's handler, for either.
+    private static func addPlain(
+        _ e: OpaquePointer, box: PlainBox,
+        _ add: (
+            OpaquePointer, UnsafeMutablePointer<OpaquePointer?>, sd_event_handler_t, UnsafeMutableRawPointer
+        ) -> Int32
+    ) throws(Errno) -> OpaquePointer {
         var s: OpaquePointer?
         try Errno.check(
-            sd_event_add_post(
+            add(
                 e, &s,
                 { _, userdata in
                     Unmanaged<PlainBox>.fromOpaque(userdata!).takeUnretainedValue().handler()
