@@ -7,7 +7,7 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: Hashable, Sendable {
             case invalidArgument, accessDenied, unknownApplication, unknownRestriction,
-                unknownProfile, wrongPasscode, throttled, sessionActive, noSession
+                unknownProfile, wrongPasscode, throttled, sessionActive, noSession, failed
         }
         private let storage: Storage
         private init(_ storage: Storage) { self.storage = storage }
@@ -24,10 +24,14 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let throttled = Code(.throttled)
         public static let sessionActive = Code(.sessionActive)
         public static let noSession = Code(.noSession)
+        /// kioskd could not do what was asked, through no fault of the caller: the change could
+        /// not be saved, kioskd is stopping, too many changes are waiting, or libcrypt failed.
+        /// Nothing changed; the call may be tried again.
+        public static let failed = Code(.failed)
 
         public static let all: [Code] = [
             .invalidArgument, .accessDenied, .unknownApplication, .unknownRestriction,
-            .unknownProfile, .wrongPasscode, .throttled, .sessionActive, .noSession,
+            .unknownProfile, .wrongPasscode, .throttled, .sessionActive, .noSession, .failed,
         ]
 
         /// The D-Bus error name of this code.
@@ -42,6 +46,7 @@ public struct KioskError: Error, Hashable, Sendable, CustomStringConvertible {
             case .throttled: "\(KioskWire.errorPrefix).Throttled"
             case .sessionActive: "\(KioskWire.errorPrefix).SessionActive"
             case .noSession: "\(KioskWire.errorPrefix).NoSession"
+            case .failed: "org.freedesktop.DBus.Error.Failed"
             }
         }
 

@@ -117,13 +117,12 @@ extension ManagerObject {
             dropped: { refusal in
                 switch refusal {
                 case .stopping:
-                    try? call.replyError(
-                        BusError(name: BusError.failed, message: "kioskd is stopping; the change was not made."))
+                    try? call.replyError(Self.busError(KioskError(.failed, "kioskd is stopping; the change was not made.")))
                 case .full(let waiting):
                     try? call.replyError(
-                        BusError(
-                            name: BusError.failed,
-                            message: "\(waiting) changes are already waiting to be saved; the change was not made."))
+                        Self.busError(
+                            KioskError(
+                                .failed, "\(waiting) changes are already waiting to be saved; the change was not made.")))
                 }
                 finally?()
             })
@@ -143,14 +142,22 @@ extension ManagerObject {
         }
     }
 
-    static func busError(_ error: any Error) -> BusError {
+    /// The one mapping at the bus boundary: every error a method's steps throw becomes a
+    /// `KioskError`, whose code names the D-Bus error of the reply. What is not the caller's
+    /// mistake (a save that failed, libcrypt, anything unforeseen) is `Failed`.
+    static func kioskError(_ error: any Error) -> KioskError {
         switch error {
-        case let error as KioskError: BusError(name: error.code.dbusName, message: error.message)
-        case let error as BusError: error
-        case let error as StoreError:
-            BusError(name: BusError.failed, message: "The change was not made: \(error.message)")
-        default: BusError(name: BusError.failed, message: "\(error)")
+        case let error as KioskError: error
+        case let error as StoreError: KioskError(.failed, "The change was not made: \(error.message)")
+        case let error as BusError:
+            KioskError(KioskError.Code(dbusName: error.name) ?? .failed, error.message)
+        default: KioskError(.failed, "\(error)")
         }
+    }
+
+    static func busError(_ error: any Error) -> BusError {
+        let error = kioskError(error)
+        return BusError(name: error.code.dbusName, message: error.message)
     }
 
     func emitRestrictionChanged(_ changes: [GuidedSession.Change]) {

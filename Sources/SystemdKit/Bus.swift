@@ -181,7 +181,7 @@ public final class Bus: @unchecked Sendable {
                 result.flatMap { reply in
                     Result {
                         guard let uid = try reply.read(signature: "u").first, case .uint32(let v) = uid else {
-                            throw BusError.invalidArgs("GetConnectionUnixUser returned no uid.")
+                            throw BusError(name: BusError.failed, message: "GetConnectionUnixUser returned no uid.")
                         }
                         return v
                     }

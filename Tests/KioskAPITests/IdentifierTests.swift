@@ -109,6 +109,7 @@ import Testing
         }
         #expect(KioskError.Code.invalidArgument.dbusName == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(KioskError.Code.throttled.dbusName == "org.kioskd.GuidedAccess1.Error.Throttled")
+        #expect(KioskError.Code.failed.dbusName == "org.freedesktop.DBus.Error.Failed")
         #expect(KioskError.Code(dbusName: "org.example.Nope") == nil)
     }
 }
