@@ -23,31 +23,33 @@ extension ManagerObject {
         }
     }
 
-    /// Root is always allowed; anyone else needs polkit's `allowed` for `action`; with no
-    /// polkit on the bus, only root. With `when: false` nothing is asked.
+    /// Runs `next` once the caller may do `action` (``Authorization``: root always may, anyone
+    /// else is asked of polkit). With `when: false` nothing is asked.
     func authorize(
         _ call: MethodCall, caller: Caller, action: String, when needed: Bool = true,
         doing what: String, then next: @escaping () throws -> Void
     ) throws {
-        if !needed || caller.uid == 0 {
+        if !needed || !Authorization.needsAsking(uid: caller.uid) {
             try next()
             return
         }
         try authorizer.authorize(action: action, busName: caller.busName) { [unowned self] result in
             attempt(call) {
+                let answer: Authorization.Answer
                 switch result {
-                case .success(.allowed):
-                    try next()
-                case .success(.unavailable):
-                    throw KioskError(
-                        .accessDenied, "uid \(caller.uid) may not \(what): polkit is not running, so only root may.")
-                case .success(.denied), .success(.challenge):
-                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what) (polkit action \(action)).")
+                case .success(.allowed): answer = .allowed
+                case .success(.denied): answer = .denied
+                case .success(.challenge): answer = .challenge
+                case .success(.unavailable): answer = .unavailable
                 case .failure(let error):
                     logger.warning(
                         "polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
-                    throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit could not be asked.")
+                    answer = .failed
                 }
+                if let refusal = Authorization.refusal(answer, uid: caller.uid, action: action, doing: what) {
+                    throw refusal
+                }
+                try next()
             }
         }
     }

@@ -28,6 +28,28 @@ import Testing
         #expect(registry.needsAuthorization(app: app, uid: 1001))  // anyone else
     }
 
+    // MARK: Authorization
+
+    @Test func onlyRootIsNeverAskedOfPolkit() {
+        #expect(!Authorization.needsAsking(uid: 0))
+        #expect(Authorization.needsAsking(uid: 1000))
+        #expect(Authorization.needsAsking(uid: 65534))
+    }
+
+    @Test(arguments: [
+        (Authorization.Answer.allowed, nil),
+        (.denied, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
+        (.challenge, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
+        (.unavailable, "uid 1000 may not start a session: polkit is not running, so only root may."),
+        (.failed, "uid 1000 may not start a session: polkit could not be asked."),
+    ] as [(Authorization.Answer, String?)])
+    func polkitsAnswerDecides(_ answer: Authorization.Answer, _ refusal: String?) {
+        let error = Authorization.refusal(
+            answer, uid: 1000, action: KioskWire.Action.manageSession, doing: "start a session")
+        #expect(error?.message == refusal)
+        #expect(error.map { $0.code == .accessDenied } ?? true)
+    }
+
     @Test func declareHoldsToTheSameOwnershipRule() throws {
         var state = KioskState()
         try state.declare(app, restrictions: declarations(app.rawValue, ["a"]), uid: 1000, isAdmin: false)
