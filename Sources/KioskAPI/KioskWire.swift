@@ -49,5 +49,10 @@ public enum KioskWire {
         /// past this, the ones retired longest ago are forgotten first.
         public static let retiredPerApp = 256
         public static let applications = 1024
+        /// Changes waiting to be saved; past this a change is answered `Failed` and not made.
+        public static let waitingChanges = 256
+        /// Passcode attempts (`EndSession`, `SetPasscode`) waiting for their turn; past this an
+        /// attempt is answered `Throttled` without being checked.
+        public static let waitingPasscodeAttempts = 32
     }
 }

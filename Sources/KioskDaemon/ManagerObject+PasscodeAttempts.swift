@@ -51,14 +51,12 @@ extension ManagerObject {
         var failure: Passcode.CryptError?
     }
 
-    /// More attempts than this waiting are refused (`Throttled`) rather than queued.
-    static let maxWaitingPasscodeAttempts = 32
-
     /// Queues `attempt`. Attempts run one at a time, in order: each checks the throttle on the loop
     /// after the previous one's failure is recorded, so parallel guesses get no free tries, and
     /// its yescrypt work (tens of ms) runs on `passcodeWorker` while the loop serves other callers.
+    /// Past `KioskWire.Limits.waitingPasscodeAttempts` waiting, an attempt is refused (`Throttled`).
     func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
-        guard waitingPasscodeAttempts.count < Self.maxWaitingPasscodeAttempts else {
+        guard waitingPasscodeAttempts.count < KioskWire.Limits.waitingPasscodeAttempts else {
             throw KioskError(
                 .throttled,
                 "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s."

@@ -1,4 +1,5 @@
 import Dispatch
+import KioskAPI
 import SystemdKit
 
 /// Writes the daemon's state off the loop, one change at a time, in order of arrival.
@@ -47,7 +48,7 @@ final class StateWriter<State: Sendable> {
 
     /// `save` runs on `queue`, never on the loop. More than `maxWaiting` changes waiting for
     /// their turn are refused rather than queued: a stuck disk must not grow kioskd without bound.
-    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = 256, save: @escaping @Sendable (State) throws -> Void)
+    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = KioskWire.Limits.waitingChanges, save: @escaping @Sendable (State) throws -> Void)
     {
         self.loop = loop
         self.queue = queue
