@@ -54,9 +54,6 @@ public final class InputBroker {
     var output = OutputBuffer()
     var events: [InputEvent] = []
     var feedback: [InputEvent] = []
-    /// Called in a `change` of a brokered node between draining it and re-reading its
-    /// description: tests use it to put events in that window.
-    var afterChangeDrain: (() -> Void)?
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
@@ -261,10 +258,22 @@ public final class InputBroker {
     /// A `change` of a brokered node: drained under its old description, re-read on its own fd
     /// (its grab is never let go meanwhile) and judged (``BrokerChange``).
     private func rejudge(_ device: Device) {
-        guard let node = open[device.syspath], node.clone != nil else { return }
-        readInput(node)  // what the node reported before the change goes out under the old description
-        guard lifecycle.state(of: device.syspath) == .brokered, open[device.syspath] === node else { return }  // the read failed
-        afterChangeDrain?()
+        guard drainForChange(device.syspath) else { return }
+        rereadForChange(device)
+    }
+
+    /// The first step of a change: what the node reported before it goes out under the old
+    /// description. False when there is nothing to re-read: no brokered node, or the read failed.
+    func drainForChange(_ syspath: String) -> Bool {
+        guard let node = open[syspath], node.clone != nil else { return false }
+        readInput(node)
+        return lifecycle.state(of: syspath) == .brokered && open[syspath] === node
+    }
+
+    /// The second step: the node re-read on its own fd and judged. Events that arrived since the
+    /// drain are still queued on the fd; ``resync(_:_:)`` accounts for them.
+    func rereadForChange(_ device: Device) {
+        guard let node = open[device.syspath] else { return }
         do {
             try node.evdev.reload()
         } catch {
@@ -275,6 +284,9 @@ public final class InputBroker {
             new: node.evdev.deviceDescription, newCalibration: device.calibrationMatrix)
         perform(lifecycle.judged(device, change), .change, node.metadata)
     }
+
+    /// The udev record a node was taken with, if kioskd has it open.
+    func record(ofNode syspath: String) -> Device? { open[syspath]?.device }
 
     /// The clone still matches the node re-read for a change.
     private func resync(_ syspath: String, _ metadata: Logger.Metadata) {

@@ -62,15 +62,17 @@ final class BrokerHarness: @unchecked Sendable {
         try onLoop { [self] in broker!.setPolicy(policy) }
     }
 
-    /// Runs `body` once, on the loop, in the broker's next `change` of a brokered node: after
-    /// the node is drained and before it is re-read.
-    func onNextChangeDrain(_ body: @escaping () -> Void) throws {
+    /// Carries out a udev `change` of the brokered node at `syspath` as the broker does (drain
+    /// it, then re-read and judge it), on the loop, with `window` run between the two steps:
+    /// what `window` writes to the node is queued on its fd when the broker re-reads it.
+    func change(_ syspath: String, window: @escaping () -> Void) throws {
         try onLoop { [self] in
             let broker = broker!
-            broker.afterChangeDrain = { [unowned broker] in
-                broker.afterChangeDrain = nil
-                body()
-            }
+            guard var device = broker.record(ofNode: syspath) else { throw HarnessError("\(syspath) is not open") }
+            device.action = .change
+            guard broker.drainForChange(syspath) else { throw HarnessError("\(syspath) could not be drained") }
+            window()
+            broker.rereadForChange(device)
         }
     }
 

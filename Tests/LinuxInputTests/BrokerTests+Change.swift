@@ -141,11 +141,10 @@ extension BrokerTests {
         // re-reads the node, and the lift's events are still queued behind.
         let lifted = Locked(false)
         let writeFailed = Locked<String?>(nil)
-        try harness.onNextChangeDrain {
+        try harness.change(brokered.syspath) {
             do { try fake.write(frame: tap[2]) } catch { writeFailed.value = "\(error)" }
             lifted.value = true
         }
-        try runTool("/usr/bin/udevadm", ["trigger", "--action=change", "--settle", brokered.syspath])
         _ = try waitFor("the unchanged line") {
             harness.log.entries(containing: "its clone still matches it").first { $0.metadata["device.path"] == path }
         }
