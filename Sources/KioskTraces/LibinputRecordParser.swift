@@ -19,6 +19,7 @@ public enum LibinputRecordParser {
         } catch {
             throw TraceParseError(.yaml, line: 1, "not valid YAML: \(error)")
         }
+        try refuseAliases(root)
         guard let devices = root["devices"]?.sequence, !devices.isEmpty else {
             throw TraceParseError(.noDevice, line: line(of: root), "a libinput record needs a non-empty `devices` list")
         }
@@ -105,6 +106,33 @@ public enum LibinputRecordParser {
         let description = DeviceDescription(
             name: name, id: id, properties: properties, codes: codes, absInfo: absInfo, calibration: calibration)
         return Trace.Device(description: description, events: events)
+    }
+
+    /// Refuses a document whose lists or mappings appear more than once: YAML aliases (`*name`
+    /// of an `&name`). `libinput record` never writes them, and nested they expand a few
+    /// kilobytes into millions of events (a "billion laughs"). Each collection's place in the
+    /// file is unique unless it is reached through an alias, so the walk stops at the first
+    /// repeat, having visited each collection of the file at most once. (A scalar's alias copies
+    /// one value, no more than its text; those are let be.)
+    private static func refuseAliases(_ root: Node) throws(TraceParseError) {
+        var seen: Set<Int> = []
+        var pending = [root]
+        while let node = pending.popLast() {
+            let children: [Node]
+            switch node {
+            case .sequence(let sequence): children = Array(sequence)
+            case .mapping(let mapping): children = mapping.flatMap { [$0.key, $0.value] }
+            case .scalar, .alias: continue
+            }
+            guard let mark = node.mark else { continue }
+            guard seen.insert(mark.line << 24 | mark.column).inserted else {
+                throw TraceParseError(
+                    .yaml, line: mark.line,
+                    "the list or mapping at line \(mark.line), column \(mark.column) is used again through a YAML alias; libinput record files have none, and aliases are refused (they can expand a small file into millions of events)"
+                )
+            }
+            pending.append(contentsOf: children)
+        }
     }
 
     private static func integers(_ node: Node, _ what: String) throws(TraceParseError) -> [Int] {

@@ -139,6 +139,23 @@ import Testing
         #expect(other.split(separator: "\n").count == 10)
     }
 
+    /// A "billion laughs": 1,000 aliases of a device whose events are 1,000 aliases of one entry
+    /// of 10 events, 10 million events from 12 KB. Refused at the first repeat, before any
+    /// event is made.
+    @Test func yamlAliasesAreRefusedBeforeTheyExpand() throws {
+        let events = Array(repeating: "[0, 0, 0, 0, 0]", count: 10).joined(separator: ", ")
+        var text = "version: 1\ndevices:\n- &d\n  evdev: {name: bomb}\n  events:\n  - &f {evdev: [\(events)]}\n"
+        text += String(repeating: "  - *f\n", count: 999)
+        text += String(repeating: "- *d\n", count: 999)
+        #expect(text.utf8.count < 13_000)
+        let error = try #require(throws: TraceParseError.self) { _ = try Trace.parse(text) }
+        #expect(error.code == .yaml)
+        #expect(error.message.contains("YAML alias"), "\(error)")
+        // A scalar's alias copies one value and is let be.
+        let scalar = "version: 1\ndevices:\n- evdev: {name: &n kiosk}\n  udev: {properties: [*n]}\n"
+        #expect(try Trace.parse(scalar).devices.first?.description.name == "kiosk")
+    }
+
     @Test(arguments: [
         ("devices: [\n", TraceParseError.Code.yaml),
         ("version: 1\ndevices: []\n", .noDevice),
