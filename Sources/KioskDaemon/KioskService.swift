@@ -25,7 +25,7 @@ public enum KioskService {
     }
 
     /// Runs until SIGTERM or SIGINT; returns the process exit code (0 after a clean stop,
-    /// 1 when the state file cannot be read or the bus cannot be served).
+    /// 1 when the state file cannot be read, the bus cannot be served or the bus is lost).
     public static func run(_ options: Options, logger: Logger) -> Int32 {
         do {
             return try serve(options, logger: logger)
@@ -72,6 +72,13 @@ public enum KioskService {
                     manager.stop { loop.exit(code: 0) }
                 })
         }
+        // A kioskd that lost the bus would go on deaf: nobody could end the session or read a
+        // state. It exits non-zero instead, so that systemd starts it again (Restart=always),
+        // with the session's locks back before READY=1, as after a crash.
+        let disconnected = try bus.onDisconnect { [unowned manager] in
+            logger.critical("The bus connection was lost; exiting so that kioskd is started again")
+            manager.stop { loop.exit(code: 1) }
+        }
         if let watchdog = try Notify.startWatchdog(on: loop) { sources.append(watchdog) }
         try Notify.ready(status: "Serving \(state.registry.applications.count) applications")
         logger.info("Ready", metadata: ["bus.name": "\(KioskWire.busName)", "store.path": "\(store.path)"])
@@ -80,7 +87,7 @@ public enum KioskService {
         broker?.stop()  // the devices deliver to everyone again
         bus.close()
         sources.forEach { $0.cancel() }
-        withExtendedLifetime((manager, broker)) {}
+        withExtendedLifetime((manager, broker, disconnected)) {}
         return code
     }
 

@@ -166,6 +166,18 @@ public final class Bus: @unchecked Sendable {
         BusSlot(try CBus.addMatch(handle, rule: rule) { m in handler(Message(retaining: m)) })
     }
 
+    /// Runs `handler` on the loop when the connection to the bus is lost (the bus daemon went
+    /// away or dropped this connection). sd-bus reports it as the local
+    /// `org.freedesktop.DBus.Local.Disconnected` signal, which is matched locally, never sent to
+    /// the bus. The corresponding C call is `sd_bus_add_match_async` with that rule.
+    public func onDisconnect(_ handler: @escaping () -> Void) throws(Errno) -> BusSlot {
+        try addMatch(
+            rule:
+                "type='signal',sender='org.freedesktop.DBus.Local',path='/org/freedesktop/DBus/Local',"
+                + "interface='org.freedesktop.DBus.Local',member='Disconnected'"
+        ) { _ in handler() }
+    }
+
     // MARK: credentials
 
     /// The effective uid of the process that owns bus name `name` (e.g. a caller's unique name),
