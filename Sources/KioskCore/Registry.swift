@@ -166,11 +166,11 @@ public struct Registry: Hashable, Sendable, Codable {
         }
 
         let old = existingIndex.map { applications[$0].table } ?? RestrictionTable()
-        // Newly retired first (in their old order), then those retired before, up to the cap.
+        // Newly retired first (in their old order), then those retired before.
         let retiring =
             old.indices.filter { !old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
             + old.indices.filter { old.entries[$0].retired && !seen.contains(old.id(at: $0)) }
-        let kept = retiring.prefix(KioskWire.Limits.retiredPerApp)
+        let kept = try Self.retainable(retiring, of: old, app: appID)
 
         var next = RestrictionTable()
         next.reserveCapacity(
@@ -193,6 +193,32 @@ public struct Registry: Hashable, Sendable, Codable {
             applications.append(Application(id: appID, ownerUID: uid, table: next))
         }
         return true
+    }
+
+    /// The retired restrictions to keep, of `retiring` (newly retired first, then those retired
+    /// before, most recently first): up to ``KioskWire/Limits/retiredPerApp``, dropping `allow`
+    /// ones retired longest ago first. A `deny` is never dropped: only an admin or a profile
+    /// sets one, and an app's registration must not undo it (an app that retired 256 other ids
+    /// would otherwise get it back as `allow` by declaring it again). When the denied ones alone
+    /// are more than the cap, the registration is refused.
+    private static func retainable(
+        _ retiring: [Int], of old: RestrictionTable, app appID: AppID
+    ) throws(KioskError) -> [Int] {
+        let cap = KioskWire.Limits.retiredPerApp
+        guard retiring.count > cap else { return retiring }
+        let denied = retiring.count { old.entries[$0].state == .deny }
+        guard denied <= cap else {
+            throw .invalid(
+                "\(appID) would retire \(denied) restrictions that an admin or a profile denied, more than the \(cap) retired restrictions kept per app; a denied restriction is never forgotten, so the registration was refused. Declare them again, or have an admin allow them first."
+            )
+        }
+        var room = cap - denied
+        return retiring.filter { index in
+            if old.entries[index].state == .deny { return true }
+            guard room > 0 else { return false }
+            room -= 1
+            return true
+        }
     }
 
     /// An app's restrictions in presentation order (declared ones; retired ones with `includeRetired`).

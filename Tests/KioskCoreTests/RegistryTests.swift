@@ -128,6 +128,42 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         #expect(all.contains { $0.id.rawValue == "org.example.MuseumMap.g1r0" })
         #expect(!all.contains { $0.id.rawValue == "org.example.MuseumMap.g0r199" })
     }
+
+    /// Issue 13 §4: an owner retired 256 ids, then 256 more, then declared `controls` again, and
+    /// got it back as `allow` where an admin had denied it.
+    @Test func aDeniedRestrictionIsNeverForgottenByRetiringOthers() throws {
+        var registry = Registry()
+        try registry.declare(app, restrictions: declarations(app.rawValue, ["controls"]), uid: 1000)
+        try registry.setState(.deny, of: try RestrictionID("org.example.MuseumMap.controls"), in: app)
+        for batch in ["a", "b"] {
+            try registry.declare(
+                app, restrictions: declarations(app.rawValue, (0..<256).map { "\(batch)\($0)" }), uid: 1000)
+        }
+        let retired = try registry.restrictions(of: app, includeRetired: true).filter(\.retired)
+        #expect(retired.count == KioskWire.Limits.retiredPerApp)
+        #expect(retired.contains { $0.id.rawValue == "org.example.MuseumMap.controls" && $0.state == .deny })
+        // An allow one made room instead: 255 of the 256 a's are kept.
+        #expect(retired.count { $0.id.rawValue.hasPrefix("org.example.MuseumMap.a") } == 255)
+        try registry.declare(app, restrictions: declarations(app.rawValue, ["controls"]), uid: 1000)
+        #expect(try registry.state(of: try RestrictionID("org.example.MuseumMap.controls"), in: app) == .deny)
+    }
+
+    @Test func aRegistrationThatWouldForgetDeniedRestrictionsIsRefusedAndChangesNothing() throws {
+        var registry = Registry()
+        let denied = (0..<KioskWire.Limits.retiredPerApp + 1).map { "d\($0)" }
+        try registry.declare(app, restrictions: declarations(app.rawValue, Array(denied.prefix(200))), uid: 1000)
+        try registry.declare(app, restrictions: declarations(app.rawValue, Array(denied.dropFirst(200))), uid: 1000)
+        for id in denied {
+            try registry.setState(.deny, of: try RestrictionID("org.example.MuseumMap.\(id)"), in: app)
+        }
+        let before = registry
+        let error = try #require(throws: KioskError.self) {
+            try registry.declare(app, restrictions: declarations(app.rawValue, ["other"]), uid: 1000)
+        }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("257 restrictions that an admin or a profile denied"), "\(error)")
+        #expect(registry == before)
+    }
 }
 
 /// Reconciliation never loses a state that the new declaration still declares.
