@@ -12,6 +12,7 @@ public enum KioskWire {
         // Methods
         public static let registerApplication = "RegisterApplication"
         public static let listApplications = "ListApplications"
+        public static let unregisterApplication = "UnregisterApplication"
         public static let listRestrictions = "ListRestrictions"
         public static let getRestrictionState = "GetRestrictionState"
         public static let setRestrictionState = "SetRestrictionState"
@@ -49,6 +50,13 @@ public enum KioskWire {
         /// past this, the ones retired longest ago are forgotten first.
         public static let retiredPerApp = 256
         public static let applications = 1024
+        /// Apps one uid other than root may own.
+        public static let applicationsPerUID = 32
+        /// Text (ids, titles, details; declared and retired) the apps of one uid other than root
+        /// may keep: 1 MiB.
+        public static let textBytesPerUID = 1 << 20
+        /// Text all apps together may keep: 16 MiB (the state file is rewritten on every change).
+        public static let textBytes = 16 << 20
         /// Changes waiting to be saved; past this a change is answered `Failed` and not made.
         public static let waitingChanges = 256
         /// Passcode attempts (`EndSession`, `SetPasscode`) waiting for their turn; past this an

@@ -81,6 +81,11 @@ public final class KioskManager: Sendable {
         return ids
     }
 
+    /// `UnregisterApplication` (admin): forgets an app, its id and every restriction with its state.
+    public func unregisterApplication(_ appID: String) async throws {
+        try await call(KioskWire.Member.unregisterApplication, [.string(appID)])
+    }
+
     /// `ListRestrictions`: an app's restrictions in presentation order.
     public func listRestrictions(of appID: String) async throws -> [RestrictionInfo] {
         try ManagerWire.restrictions(fromList: try await call(KioskWire.Member.listRestrictions, [.string(appID)]))

@@ -126,6 +126,11 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         return preset.state
     }
 
+    /// Whether the session presets (or will preset, once declared) a restriction of `app`.
+    public func presets(anyOf app: AppID) -> Bool {
+        isActive && (saved.contains { $0.app == app } || pendingPresets.contains { $0.app == app })
+    }
+
     /// An admin set a restriction during the session: it keeps the admin's state at the end.
     public mutating func noteAdminChange(of restriction: RestrictionID, in app: AppID) {
         for index in saved.indices where saved[index].app == app && saved[index].restriction == restriction {

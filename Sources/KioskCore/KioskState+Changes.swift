@@ -21,6 +21,20 @@ extension KioskState {
         return changed
     }
 
+    /// Forgets an app and its restrictions (`UnregisterApplication`, an admin). Refused with
+    /// `SessionActive` while the session's profile presets any of its restrictions: the session
+    /// would lose what it restores at its end, and the app could come back without its locks.
+    public mutating func unregister(_ appID: AppID) throws(KioskError) {
+        _ = try registry.application(appID)
+        if session.presets(anyOf: appID) {
+            throw KioskError(
+                .sessionActive,
+                "The guided-access session \"\(session.profileName)\" presets restrictions of \(appID); end it before forgetting the application."
+            )
+        }
+        try registry.unregister(appID)
+    }
+
     /// Sets a restriction's state as an admin (`SetRestrictionState`): during a session it
     /// keeps the admin's state when the session ends.
     /// - Returns: whether the state changed.

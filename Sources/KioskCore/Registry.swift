@@ -165,6 +165,14 @@ public struct Registry: Hashable, Sendable, Codable {
             }
         }
 
+        if existingIndex == nil, !isAdmin, uid != 0 {
+            let owned = applications.count { $0.ownerUID == uid }
+            guard owned < KioskWire.Limits.applicationsPerUID else {
+                throw .invalid(
+                    "uid \(uid) already owns \(owned) applications, the most a uid other than root may; \(appID) was not added. An admin can remove one with kioskctl forget."
+                )
+            }
+        }
         let old = existingIndex.map { applications[$0].table } ?? RestrictionTable()
         // Newly retired first (in their old order), then those retired before.
         let retiring =
@@ -185,6 +193,8 @@ public struct Registry: Hashable, Sendable, Codable {
         }
         for index in kept { next.append(index, of: old, retired: true) }
 
+        try checkTextQuota(next, replacing: old, of: appID, owner: existingIndex.map { applications[$0].ownerUID } ?? uid,
+            exempt: isAdmin || uid == 0)
         if let existingIndex {
             guard applications[existingIndex].table != next else { return false }
             applications[existingIndex].table = next
@@ -193,6 +203,31 @@ public struct Registry: Hashable, Sendable, Codable {
             applications.append(Application(id: appID, ownerUID: uid, table: next))
         }
         return true
+    }
+
+    /// Refuses a table that would take the text kept by `owner`'s apps past
+    /// ``KioskWire/Limits/textBytesPerUID`` (unless `exempt`: root, or an admin) or all apps'
+    /// past ``KioskWire/Limits/textBytes``. Only growth is refused, so a registry that was over
+    /// a cap (read from an older state file) still takes the same or a smaller list.
+    private func checkTextQuota(
+        _ next: RestrictionTable, replacing old: RestrictionTable, of appID: AppID, owner: UInt32, exempt: Bool
+    ) throws(KioskError) {
+        let growth = next.text.count - old.text.count
+        guard growth > 0 else { return }
+        if !exempt, owner != 0 {
+            let owned = applications.reduce(0) { $0 + ($1.ownerUID == owner ? $1.table.text.count : 0) }
+            guard owned + growth <= KioskWire.Limits.textBytesPerUID else {
+                throw .invalid(
+                    "\(appID) would bring the text kept for uid \(owner)'s applications to \(owned + growth) bytes, more than the \(KioskWire.Limits.textBytesPerUID) bytes a uid other than root may keep; the registration was refused."
+                )
+            }
+        }
+        let total = applications.reduce(0) { $0 + $1.table.text.count }
+        guard total + growth <= KioskWire.Limits.textBytes else {
+            throw .invalid(
+                "\(appID) would bring the text kept for all applications to \(total + growth) bytes, more than the \(KioskWire.Limits.textBytes) bytes kioskd keeps; the registration was refused."
+            )
+        }
     }
 
     /// The retired restrictions to keep, of `retiring` (newly retired first, then those retired
@@ -219,6 +254,16 @@ public struct Registry: Hashable, Sendable, Codable {
             room -= 1
             return true
         }
+    }
+
+    /// Forgets an app: its id (anyone may register it again, and own it) and every restriction
+    /// with its state. Throws `UnknownApplication` when no app has this id.
+    public mutating func unregister(_ appID: AppID) throws(KioskError) {
+        let slot = slot(for: appID)
+        guard slot < byID.count, applications[Int(byID[slot])].id == appID else { throw Registry.unknown(appID) }
+        let index = byID.remove(at: slot)
+        applications.remove(at: Int(index))
+        for other in byID.indices where byID[other] > index { byID[other] -= 1 }
     }
 
     /// An app's restrictions in presentation order (declared ones; retired ones with `includeRetired`).

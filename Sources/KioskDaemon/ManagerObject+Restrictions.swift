@@ -75,6 +75,35 @@ extension ManagerObject {
         }
     }
 
+    // MARK: UnregisterApplication
+
+    /// Validate (the id; the app must exist and no active session may preset it) → identify →
+    /// authorize (manage-restrictions) → apply → persist → reply.
+    func unregisterApplication(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 1, let app = call.arguments[0].string else {
+            throw KioskError(.invalidArgument, "UnregisterApplication takes (s app_id).")
+        }
+        let appID = try AppID(app)
+        var check = state
+        try check.unregister(appID)
+        try identify(call) { [unowned self] caller in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "forget applications"
+            ) { [unowned self] in
+                change(call) { [unowned self] in
+                    var next = state
+                    try next.unregister(appID)  // again: a change may have come first
+                    return Plan(next) { [unowned self] in
+                        logger.notice(
+                            "Application forgotten", metadata: caller.metadata.merging(["app.id": "\(appID)"]) { $1 })
+                        try call.reply([])
+                    }
+                }
+            }
+        }
+        return .deferred
+    }
+
     // MARK: ListRestrictions, GetRestrictionState
 
     func listRestrictions(_ call: MethodCall) throws -> MethodReply {

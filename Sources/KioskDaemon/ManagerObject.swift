@@ -113,6 +113,9 @@ public final class ManagerObject {
                     [unowned self] in
                     try registerApplication($0)
                 },
+                method(Member.unregisterApplication, in: [("s", "app_id")]) { [unowned self] in
+                    try unregisterApplication($0)
+                },
                 method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] _ in
                     .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
                 },

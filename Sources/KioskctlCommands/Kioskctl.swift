@@ -19,6 +19,7 @@ struct Kioskctl: AsyncParsableCommand {
             RestrictionsCommand.self,
             AllowCommand.self,
             DenyCommand.self,
+            ForgetCommand.self,
             StartCommand.self,
             EndCommand.self,
             ForceEndCommand.self,

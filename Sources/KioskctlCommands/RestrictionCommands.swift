@@ -128,6 +128,35 @@ struct RestrictionJSON: Encodable {
     var detail: String
 }
 
+/// `forget APP`: `UnregisterApplication`.
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget",
+        abstract: "Forget an app: its id and every restriction with its state (admin).",
+        discussion:
+            "For an app id registered by the wrong uid, or an app that is gone: the next uid to register the id owns it. Refused while the active session's profile presets restrictions of the app."
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The app id.", valueName: "app")) var app: String
+
+    func validate() throws { try CommandLineValues.validateApp(app) }
+
+    func run() async throws {
+        try await options.run("forget \(app)") { try await $0.unregisterApplication(app) }
+        if options.json {
+            Output.json(ForgetJSON(app: app, forgotten: true))
+        } else {
+            Output.write("Forgot \(app).\n")
+        }
+    }
+}
+
+struct ForgetJSON: Encodable {
+    var app: String
+    var forgotten: Bool
+}
+
 /// `allow APP ID` and `deny APP ID`: one command, specialised by the state it sets.
 struct SetStateCommand<Verb: StateVerb>: AsyncParsableCommand {
     // A generic type cannot have a stored static property: the configuration is computed.

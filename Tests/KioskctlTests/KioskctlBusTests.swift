@@ -281,6 +281,27 @@ import Testing
         #expect(f.kioskd.stateBytes == before)
     }
 
+    @Test func forget() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let forget = try f.ctl("forget", Self.app)
+        #expect(forget.status == 0)
+        #expect(forget.stdout == "Forgot org.example.MuseumMap.\n")
+        #expect(try await f.manager.listApplications() == [])
+        let again = try f.ctl("forget", "--json", Self.app)
+        #expect(again.status == 1)
+        #expect(again.stderr == "Failed to forget org.example.MuseumMap: No application org.example.MuseumMap is registered.\n")
+        try await f.manager.registerApplication(Self.app, restrictions: [])
+        #expect(
+            try f.ctl("forget", "--json", Self.app).stdout == """
+                {
+                  "app" : "org.example.MuseumMap",
+                  "forgotten" : true
+                }
+
+                """)
+    }
+
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to run kioskctl as nobody through setpriv"))))
     func nobodyMayNotDenyAndNothingChanges_needsRoot() async throws {
         let f = try await Fixture()
