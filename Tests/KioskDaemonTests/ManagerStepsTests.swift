@@ -125,6 +125,26 @@ import Testing
         }
     }
 
+    @Test func unregisterValidatesThenAuthorizesThenSaves() async throws {
+        try await withManager(authorize: .result(.denied)) { manager, client in
+            try client.call("RegisterApplication", registration())
+            manager.journal.removeAll()
+            // An unknown app is answered before identifying or authorizing.
+            #expect(
+                client.errorName("UnregisterApplication", [.string("org.example.Other")])
+                    == KioskError.Code.unknownApplication.dbusName)
+            #expect(manager.journal.all == [])
+            #expect(
+                client.errorName("UnregisterApplication", [.string(Self.app)]) == KioskError.Code.accessDenied.dbusName)
+            #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)"], "denied: no save")
+            manager.authorizer.answer(.result(.allowed))
+            manager.journal.removeAll()
+            try client.call("UnregisterApplication", [.string(Self.app)])
+            #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)", "save", "saved"])
+            #expect(manager.store.saved.last?.registry.isEmpty == true)
+        }
+    }
+
     // MARK: Authorization comes before loading
 
     @Test func startSessionAuthorizesBeforeReadingTheProfile() async throws {
