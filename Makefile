@@ -168,8 +168,10 @@ install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/kioskd \
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MODULESLOADDIR) \
 	  $(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services $(DESTDIR)$(DBUSDIR)/interfaces \
-	  $(DESTDIR)$(POLKITDIR) $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles \
+	  $(DESTDIR)$(POLKITDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	# Profiles may hold the passcode's hash: root's alone (kioskd refuses a hash others can read).
+	install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles
 	install -m 0755 "$(RELEASE_BIN)/kioskd-multicall" $(DESTDIR)$(SBINDIR)/kioskd
 	ln -sf "$$(realpath -m --relative-to=$(BINDIR) $(SBINDIR)/kioskd)" $(DESTDIR)$(BINDIR)/kioskctl
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
@@ -191,7 +193,7 @@ install-files:
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
 	for profile in policies/*.toml; do \
 	  awk -f packaging/scripts/strip-demo-passcode.awk $$profile >$(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} && \
-	  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
+	  chmod 0600 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
 	done
 
 # What an admin's workstation needs and a kiosk does not (the kioskd-tools package):

@@ -70,7 +70,15 @@ physical = {"Demo Power Button": power, "USB Keyboard": keyboard, "Demo Touchscr
 
 log = open(os.path.join(work, "kioskd.log"), "w")
 os.makedirs(f"{work}/state")
-start([f"{BIN}/kioskd", "--state-dir", f"{work}/state", "--profile-dir", POLICIES], log)
+# Installed as an admin installs them: private to root (kioskd refuses a passcode hash others can read).
+os.makedirs(f"{work}/profiles", mode=0o700)
+for name in os.listdir(POLICIES):
+    if name.endswith(".toml"):
+        with open(os.path.join(POLICIES, name), "rb") as source:
+            fd = os.open(os.path.join(work, "profiles", name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as target:
+                target.write(source.read())
+start([f"{BIN}/kioskd", "--state-dir", f"{work}/state", "--profile-dir", f"{work}/profiles"], log)
 monitor_log = open(os.path.join(work, "monitor.log"), "w")
 
 

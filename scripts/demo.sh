@@ -35,8 +35,10 @@ refused() {
   echo "(exit status 1, as it should be)"
 }
 
-step "An admin checks the bundled profiles (no daemon needed)"
-"$BIN/kioskctl" profile check policies/*.toml
+step "An admin installs the bundled profiles, private to their owner (they hold a passcode hash), and checks them (no daemon needed)"
+install -d -m 0700 "$work/profiles"
+install -m 0600 policies/*.toml "$work/profiles/"
+"$BIN/kioskctl" profile check "$work"/profiles/*.toml
 
 step "…and looks at one as kioskd will apply it"
 "$BIN/kioskctl" profile show policies/museum-map.toml
@@ -93,8 +95,7 @@ for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
 run "export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/bus   # kioskd, the app and kioskctl all use it"
 
 step "kioskd on it, with a temp state dir and the bundled museum-map profile"
-mkdir -p "$work/state" "$work/profiles"
-run "cp policies/museum-map.toml $work/profiles/"
+mkdir -p "$work/state"
 run "kioskd --no-input --state-dir $work/state --profile-dir $work/profiles 2>$work/kioskd.log &"
 pids+=($!)
 for _ in $(seq 100); do kioskctl status >/dev/null 2>&1 && break; sleep 0.05; done

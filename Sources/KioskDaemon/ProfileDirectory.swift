@@ -1,29 +1,55 @@
+import Glibc
 import KioskCore
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The directory of installed profiles (`--profile-dir`): a profile name is a plain file name
 /// (`[A-Za-z0-9_.-]+`, no path) resolved as `<directory>/<name>.toml`.
 struct ProfileDirectory {
     var path: String
+    /// Who may own a profile whose passcode hash kioskd uses: root and kioskd's own uid.
+    var trustedOwners: [UInt32] = Array(Set([0, geteuid()])).sorted()
 
-    /// Reads and parses the profile `name`.
-    /// - Throws: `InvalidArgs` for a name that is not a plain file name or a profile that does
-    ///   not parse (with its `file:line:col` diagnostics); `UnknownProfile` when there is no such file.
+    /// Reads and parses the profile `name`. A profile with a passcode hash is used only when its
+    /// file is private to root or kioskd's uid (``PasscodeFileSafety``); the mode and owner are
+    /// those of the file read (`fstat` on the same fd), so a swap between check and read is moot.
+    /// - Throws: `InvalidArgs` for a name that is not a plain file name, a profile that does not
+    ///   parse (with its `file:line:col` diagnostics) or an unsafe file holding a hash;
+    ///   `UnknownProfile` when there is no such file.
     func load(_ name: String) throws(KioskError) -> Profile {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let (bytes, stats) = Self.read(file) else {
             throw KioskError(.unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file)).")
         }
+        let profile: Profile
         do {
-            return try ProfileParser.parse(bytes: data, file: file)
+            profile = try ProfileParser.parse(bytes: bytes, file: file)
         } catch {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
+        }
+        if profile.passcodeHash != nil,
+            let problem = PasscodeFileSafety.problem(
+                path: file, mode: stats.st_mode, owner: stats.st_uid, trustedOwners: trustedOwners)
+        {
+            throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) cannot be used: \(problem).")
+        }
+        return profile
+    }
+
+    /// The file's bytes and what `fstat` says of it, or nil when it cannot be opened or read.
+    private static func read(_ file: String) -> ([UInt8], stat)? {
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var stats = stat()
+        guard fstat(fd, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { return (bytes, stats) }
+            bytes += chunk.prefix(n)
         }
     }
 }

@@ -18,7 +18,8 @@ struct ProfileCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate profiles; print file:line:col: message for each error.",
-            discussion: "Exits 1 if any file has an error."
+            discussion:
+                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root: kioskd refuses to use such a hash."
         )
 
         @OptionGroup(visibility: .hidden) var remote: HostOption
@@ -35,8 +36,9 @@ struct ProfileCommand: ParsableCommand {
             var failed = false
             for file in files {
                 do {
-                    _ = try ProfileFile.load(file)
+                    let profile = try ProfileFile.load(file)
                     print("\(file): ok")
+                    if let warning = ProfileFile.hashWarning(file, profile) { printError("\(file): warning: \(warning)") }
                 } catch {
                     failed = true
                     printError("\(error)")
@@ -91,5 +93,13 @@ enum ProfileFile {
                 "\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
+    }
+
+    /// Why kioskd (as root) would refuse the passcode hash in `path`, if `profile` holds one.
+    static func hashWarning(_ path: String, _ profile: Profile) -> String? {
+        var stats = stat()
+        guard profile.passcodeHash != nil, stat(path, &stats) == 0 else { return nil }
+        return PasscodeFileSafety.problem(path: path, mode: stats.st_mode, owner: stats.st_uid, trustedOwners: [0])
+            .map { "\($0) (kioskd refuses to use this hash)" }
     }
 }

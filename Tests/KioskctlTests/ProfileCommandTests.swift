@@ -1,4 +1,5 @@
 import Foundation
+import BusTestSupport
 import KioskTestSupport
 import Testing
 
@@ -11,20 +12,51 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
 
 /// `kioskctl profile …` works without a daemon; its output is checked byte for byte.
 @Suite struct ProfileCommandTests {
+    /// The examples, installed as an admin installs them: readable by their owner only.
+    static func installed(_ names: String...) throws -> [String] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        return try names.map { name in
+            let path = "\(directory)/\(name)"
+            try FileManager.default.copyItem(atPath: "\(root)/policies/\(name)", toPath: path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            return path
+        }
+    }
+
     @Test func checkPassesTheExamples() throws {
-        let result = try kioskctl(
-            "profile", "check", "\(root)/policies/museum-map.toml", "\(root)/policies/self-check-in.toml")
+        let files = try Self.installed("museum-map.toml", "self-check-in.toml")
+        let result = try kioskctl("profile", "check", files[0], files[1])
         #expect(result.status == 0)
-        #expect(result.stdout == "\(root)/policies/museum-map.toml: ok\n\(root)/policies/self-check-in.toml: ok\n")
+        #expect(result.stdout == "\(files[0]): ok\n\(files[1]): ok\n")
         #expect(result.stderr == "")
+    }
+
+    /// Issue 13 §1: a hash anyone can read is guessed offline; kioskd refuses it, check warns.
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("root owns the files kioskd trusts"))))
+    func checkWarnsAboutAHashOthersCanRead_needsRoot() throws {
+        let file = try Self.installed("museum-map.toml")[0]
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        let result = try kioskctl("profile", "check", file)
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(file): ok\n")
+        #expect(
+            result.stderr
+                == "\(file): warning: \(file) holds a passcode hash but is mode 0644, so group or others may read or change it: anyone on the machine could copy the hash and guess the passcode offline. Make it private to its owner: chmod 600 \(file) (kioskd refuses to use this hash)\n"
+        )
+        // A profile without a hash holds no secret: no warning at any mode.
+        let plain = try Self.installed("library-catalogue.toml")[0]
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain)
+        #expect(try kioskctl("profile", "check", plain).stderr == "")
     }
 
     @Test func checkReportsEveryErrorAsFileLineColumnAndExits1() throws {
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-bad-\(UUID()).toml").path
         try Data("[buttons]\npowr = \"locked\"\nvolume = 3\n".utf8).write(to: URL(fileURLWithPath: bad))
-        let result = try kioskctl("profile", "check", bad, "\(root)/policies/museum-map.toml", "/nonexistent/p.toml")
+        let museum = try Self.installed("museum-map.toml")[0]
+        let result = try kioskctl("profile", "check", bad, museum, "/nonexistent/p.toml")
         #expect(result.status == 1)
-        #expect(result.stdout == "\(root)/policies/museum-map.toml: ok\n")
+        #expect(result.stdout == "\(museum): ok\n")
         #expect(
             result.stderr == """
                 \(bad):2:1: unknown key "powr" in buttons; did you mean "power"?
@@ -97,7 +129,8 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
             result.stdout == """
                 OVERVIEW: Validate profiles; print file:line:col: message for each error.
 
-                Exits 1 if any file has an error.
+                Exits 1 if any file has an error. Warns (exit status 0) about a file that holds
+                a passcode hash and is not private to root: kioskd refuses to use such a hash.
 
                 USAGE: kioskctl profile check <files> ...
 

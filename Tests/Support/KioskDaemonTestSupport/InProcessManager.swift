@@ -38,7 +38,9 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         profileDirectory = bus.directory.appendingPathComponent("profiles")
         try FileManager.default.createDirectory(at: profileDirectory, withIntermediateDirectories: true)
         for (name, text) in profiles {
-            try Data(text.utf8).write(to: profileDirectory.appendingPathComponent(name + ".toml"))
+            let url = profileDirectory.appendingPathComponent(name + ".toml")
+            try Data(text.utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         }
         loop = try EventLoop()
         try loop.startThread()

@@ -82,7 +82,11 @@ public final class KioskdProcess: @unchecked Sendable {
     deinit { stop(SIGKILL) }
 
     public func writeProfile(_ name: String, _ text: String) throws {
-        try text.write(to: profileDirectory.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8)
+        // Private to its owner, as `make install` installs profiles: kioskd takes a passcode hash
+        // only from such a file.
+        let url = profileDirectory.appendingPathComponent(name + ".toml")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
     }
 
     /// A profile `name` for `app` that presets `deny` on each of `denied`, with the passcode
