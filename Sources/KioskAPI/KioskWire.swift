@@ -57,8 +57,12 @@ public enum KioskWire {
         public static let textBytesPerUID = 1 << 20
         /// Text all apps together may keep: 16 MiB (the state file is rewritten on every change).
         public static let textBytes = 16 << 20
-        /// Changes waiting to be saved; past this a change is answered `Failed` and not made.
+        /// Changes waiting to be saved, of admins and passcode attempts, and of everyone else;
+        /// past this a change is answered `Failed` and not made.
         public static let waitingChanges = 256
+        /// Changes one uid other than root may have waiting to be saved (registrations of its own
+        /// apps), so that no uid can fill the queue for others.
+        public static let waitingChangesPerUID = 16
         /// Passcode attempts (`EndSession`, `SetPasscode`) waiting for their turn; past this an
         /// attempt is answered `Throttled` without being checked.
         public static let waitingPasscodeAttempts = 32

@@ -131,7 +131,7 @@ extension ManagerObject {
             return
         }
         guard verdict.matches else {
-            change(attempt.call, finally: done) { [unowned self] in
+            change(attempt.call, .privileged, finally: done) { [unowned self] in
                 var next = state
                 next.throttle.recordFailure(at: clock.now())
                 let failures = next.throttle.failures
@@ -148,7 +148,7 @@ extension ManagerObject {
         case .endSession:
             applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session), finally: done)
         case .setPasscode:
-            change(attempt.call, finally: done) { [unowned self] in
+            change(attempt.call, .privileged, finally: done) { [unowned self] in
                 var next = state
                 next.setPasscode(hash: try verdict.newHash!.get())
                 return Plan(next) { [unowned self] in

@@ -39,7 +39,7 @@ extension ManagerObject {
     }
 
     func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile) {
-        change(call) { [unowned self] in
+        change(call, .privileged) { [unowned self] in
             var next = state
             let changes = try next.session.start(
                 profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
@@ -89,7 +89,7 @@ extension ManagerObject {
         _ call: MethodCall, caller: Caller, _ ending: KioskState.SessionEnding,
         finally: (() -> Void)? = nil
     ) {
-        change(call, finally: finally) { [unowned self] in
+        change(call, .privileged, finally: finally) { [unowned self] in
             var next = state
             let profile = next.session.profileName
             let changes = try next.endSession(ending)
@@ -184,7 +184,7 @@ extension ManagerObject {
         // (or refused for) a queue of other callers' changes. The timer is one-shot and re-armed
         // only once this tick is done, so at most one tick waits.
         writer.submit(
-            urgent: true,
+            .urgent,
             { [unowned self] in
                 guard let progress = sessionProgress() else {
                     scheduleSessionTimer()

@@ -77,14 +77,18 @@ extension ManagerObject {
         }
     }
 
-    /// Queues a change of the state for `call`. When its turn comes (every earlier change is on
+    /// Queues a change of the state for `call` in `lane` (``StateWriter/Lane``). When its turn comes (every earlier change is on
     /// disk or failed), `compute` makes the next state from `state`, or answers `call` itself and
     /// returns nil. The plan's state is saved off the loop; then it becomes `state` and the plan's
     /// `then` runs: a reply or a signal never promises what is not on disk. A save that fails
     /// changes nothing and answers `call` with the error. `finally` runs after all of that, on
     /// every path.
-    func change(_ call: MethodCall, finally: (() -> Void)? = nil, _ compute: @escaping () throws -> Plan?) {
+    func change(
+        _ call: MethodCall, _ lane: StateWriter<KioskState>.Lane, finally: (() -> Void)? = nil,
+        _ compute: @escaping () throws -> Plan?
+    ) {
         writer.submit(
+            lane,
             { [unowned self] in
                 let plan: Plan?
                 do {

@@ -25,20 +25,43 @@ final class StateWriter<State: Sendable> {
     enum Refusal: Equatable {
         /// The writer stopped before the change's turn came.
         case stopping
-        /// `waiting` changes already wait for their turn, the most the writer queues.
+        /// `waiting` changes of the same lane (for an unprivileged one: of the same uid) already wait
+        /// for their turn, the most the writer queues.
         case full(waiting: Int)
+    }
+
+    /// Which changes go first, and which are capped how. Every lane is in order of arrival.
+    enum Lane: Equatable {
+        /// A session's time limit running out (a lock): ahead of everything but the save in
+        /// flight, and never refused for a full queue; its caller keeps at most one waiting.
+        case urgent
+        /// A change an admin (root, or polkit) or a passcode attempt asked for: ahead of every
+        /// unprivileged change, so that no flood of those can delay or refuse it; its own cap.
+        case privileged
+        /// A change any uid may ask for (registering its own apps): behind the others, at most
+        /// `maxWaitingPerUID` waiting for one uid.
+        case unprivileged(uid: UInt32)
+
+        var rank: Int {
+            switch self {
+            case .urgent: 0
+            case .privileged: 1
+            case .unprivileged: 2
+            }
+        }
     }
 
     private struct Change {
         var compute: () -> Write?
         var dropped: (Refusal) -> Void
-        var isUrgent: Bool
+        var lane: Lane
     }
 
     private let loop: EventLoop
     private let queue: DispatchQueue
     private let save: @Sendable (State) throws -> Void
     private let maxWaiting: Int
+    private let maxWaitingPerUID: Int
     private var waiting: [Change] = []
     /// A change is being computed, saved or finished: the next one waits.
     private var busy = false
@@ -46,40 +69,43 @@ final class StateWriter<State: Sendable> {
     private var onStopped: (() -> Void)?
     private var stopTimer: EventSource?
 
-    /// `save` runs on `queue`, never on the loop. More than `maxWaiting` changes waiting for
-    /// their turn are refused rather than queued: a stuck disk must not grow kioskd without bound.
-    init(loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = KioskWire.Limits.waitingChanges, save: @escaping @Sendable (State) throws -> Void)
-    {
+    /// `save` runs on `queue`, never on the loop. More than `maxWaiting` privileged changes, or
+    /// unprivileged ones, waiting for their turn are refused rather than queued (a stuck disk must
+    /// not grow kioskd without bound), and more than `maxWaitingPerUID` of one uid.
+    init(
+        loop: EventLoop, queue: DispatchQueue, maxWaiting: Int = KioskWire.Limits.waitingChanges,
+        maxWaitingPerUID: Int = KioskWire.Limits.waitingChangesPerUID, save: @escaping @Sendable (State) throws -> Void
+    ) {
         self.loop = loop
         self.queue = queue
         self.maxWaiting = maxWaiting
+        self.maxWaitingPerUID = maxWaitingPerUID
         self.save = save
     }
 
-    /// Queues a change. `compute` runs on the loop when every earlier change is done; it returns
-    /// nil when there is nothing to write (it has answered its caller itself). `dropped` runs
-    /// instead of `compute`, at once or later, when the change is not made: the writer stopped
-    /// first, or too many changes wait already.
-    ///
-    /// An `urgent` change (a session's time limit running out: a lock) goes ahead of every
-    /// change that is not, right after the save in flight, and is never refused for a full queue;
-    /// its caller must keep at most one waiting.
-    func submit(urgent: Bool = false, _ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
+    /// Queues a change in `lane`. `compute` runs on the loop when every change ahead of it is
+    /// done; it returns nil when there is nothing to write (it has answered its caller itself).
+    /// `dropped` runs instead of `compute`, at once or later, when the change is not made: the
+    /// writer stopped first, or too many changes wait already in its lane.
+    func submit(_ lane: Lane, _ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
         guard !isStopping else {
             dropped(.stopping)
             return
         }
-        let change = Change(compute: compute, dropped: dropped, isUrgent: urgent)
-        if urgent {
-            waiting.insert(change, at: waiting.firstIndex { !$0.isUrgent } ?? waiting.endIndex)
-        } else {
-            let queued = waiting.count { !$0.isUrgent }
-            guard queued < maxWaiting else {
-                dropped(.full(waiting: queued))
-                return
-            }
-            waiting.append(change)
+        switch lane {
+        case .urgent:
+            break
+        case .privileged:
+            let queued = waiting.count { $0.lane == .privileged }
+            guard queued < maxWaiting else { return dropped(.full(waiting: queued)) }
+        case .unprivileged:
+            let ofUID = waiting.count { $0.lane == lane }
+            guard ofUID < maxWaitingPerUID else { return dropped(.full(waiting: ofUID)) }
+            let queued = waiting.count { $0.lane.rank == lane.rank }
+            guard queued < maxWaiting else { return dropped(.full(waiting: queued)) }
         }
+        let change = Change(compute: compute, dropped: dropped, lane: lane)
+        waiting.insert(change, at: waiting.firstIndex { $0.lane.rank > lane.rank } ?? waiting.endIndex)
         next()
     }
 

@@ -24,14 +24,16 @@ import Testing
         private let failNext = Atomic<Bool>(false)
         let saveDelay: Duration
 
-        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256) throws {
+        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256, maxWaitingPerUID: Int = 16) throws {
             self.saveDelay = saveDelay
             self.held.store(held, ordering: .sequentiallyConsistent)
             loop = try EventLoop()
             try loop.startThread()
             let queue = DispatchQueue(label: "state-writer-test")
             try onLoop {
-                self.writer = StateWriter(loop: self.loop, queue: queue, maxWaiting: maxWaiting) { [self] state in
+                self.writer = StateWriter(
+                    loop: self.loop, queue: queue, maxWaiting: maxWaiting, maxWaitingPerUID: maxWaitingPerUID
+                ) { [self] state in
                     #expect(!loop.isOnLoopThread)
                     record("save \(state) begins")
                     if self.held.load(ordering: .sequentiallyConsistent) { gate.wait() }
@@ -74,10 +76,12 @@ import Testing
         }
 
         /// Submits a change that adds `delta` to the durable state when its turn comes.
-        func submitIncrement(_ name: String, by delta: Int = 1, urgent: Bool = false) throws {
+        func submitIncrement(
+            _ name: String, by delta: Int = 1, lane: StateWriter<Int>.Lane = .privileged
+        ) throws {
             try onLoop { [self] in
                 writer.submit(
-                    urgent: urgent,
+                    lane,
                     { [self] in
                         record("\(name) computes from \(durable)")
                         let next = durable + delta
@@ -151,6 +155,7 @@ import Testing
         let h = try Harness()
         try h.onLoop {
             h.writer.submit(
+                .privileged,
                 {
                     h.record("noop computes"); return nil
                 }, dropped: { _ in })
@@ -210,13 +215,33 @@ import Testing
         #expect(h.lines == ["stopped"])
     }
 
+    /// Issue 13 §2: one uid's flood of registrations neither delays nor refuses an admin's change
+    /// or a passcode attempt, nor another uid's registrations.
+    @Test func privilegedChangesGoAheadOfUnprivilegedOnesWhichAreCappedPerUID() throws {
+        let h = try Harness(held: true, maxWaiting: 4, maxWaitingPerUID: 2)
+        try h.submitIncrement("a", lane: .unprivileged(uid: 65534))
+        #expect(h.wait { $0.contains("save 1 begins") })
+        for name in ["n1", "n2", "n3"] { try h.submitIncrement(name, lane: .unprivileged(uid: 65534)) }
+        #expect(h.lines.last == "n3 refused, 2 waiting", "the uid's cap")
+        for name in ["u1", "u2"] { try h.submitIncrement(name, lane: .unprivileged(uid: 1000)) }
+        try h.submitIncrement("x", lane: .unprivileged(uid: 1001))
+        #expect(h.lines.last == "x refused, 4 waiting", "the unprivileged lane's cap")
+        try h.submitIncrement("root", by: 100)  // privileged: its own cap, ahead of every unprivileged one
+        h.release()
+        #expect(h.wait { $0.contains("u2 durable") })
+        #expect(
+            h.lines.filter { $0.contains("computes") }.map { $0.split(separator: " ")[0] } == [
+                "a", "root", "n1", "n2", "u1", "u2",
+            ])
+    }
+
     @Test func anUrgentChangeGoesRightAfterTheSaveInFlightAndIsNeverRefusedForAFullQueue() throws {
         let h = try Harness(held: true, maxWaiting: 2)
         try h.submitIncrement("a")
         #expect(h.wait { $0.contains("save 1 begins") })
         #expect(try h.onLoop { h.writer.isIdle } == false)
         for name in ["b", "c"] { try h.submitIncrement(name) }
-        try h.submitIncrement("tick", by: 100, urgent: true)  // the queue is full: still taken, and first
+        try h.submitIncrement("tick", by: 100, lane: .urgent)  // the queue is full: still taken, and first
         try h.submitIncrement("d")  // not urgent: refused, the urgent one does not count
         #expect(h.lines.last == "d refused, 2 waiting")
         h.release()
