@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SystemPackage
 import SystemdKit
 
 /// logind's `block` inhibitor for the power, suspend, hibernate and reboot keys, held while a
@@ -52,7 +53,8 @@ final class LogindInhibitor {
             try bus.callAsync(call, timeout: .seconds(25)) { [weak self] result in self?.answered(result) }
             inFlight = true
         } catch {
-            logger.warning("Could not ask logind for the power-key inhibitor", metadata: ["error": "\(error)"])
+            logger.warning(
+                "Could not ask logind for the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
@@ -64,7 +66,8 @@ final class LogindInhibitor {
             do {
                 received = try reply.readUnixFD()
             } catch {
-                logger.warning("logind's answer to Inhibit carried no fd", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "logind's answer to Inhibit carried no fd", metadata: ["error": "\(Errno.reason(of: error))"])
                 return
             }
             if wanted {
@@ -80,7 +83,7 @@ final class LogindInhibitor {
                 logger.info("logind is not on the bus; the power key is locked without its inhibitor")
             }
         case .failure(let error):
-            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(error)"])
+            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 }

@@ -1,6 +1,7 @@
 import KioskCore
 import KioskStore
 import Logging
+import SystemPackage
 import SystemdKit
 
 extension ManagerObject {
@@ -45,7 +46,8 @@ extension ManagerObject {
                     throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what) (polkit action \(action)).")
                 case .failure(let error):
                     logger.warning(
-                        "polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
+                        "polkit check failed",
+                        metadata: caller.metadata.merging(["error": "\(Errno.reason(of: error))"]) { $1 })
                     throw KioskError(.accessDenied, "uid \(caller.uid) may not \(what): polkit could not be asked.")
                 }
             }
@@ -104,7 +106,8 @@ extension ManagerObject {
                     },
                     failed: { [unowned self] error in
                         logger.error(
-                            "Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
+                            "Could not save the state",
+                            metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
                         if plan.keepIfSaveFails {
                             commit(plan.state, profile: plan.profile)
                             attempt(call, plan.then)
@@ -149,7 +152,7 @@ extension ManagerObject {
         case let error as BusError: error
         case let error as StoreError:
             BusError(name: BusError.failed, message: "The change was not made: \(error.message)")
-        default: BusError(name: BusError.failed, message: "\(error)")
+        default: BusError(name: BusError.failed, message: Errno.reason(of: error))
         }
     }
 
@@ -170,7 +173,7 @@ extension ManagerObject {
                     Member.sessionProblem,
                 ])
         } catch {
-            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(error)"])
+            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
@@ -179,7 +182,8 @@ extension ManagerObject {
             try bus.emitSignal(
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface, member: member, arguments: arguments)
         } catch {
-            logger.error("Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(error)"])
+            logger.error(
+                "Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(Errno.reason(of: error))"])
         }
     }
 }

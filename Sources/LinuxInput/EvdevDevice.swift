@@ -1,6 +1,7 @@
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.

@@ -5,6 +5,7 @@
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 enum Libevdev {
@@ -12,7 +13,7 @@ enum Libevdev {
 
     static func open(_ path: String, flags: Int32) throws(Errno) -> Int32 {
         let fd = Glibc.open(path, flags)
-        if fd < 0 { throw Errno.current }
+        if fd < 0 { throw Errno.last }
         return fd
     }
 
@@ -29,7 +30,7 @@ enum Libevdev {
             let n = Glibc.write(fd, base, left)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw Errno.current
+                throw Errno.last
             }
             left -= n
             base += n
@@ -44,7 +45,7 @@ enum Libevdev {
             switch errno {
             case EINTR: continue
             case EAGAIN: return 0
-            default: throw Errno.current
+            default: throw Errno.last
             }
         }
     }
@@ -52,7 +53,7 @@ enum Libevdev {
     /// The device number (`st_rdev`) of what `fd` is open on.
     static func deviceNumber(_ fd: Int32) throws(Errno) -> UInt64 {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Errno.current }
+        guard fstat(fd, &info) == 0 else { throw Errno.last }
         return UInt64(info.st_rdev)
     }
 

@@ -1,6 +1,7 @@
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// The daemon's single event loop, over `sd_event`.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 extension Message {
     /// Reads the next value of the body, which must be a unix fd (`h`), and returns a duplicate
@@ -10,7 +11,7 @@ extension Message {
     public func readUnixFD() throws(Errno) -> Int32 {
         let fd = try CBus.readUnixFD(handle)
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-        guard copy >= 0 else { throw Errno.current }
+        guard copy >= 0 else { throw Errno.last }
         return copy
     }
 }
