@@ -91,12 +91,15 @@ let package = Package(
         // MARK: KioskStore — the crash-safe state file (atomic writes, fsync)
         .target(
             name: "KioskStore",
-            dependencies: ["KioskCore"],
+            dependencies: ["KioskCore", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskStoreTests",
-            dependencies: ["KioskStore", "KioskCore", "KioskTestSupport", "kiosk-store-writer"],
+            dependencies: [
+                "KioskStore", "KioskCore", "KioskTestSupport", "kiosk-store-writer",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
         // A child process for the crash test: writes states in a loop until killed.
