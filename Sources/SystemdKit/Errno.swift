@@ -20,6 +20,18 @@ extension Errno {
         return result
     }
 
+    /// Runs `body`, a call of swift-system's (`FileDescriptor.read`, `.write`, …), whose
+    /// untyped throws is always an `Errno`, with that typed. (Anything else, which
+    /// swift-system does not throw, would be `EIO`.)
+    @inline(__always)
+    public static func typed<T>(_ body: () throws -> T) throws(Errno) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error as? Errno ?? .ioError
+        }
+    }
+
     /// strerror and the number, as every message of kioskd shows an errno:
     /// "Device or resource busy (errno 16)". (`description` is strerror alone.)
     public var reason: String { "\(description) (errno \(rawValue))" }
