@@ -166,6 +166,7 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskInput", "KioskClient", "CTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

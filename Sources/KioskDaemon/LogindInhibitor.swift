@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import SystemPackage
 import SystemdKit
@@ -20,7 +19,7 @@ final class LogindInhibitor {
     private let bus: Bus
     private let logger: Logger
     private var wanted = false
-    private var fd: Int32 = -1
+    private var fd: FileDescriptor?
     private var inFlight = false
     private var saidAbsent = false
 
@@ -29,16 +28,16 @@ final class LogindInhibitor {
         self.logger = logger
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit { try? fd?.close() }
 
     /// Takes the inhibitor (if it is not held or being asked for) or releases it.
     func setHeld(_ held: Bool) {
         wanted = held
         if held {
-            if fd < 0 && !inFlight { request() }
-        } else if fd >= 0 {
-            close(fd)
-            fd = -1
+            if fd == nil && !inFlight { request() }
+        } else if let fd {
+            try? fd.close()
+            self.fd = nil
             logger.info("Released logind's power-key inhibitor")
         }
     }
@@ -62,7 +61,7 @@ final class LogindInhibitor {
         inFlight = false
         switch result {
         case .success(let reply):
-            let received: Int32
+            let received: FileDescriptor
             do {
                 received = try reply.readUnixFD()
             } catch {
@@ -74,7 +73,7 @@ final class LogindInhibitor {
                 fd = received
                 logger.info("Holding logind's power-key inhibitor", metadata: ["inhibit.what": "\(Self.what)"])
             } else {
-                close(received)  // the session ended while logind was answering
+                try? received.close()  // the session ended while logind was answering
             }
         case .failure(let error as BusError)
         where error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner:

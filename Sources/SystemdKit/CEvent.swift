@@ -29,10 +29,10 @@ enum CEvent {
     }
 
     /// A non-blocking `eventfd(2)` for waking the loop from other threads.
-    static func newWakeFD() throws(Errno) -> Int32 {
+    static func newWakeFD() throws(Errno) -> FileDescriptor {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard fd >= 0 else { throw Errno.last }
-        return fd
+        return FileDescriptor(rawValue: fd)
     }
 
     // MARK: sources

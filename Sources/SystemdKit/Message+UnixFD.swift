@@ -8,10 +8,10 @@ extension Message {
     ///
     /// The corresponding C calls are `sd_bus_message_read_basic` with `'h'` and
     /// `fcntl(F_DUPFD_CLOEXEC)`.
-    public func readUnixFD() throws(Errno) -> Int32 {
+    public func readUnixFD() throws(Errno) -> FileDescriptor {
         let fd = try CBus.readUnixFD(handle)
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
         guard copy >= 0 else { throw Errno.last }
-        return copy
+        return FileDescriptor(rawValue: copy)
     }
 }
