@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.11.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
     ],
     targets: [
         // MARK: KioskAPI — what apps and the daemon agree on: wire names, ids and their rules, states, errors, limits, time (no dependencies)
@@ -90,12 +91,15 @@ let package = Package(
         // MARK: KioskStore — the crash-safe state file (atomic writes, fsync)
         .target(
             name: "KioskStore",
-            dependencies: ["KioskCore"],
+            dependencies: ["KioskCore", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KioskStoreTests",
-            dependencies: ["KioskStore", "KioskCore", "KioskTestSupport", "kiosk-store-writer"],
+            dependencies: [
+                "KioskStore", "KioskCore", "KioskTestSupport", "kiosk-store-writer",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
         // A child process for the crash test: writes states in a loop until killed.
@@ -132,7 +136,10 @@ let package = Package(
         // MARK: LinuxInput — evdev devices, their uinput clones and the broker on the sd_event loop (fds, no decisions)
         .target(
             name: "LinuxInput",
-            dependencies: ["CEvdev", "KioskInput", "SystemdKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CEvdev", "KioskInput", "SystemdKit", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -140,6 +147,7 @@ let package = Package(
             dependencies: [
                 "LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -158,6 +166,7 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskInput", "KioskClient", "CTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -200,20 +209,26 @@ let package = Package(
         // MARK: SystemdKit — thin typed Swift over libsystemd; the only module that calls CSystemd
         .target(
             name: "SystemdKit",
-            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CSystemd", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
 
         // MARK: BusTestSupport — private dbus-daemon (and polkitd) harness for bus tests
         .target(
             name: "BusTestSupport",
-            dependencies: ["SystemdKit"],
+            dependencies: ["SystemdKit", .product(name: "SystemPackage", package: "swift-system")],
             path: "Tests/Support/BusTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SystemdKitTests",
-            dependencies: ["SystemdKit", "BusTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SystemdKit", "BusTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -230,6 +245,7 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -298,7 +314,7 @@ let package = Package(
         // MARK: KioskClient — the library apps and kioskctl use: a typed proxy, the app API, reconnects
         .target(
             name: "KioskClient",
-            dependencies: ["KioskAPI", "SystemdKit"],
+            dependencies: ["KioskAPI", "SystemdKit", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

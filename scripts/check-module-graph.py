@@ -17,14 +17,17 @@ dependency that arrives through a third package is caught too.
 """
 import json, os, subprocess, sys
 
-# A pure module may reach exactly these (local targets, or other packages by identity).
+# A pure module may reach exactly these (local targets, or other packages by identity). None of
+# them reaches swift-system: only the edge modules (SystemdKit, LinuxInput, KioskStore) speak its
+# Errno and FileDescriptor.
 ONLY = {
     "KioskAPI": set(),
     "KioskInput": set(),
     "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
     "KioskTraces": {"KioskInput", "yams"},
 }
-# What a target must never reach.
+# What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
+# (small, pure Swift over libc; a failed connection's Errno is its type).
 NEVER = {
     "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
                     "tomlkit", "yams"},

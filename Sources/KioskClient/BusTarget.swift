@@ -1,3 +1,4 @@
+import SystemPackage
 import SystemdKit
 
 /// Which bus kioskd is reached on.
@@ -20,7 +21,7 @@ public enum BusTarget: Hashable, Sendable {
             case .address(let address): return try Bus.open(address: address)
             }
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not connect to \(self): \(error).")
+            throw KioskClientError(.busUnavailable, "Could not connect to \(self): \(Errno.reason(of: error)).")
         }
     }
 }

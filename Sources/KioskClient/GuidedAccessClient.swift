@@ -1,5 +1,6 @@
 import KioskAPI
 import Synchronization
+import SystemPackage
 import SystemdKit
 
 /// An app's connection to kioskd: declare restrictions, read their states at any time, and
@@ -50,7 +51,8 @@ public actor GuidedAccessClient {
             loop = try EventLoop()
             try loop.startThread()
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not start the client's loop thread: \(error).")
+            throw KioskClientError(
+                .busUnavailable, "Could not start the client's loop thread: \(Errno.reason(of: error)).")
         }
         let client = GuidedAccessClient(target: target, loop: loop)
         do {
@@ -86,7 +88,8 @@ public actor GuidedAccessClient {
         do {
             try mirror.track(app: app, registration: restrictions)
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not subscribe to \(app)'s changes: \(error).")
+            throw KioskClientError(
+                .busUnavailable, "Could not subscribe to \(app)'s changes: \(Errno.reason(of: error)).")
         }
         do {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
@@ -192,7 +195,7 @@ public actor GuidedAccessClient {
         do {
             try bus.attach(to: loop)
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not attach to \(target): \(error).")
+            throw KioskClientError(.busUnavailable, "Could not attach to \(target): \(Errno.reason(of: error)).")
         }
         let next = ManagerMirror(bus: bus, restrictions: .none, carrying: mirror)
         next.onUpdate = { [unowned self] in publish() }
@@ -203,7 +206,7 @@ public actor GuidedAccessClient {
                 try next.track(app: app, registration: registration)
             }
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not subscribe on \(target): \(error).")
+            throw KioskClientError(.busUnavailable, "Could not subscribe on \(target): \(Errno.reason(of: error)).")
         }
         mirror = next
         next.sync()

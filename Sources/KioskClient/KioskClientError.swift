@@ -1,4 +1,5 @@
 import KioskAPI
+import SystemPackage
 import SystemdKit
 
 /// A failure to reach kioskd, as opposed to kioskd refusing a call (that is a `KioskError`,
@@ -67,7 +68,7 @@ enum ErrorMapping {
                 return KioskClientError(.busError, "\(error.name): \(error.message)")
             }
         case let error as Errno:
-            return KioskClientError(.busUnavailable, "The bus connection failed: \(error).")
+            return KioskClientError(.busUnavailable, "The bus connection failed: \(error.reason).")
         default:
             return error
         }

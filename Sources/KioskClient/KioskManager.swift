@@ -1,5 +1,6 @@
 import KioskAPI
 import Synchronization
+import SystemPackage
 import SystemdKit
 
 /// A typed proxy of kioskd's `org.kioskd.GuidedAccess1.Manager`: one async method per D-Bus
@@ -44,7 +45,7 @@ public final class KioskManager: Sendable {
         } catch let error as KioskClientError {
             throw error
         } catch {
-            throw KioskClientError(.busUnavailable, "Could not connect to \(target): \(error).")
+            throw KioskClientError(.busUnavailable, "Could not connect to \(target): \(Errno.reason(of: error)).")
         }
     }
 

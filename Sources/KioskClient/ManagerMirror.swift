@@ -1,4 +1,5 @@
 import KioskAPI
+import SystemPackage
 import SystemdKit
 
 /// kioskd's state as seen over one bus connection: the status, and the restriction states of

@@ -3,6 +3,7 @@ import KioskCore
 import KioskStore
 import LinuxInput
 import Logging
+import SystemPackage
 import SystemdKit
 
 /// The daemon: one sd_event loop on the calling thread owning the bus, the input devices, the
@@ -34,7 +35,7 @@ public enum KioskService {
                 "Could not load the state file", metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
             return 1
         } catch {
-            logger.critical("kioskd could not start", metadata: ["error": "\(error)"])
+            logger.critical("kioskd could not start", metadata: ["error": "\(Errno.reason(of: error))"])
             return 1
         }
     }
@@ -93,6 +94,6 @@ public enum KioskService {
 
     /// Creates the state directory (0700) when it is missing; systemd's StateDirectory= usually has.
     private static func makeDirectory(_ path: String) throws(Errno) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Errno.current }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Errno.last }
     }
 }

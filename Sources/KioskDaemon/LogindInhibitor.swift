@@ -1,5 +1,5 @@
-import Glibc
 import Logging
+import SystemPackage
 import SystemdKit
 
 /// logind's `block` inhibitor for the power, suspend, hibernate and reboot keys, held while a
@@ -19,7 +19,7 @@ final class LogindInhibitor {
     private let bus: Bus
     private let logger: Logger
     private var wanted = false
-    private var fd: Int32 = -1
+    private var fd: FileDescriptor?
     private var inFlight = false
     private var saidAbsent = false
 
@@ -28,16 +28,16 @@ final class LogindInhibitor {
         self.logger = logger
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit { try? fd?.close() }
 
     /// Takes the inhibitor (if it is not held or being asked for) or releases it.
     func setHeld(_ held: Bool) {
         wanted = held
         if held {
-            if fd < 0 && !inFlight { request() }
-        } else if fd >= 0 {
-            close(fd)
-            fd = -1
+            if fd == nil && !inFlight { request() }
+        } else if let fd {
+            try? fd.close()
+            self.fd = nil
             logger.info("Released logind's power-key inhibitor")
         }
     }
@@ -52,7 +52,8 @@ final class LogindInhibitor {
             try bus.callAsync(call, timeout: .seconds(25)) { [weak self] result in self?.answered(result) }
             inFlight = true
         } catch {
-            logger.warning("Could not ask logind for the power-key inhibitor", metadata: ["error": "\(error)"])
+            logger.warning(
+                "Could not ask logind for the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
@@ -60,18 +61,19 @@ final class LogindInhibitor {
         inFlight = false
         switch result {
         case .success(let reply):
-            let received: Int32
+            let received: FileDescriptor
             do {
                 received = try reply.readUnixFD()
             } catch {
-                logger.warning("logind's answer to Inhibit carried no fd", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "logind's answer to Inhibit carried no fd", metadata: ["error": "\(Errno.reason(of: error))"])
                 return
             }
             if wanted {
                 fd = received
                 logger.info("Holding logind's power-key inhibitor", metadata: ["inhibit.what": "\(Self.what)"])
             } else {
-                close(received)  // the session ended while logind was answering
+                try? received.close()  // the session ended while logind was answering
             }
         case .failure(let error as BusError)
         where error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner:
@@ -80,7 +82,7 @@ final class LogindInhibitor {
                 logger.info("logind is not on the bus; the power key is locked without its inhibitor")
             }
         case .failure(let error):
-            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(error)"])
+            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 }

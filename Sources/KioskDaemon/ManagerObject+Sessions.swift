@@ -1,5 +1,6 @@
 import KioskCore
 import Logging
+import SystemPackage
 import SystemdKit
 
 extension ManagerObject {
@@ -131,7 +132,7 @@ extension ManagerObject {
             do {
                 try store.save(progress.state)
             } catch {
-                logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+                logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
             }
             commit(progress.state)
             progress.emit()
@@ -171,7 +172,7 @@ extension ManagerObject {
             logger.error(
                 "Could not arm the session's timer",
                 metadata: [
-                    "session.profile": "\(state.session.profileName)", "error": "\(error)",
+                    "session.profile": "\(state.session.profileName)", "error": "\(Errno.reason(of: error))",
                 ])
         }
     }
@@ -198,7 +199,8 @@ extension ManagerObject {
                         scheduleSessionTimer()
                     },
                     failed: { [unowned self] error in
-                        logger.error("Could not save the session's progress", metadata: ["error": "\(error)"])
+                        logger.error(
+                            "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
                         commit(progress.state)
                         progress.emit()
                         scheduleSessionTimer()

@@ -1,6 +1,7 @@
 import KioskCore
 import KioskStore
 import Logging
+import SystemPackage
 import SystemdKit
 
 extension ManagerObject {
@@ -43,7 +44,8 @@ extension ManagerObject {
                 case .success(.unavailable): answer = .unavailable
                 case .failure(let error):
                     logger.warning(
-                        "polkit check failed", metadata: caller.metadata.merging(["error": "\(error)"]) { $1 })
+                        "polkit check failed",
+                        metadata: caller.metadata.merging(["error": "\(Errno.reason(of: error))"]) { $1 })
                     answer = .failed
                 }
                 if let refusal = Authorization.refusal(answer, uid: caller.uid, action: action, doing: what) {
@@ -110,7 +112,8 @@ extension ManagerObject {
                     },
                     failed: { [unowned self] error in
                         logger.error(
-                            "Could not save the state", metadata: ["store.path": "\(store.path)", "error": "\(error)"])
+                            "Could not save the state",
+                            metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
                         if plan.keepIfSaveFails {
                             commit(plan.state, profile: plan.profile)
                             attempt(call, plan.then)
@@ -157,7 +160,7 @@ extension ManagerObject {
         case let error as StoreError: KioskError(.failed, "The change was not made: \(error.message)")
         case let error as BusError:
             KioskError(KioskError.Code(dbusName: error.name) ?? .failed, error.message)
-        default: KioskError(.failed, "\(error)")
+        default: KioskError(.failed, Errno.reason(of: error))
         }
     }
 
@@ -183,7 +186,7 @@ extension ManagerObject {
                     Member.sessionProblem,
                 ])
         } catch {
-            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(error)"])
+            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
@@ -192,7 +195,8 @@ extension ManagerObject {
             try bus.emitSignal(
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface, member: member, arguments: arguments)
         } catch {
-            logger.error("Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(error)"])
+            logger.error(
+                "Could not emit a signal", metadata: ["signal": "\(member)", "error": "\(Errno.reason(of: error))"])
         }
     }
 }

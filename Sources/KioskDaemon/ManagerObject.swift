@@ -3,6 +3,7 @@ import Glibc
 import KioskCore
 import KioskStore
 import Logging
+import SystemPackage
 import SystemdKit
 
 #if canImport(FoundationEssentials)

@@ -1,6 +1,7 @@
 import CCrypt
 import Glibc
 import KioskCore
+import SystemPackage
 import SystemdKit
 
 /// Passcode hashing and verification with libcrypt (crypt(3), yescrypt `$y$`), the format of
@@ -18,7 +19,7 @@ enum Passcode {
     static func hash(_ passcode: String) throws(CryptError) -> String {
         var salt = [CChar](repeating: 0, count: 192)  // CRYPT_GENSALT_OUTPUT_SIZE
         guard crypt_gensalt_rn("$y$", 0, nil, 0, &salt, Int32(salt.count)) != nil else {
-            throw CryptError(description: "libcrypt could not make a yescrypt salt: \(Errno.current).")
+            throw CryptError(description: "libcrypt could not make a yescrypt salt: \(Errno.last.reason).")
         }
         let setting = String(decoding: salt.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return try crypt(passcode, setting: setting)
@@ -42,12 +43,12 @@ enum Passcode {
         }
         errno = 0
         let out = crypt_r(phrase, setting, data)
-        let error = Errno.current
+        let error = Errno.last
         // libcrypt's failure tokens start with '*' ("*0", "*1").
         guard let out, out.pointee != CChar(UInt8(ascii: "*")) else {
             throw CryptError(
                 description:
-                    "libcrypt could not hash with the setting \(scheme(of: setting))…: \(error.rawValue == 0 ? "unsupported" : error.description)."
+                    "libcrypt could not hash with the setting \(scheme(of: setting))…: \(error.rawValue == 0 ? "unsupported" : error.reason)."
             )
         }
         return String(cString: out)

@@ -1,10 +1,6 @@
 import KioskCore
+import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -29,7 +25,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public let path: String
     public let message: String
     /// The errno of a failed system call.
-    public let errno: Int32?
+    public let errno: Errno?
 
     public var description: String { message }
 }
@@ -62,14 +58,17 @@ public struct StateStore: Sendable {
     /// the splitter does not recognise, or that does not decode so, is decoded again whole:
     /// `JSONDecoder` over the whole file is what decides, and what explains a corrupt file.
     public func load() throws(StoreError) -> KioskState {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if Glibc.errno == ENOENT { return KioskState() }
-            throw failure("open", path)
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+        } catch Errno.noSuchFileOrDirectory {
+            return KioskState()
+        } catch {
+            throw failure("open", path, error)
         }
-        defer { close(fd) }
+        defer { try? fd.close() }
         if let state = try decodeInPieces(fd) { return state }
-        guard lseek(fd, 0, SEEK_SET) == 0 else { throw failure("seek in", path) }
+        try call("seek in", path) { _ = try fd.seek(offset: 0, from: .start) }
         return try decode(readAll(fd))
     }
 
@@ -148,7 +147,7 @@ public struct StateStore: Sendable {
     }
 
     /// The state read through ``ApplicationSplitter``, or `nil` if the file must be decoded whole.
-    func decodeInPieces(_ fd: Int32) throws(StoreError) -> KioskState? {
+    func decodeInPieces(_ fd: FileDescriptor) throws(StoreError) -> KioskState? {
         var splitter = ApplicationSplitter()
         var applications: [Registry.Application] = []
         let decoder = JSONDecoder()
@@ -165,11 +164,7 @@ public struct StateStore: Sendable {
         }
         do {
             while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                if n < 0 {
-                    if Glibc.errno == EINTR { continue }
-                    throw failure("read", path)
-                }
+                let n = try call("read", path) { try chunk.withUnsafeMutableBytes { try fd.read(into: $0) } }
                 if n == 0 { break }
                 try chunk.withUnsafeBufferPointer { buffer in
                     try splitter.feed(UnsafeBufferPointer(rebasing: buffer[..<n])) { element in
@@ -232,28 +227,38 @@ public struct StateStore: Sendable {
 
     // MARK: System calls
 
-    private func failure(_ what: String, _ file: String) -> StoreError {
-        let code = Glibc.errno
+    /// The error of a failed system call: "Could not <what> <file>: <strerror>.".
+    private func failure(_ what: String, _ file: String, _ error: any Error) -> StoreError {
+        let errno = error as? Errno
         return StoreError(
-            code: .io, path: file, message: "Could not \(what) \(file): \(String(cString: strerror(code))).",
-            errno: code)
+            code: .io, path: file, message: "Could not \(what) \(file): \(errno?.description ?? "\(error)").",
+            errno: errno)
+    }
+
+    /// Runs a system call (swift-system's, which throws `Errno`, or ``SystemCalls``'), its
+    /// failure thrown as the ``StoreError`` of ``failure(_:_:_:)``.
+    private func call<T>(_ what: String, _ file: String, _ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw failure(what, file, error)
+        }
     }
 
     /// The rest of the file's bytes. Read straight into the `Data` the decoder takes, so a large
     /// file is in memory once while it is decoded, not twice.
-    private func readAll(_ fd: Int32) throws(StoreError) -> Data {
-        var stats = stat()
-        guard fstat(fd, &stats) == 0 else { throw failure("stat", path) }
+    private func readAll(_ fd: FileDescriptor) throws(StoreError) -> Data {
+        let size = try call("stat", path) { try SystemCalls.size(of: fd) }
         // One byte more than the size, so the end is seen without growing; a file that grew
         // since the fstat doubles the buffer.
-        var data = Data(count: max(Int(stats.st_size), 0) + 1)
+        var data = Data(count: max(size, 0) + 1)
         var count = 0
         while true {
             if count == data.count { data.count *= 2 }
-            let n = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw failure("read", path)
+            let n = try call("read", path) {
+                try data.withUnsafeMutableBytes {
+                    try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))
+                }
             }
             if n == 0 { break }
             count += n
@@ -267,42 +272,41 @@ public struct StateStore: Sendable {
         _ body: ((inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) -> Void
     ) throws(StoreError) {
         let temporary = temporaryPath
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure("create", temporary) }
+        let fd = try call("create", temporary) {
+            try FileDescriptor.open(
+                FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                permissions: FilePermissions(rawValue: 0o600))
+        }
         var closed = false
-        defer { if !closed { close(fd) } }
+        defer { if !closed { try? fd.close() } }
         do {
             try body { bytes throws(StoreError) in
-                var written = 0
-                while written < bytes.count {
-                    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-                    if n < 0 {
-                        if Glibc.errno == EINTR { continue }
-                        throw failure("write", temporary)
-                    }
-                    written += n
-                }
+                // All of it, a short write continued and EINTR retried.
+                try call("write", temporary) { _ = try fd.writeAll(bytes) }
                 bytes.removeAll(keepingCapacity: true)
             }
         } catch {
-            unlink(temporary)
+            SystemCalls.unlinkIgnoringErrors(temporary)
             throw error
         }
-        guard fsync(fd) == 0 else {
-            let error = failure("fsync", temporary)
-            unlink(temporary)
-            throw error
+        do {
+            try SystemCalls.fsync(fd)
+        } catch {
+            SystemCalls.unlinkIgnoringErrors(temporary)
+            throw failure("fsync", temporary, error)
         }
         closed = true
-        guard close(fd) == 0 else { throw failure("close", temporary) }
-        guard rename(temporary, path) == 0 else {
-            let error = failure("rename onto", path)
-            unlink(temporary)
-            throw error
+        try call("close", temporary) { try fd.close() }
+        do {
+            try SystemCalls.rename(temporary, to: path)
+        } catch {
+            SystemCalls.unlinkIgnoringErrors(temporary)
+            throw failure("rename onto", path, error)
         }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw failure("open the directory", directory) }
-        defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else { throw failure("fsync the directory", directory) }
+        let directoryFD = try call("open the directory", directory) {
+            try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
+        }
+        defer { try? directoryFD.close() }
+        try call("fsync the directory", directory) { try SystemCalls.fsync(directoryFD) }
     }
 }

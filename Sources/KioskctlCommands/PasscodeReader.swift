@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Reads passcodes from the terminal without echo, or from stdin (`--passcode-stdin`); never
 /// from the command line, where every user could see them in `ps`.
@@ -9,7 +10,7 @@ enum PasscodeReader {
         for index in 0..<count {
             // Bytes from fd 0, not readLine: readLine repairs invalid UTF-8 into U+FFFD, which
             // would set a passcode other than the one given.
-            guard let bytes = line(from: 0) else {
+            guard let bytes = line(from: .standardInput) else {
                 throw CommandError(
                     "stdin ended before \(what[index]) (expected \(count) line\(count == 1 ? "" : "s")).")
             }
@@ -22,12 +23,12 @@ enum PasscodeReader {
     /// it is consumed; nil at the end of input before any byte. A line ends at `\n` (a `\r`
     /// before it is dropped), or at `\r` too with `endsAtReturn` (a terminal that does not turn
     /// Return into `\n`).
-    private static func line(from fd: Int32, endsAtReturn: Bool = false) -> [UInt8]? {
+    /// A read error other than EINTR (retried) ends the input too.
+    private static func line(from fd: FileDescriptor, endsAtReturn: Bool = false) -> [UInt8]? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
+            let n = (try? withUnsafeMutableBytes(of: &byte) { try fd.read(into: $0) }) ?? -1
             if n <= 0 { return bytes.isEmpty ? nil : bytes }
             if byte == UInt8(ascii: "\n") || (endsAtReturn && byte == UInt8(ascii: "\r")) { break }
             bytes.append(byte)
@@ -48,34 +49,39 @@ enum PasscodeReader {
     /// Prompts on /dev/tty and reads one line with echo off, as readpassphrase(3) does; the
     /// terminal is restored even when a signal interrupts the read.
     static func prompt(_ prompt: String) throws(CommandError) -> String {
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else {
+        let tty: FileDescriptor
+        do {
+            // swift-system has no name for O_NOCTTY.
+            tty = try FileDescriptor.open(
+                "/dev/tty", .readWrite, options: [.init(rawValue: O_NOCTTY), .closeOnExec], retryOnInterrupt: false)
+        } catch {
             throw CommandError(
                 "there is no terminal to read the passcode from; pass it on stdin with --passcode-stdin.")
         }
-        defer { close(fd) }
-        write(fd, prompt)
+        defer { try? tty.close() }
+        write(tty, prompt)
         var saved = termios()
-        let isTerminal = tcgetattr(fd, &saved) == 0
+        let isTerminal = tcgetattr(tty.rawValue, &saved) == 0
         if isTerminal {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO | ECHONL)
-            TerminalRestore.arm(fd: fd, saved: saved)
-            _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+            TerminalRestore.arm(fd: tty.rawValue, saved: saved)
+            _ = tcsetattr(tty.rawValue, TCSAFLUSH, &quiet)
         }
-        let bytes = line(from: fd, endsAtReturn: true)
+        let bytes = line(from: tty, endsAtReturn: true)
         if isTerminal {
-            _ = tcsetattr(fd, TCSAFLUSH, &saved)
+            _ = tcsetattr(tty.rawValue, TCSAFLUSH, &saved)
             TerminalRestore.disarm()
         }
-        write(fd, "\n")
+        write(tty, "\n")
         guard let bytes else { throw CommandError("the terminal closed before a passcode was entered.") }
         return try text(bytes, naming: "the passcode")
     }
 
-    private static func write(_ fd: Int32, _ text: String) {
+    /// One `write(2)`, not retried: a prompt the terminal did not take is not worth an error.
+    private static func write(_ fd: FileDescriptor, _ text: String) {
         var text = text
-        _ = text.withUTF8 { Glibc.write(fd, $0.baseAddress, $0.count) }
+        _ = text.withUTF8 { try? fd.write(UnsafeRawBufferPointer($0), retryOnInterrupt: false) }
     }
 }
 

@@ -1,6 +1,7 @@
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 /// An open evdev node (`/dev/input/eventN`) with libevdev's copy of its state.
@@ -18,7 +19,9 @@ public final class EvdevDevice {
 
     public let path: String
     /// The evdev fd to poll for `POLLIN`; -1 once closed.
-    public private(set) var fileDescriptor: Int32
+    public var fileDescriptor: Int32 { fd.rawValue }
+    /// The evdev node, open non-blocking; -1 once closed.
+    private var fd: FileDescriptor
     /// Whether this fd holds the grab (``grab()`` succeeded and ``ungrab()`` was not called since).
     public private(set) var isGrabbed = false
     private var dev: OpaquePointer?
@@ -29,14 +32,13 @@ public final class EvdevDevice {
     /// The corresponding C calls are `open(2)` and `libevdev_new_from_fd`.
     public init(path: String, access: Access = .readWrite) throws(EvdevError) {
         self.path = path
-        let mode = access == .readWrite ? O_RDWR : O_RDONLY
         do {
-            fileDescriptor = try Libevdev.open(path, flags: mode | O_NONBLOCK | O_CLOEXEC)
+            fd = try Libevdev.open(path, access == .readWrite ? .readWrite : .readOnly)
         } catch {
             throw EvdevError(error, path: path, operation: "open")
         }
         do {
-            dev = try Libevdev.newDevice(fd: fileDescriptor)
+            dev = try Libevdev.newDevice(fd: fd)
         } catch {
             // Every property is set, so the throw runs deinit, which closes the fd once.
             throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
@@ -57,7 +59,7 @@ public final class EvdevDevice {
         }
         let fresh: OpaquePointer
         do {
-            fresh = try Libevdev.newDevice(fd: fileDescriptor)
+            fresh = try Libevdev.newDevice(fd: fd)
         } catch {
             throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
         }
@@ -72,8 +74,8 @@ public final class EvdevDevice {
     public func close() {
         if let dev { Libevdev.free(dev) }
         dev = nil
-        if fileDescriptor >= 0 { Libevdev.close(fileDescriptor) }
-        fileDescriptor = -1
+        if fileDescriptor >= 0 { Libevdev.close(fd) }
+        fd = FileDescriptor(rawValue: -1)
         isGrabbed = false
     }
 
@@ -84,7 +86,7 @@ public final class EvdevDevice {
     /// The corresponding C call is `fstat(2)`.
     public var deviceNumber: UInt64? {
         guard fileDescriptor >= 0 else { return nil }
-        return try? Libevdev.deviceNumber(fileDescriptor)
+        return try? Libevdev.deviceNumber(fd)
     }
 
     /// Name, phys, uniq, ids, event codes, input properties and axis ranges, as read at open
@@ -135,7 +137,7 @@ public final class EvdevDevice {
     /// The corresponding C call is `ioctl(EVIOCGRAB, 1)`.
     public func grab() throws(EvdevError) {
         do {
-            try Libevdev.grab(fd: fileDescriptor, true)
+            try Libevdev.grab(fd: fd, true)
             isGrabbed = true
         } catch {
             throw EvdevError(error, path: path, operation: "ioctl(EVIOCGRAB)")
@@ -147,7 +149,7 @@ public final class EvdevDevice {
     /// The corresponding C call is `ioctl(EVIOCGRAB, 0)`.
     public func ungrab() throws(EvdevError) {
         do {
-            try Libevdev.grab(fd: fileDescriptor, false)
+            try Libevdev.grab(fd: fd, false)
             isGrabbed = false
         } catch {
             throw EvdevError(error, path: path, operation: "ioctl(EVIOCGRAB)")

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import SystemdKit
 
 /// Why an evdev or uinput operation failed, naming the device and the call.
@@ -53,7 +54,7 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let reason = errno.description  // "Device or resource busy (errno 16)"
+        let reason = errno.reason  // "Device or resource busy (errno 16)"
         switch code {
         case .noDevice:
             return "\(path) is gone: \(operation) failed with \(reason); the device was unplugged."

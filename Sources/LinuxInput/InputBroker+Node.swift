@@ -2,6 +2,8 @@ import KioskInput
 import Logging
 import SystemdKit
 
+import struct SystemPackage.Errno
+
 extension InputBroker {
     /// A node kioskd has open: being taken, brokered (``clone`` and ``id`` set, watched), or held
     /// silent (grabbed, nothing else).
@@ -97,7 +99,7 @@ extension InputBroker {
 
 extension Logger.Metadata {
     func adding(_ error: any Error) -> Logger.Metadata {
-        merging(["error": "\(error)"]) { $1 }
+        merging(["error": "\(Errno.reason(of: error))"]) { $1 }
     }
 
     /// With why the node is retried (`device.retry`: `busy` or `failed`).

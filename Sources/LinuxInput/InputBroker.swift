@@ -2,6 +2,8 @@ import KioskInput
 import Logging
 import SystemdKit
 
+import struct SystemPackage.Errno
+
 /// The input broker of DESIGN §4: every input node with keys, buttons or touch goes through
 /// kioskd's filter on its way to the kiosk.
 ///
@@ -98,7 +100,7 @@ public final class InputBroker {
         } catch {
             logger.error(
                 "Could not monitor input devices; devices plugged in later are not brokered",
-                metadata: ["error": "\(error)"])
+                metadata: ["error": "\(Errno.reason(of: error))"])
         }
         for device in listDevices() ?? [] where isEventNode(device) { perform(lifecycle.added(device)) }
     }
@@ -132,7 +134,7 @@ public final class InputBroker {
         do {
             return try DeviceEnumerator(subsystems: ["input"], sysnames: ["event*"]).devices()
         } catch {
-            logger.error("Could not list input devices", metadata: ["error": "\(error)"])
+            logger.error("Could not list input devices", metadata: ["error": "\(Errno.reason(of: error))"])
             return nil
         }
     }
@@ -392,7 +394,7 @@ public final class InputBroker {
         } catch {
             logger.error(
                 "Could not arm the timer that retries input devices; they are tried again on the next policy change",
-                metadata: ["error": "\(error)"])
+                metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 }

@@ -1,66 +1,58 @@
 // The one file of LinuxInput that calls C. Every function returns Swift values
-// and throws SystemdKit's `Errno` for a failed call (libevdev reports `-errno`,
-// syscalls set `errno`), so the typed API above never compares raw integers.
+// and throws swift-system's `Errno` for a failed call (libevdev reports `-errno`,
+// syscalls set `errno`), so the typed API above never compares raw integers. The
+// evdev and uinput nodes are opened, read, written and closed as swift-system
+// `FileDescriptor`s.
 
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 enum Libevdev {
     // MARK: File descriptors
 
-    static func open(_ path: String, flags: Int32) throws(Errno) -> Int32 {
-        let fd = Glibc.open(path, flags)
-        if fd < 0 { throw Errno.current }
-        return fd
+    /// `open(2)`, non-blocking and close-on-exec, tried once (`EINTR` is an error).
+    static func open(_ path: String, _ mode: FileDescriptor.AccessMode) throws(Errno) -> FileDescriptor {
+        try Errno.typed {
+            try FileDescriptor.open(
+                FilePath(path), mode, options: [.nonBlocking, .closeOnExec], retryOnInterrupt: false)
+        }
     }
 
-    static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)  // the fd is gone even on EINTR (Linux); nothing to retry
+    static func close(_ fd: FileDescriptor) {
+        try? fd.close()  // the fd is gone even on EINTR (Linux); nothing to retry
     }
 
     /// One `write(2)` of the whole buffer (retried on `EINTR`; continued only if the
     /// kernel took part of it, which uinput does only when an event fails mid-way).
-    static func write(_ fd: Int32, _ events: UnsafeBufferPointer<input_event>) throws(Errno) {
-        guard var base = UnsafeRawPointer(events.baseAddress) else { return }
-        var left = events.count * MemoryLayout<input_event>.stride
-        while left > 0 {
-            let n = Glibc.write(fd, base, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Errno.current
-            }
-            left -= n
-            base += n
-        }
+    static func write(_ fd: FileDescriptor, _ events: UnsafeBufferPointer<input_event>) throws(Errno) {
+        _ = try Errno.typed { try fd.writeAll(UnsafeRawBufferPointer(events)) }
     }
 
-    /// `read(2)` of whole `input_event`s; 0 when nothing is pending (`EAGAIN`).
-    static func read(_ fd: Int32, into events: UnsafeMutableBufferPointer<input_event>) throws(Errno) -> Int {
-        while true {
-            let n = Glibc.read(fd, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
-            if n >= 0 { return n / MemoryLayout<input_event>.stride }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return 0
-            default: throw Errno.current
-            }
+    /// `read(2)` of whole `input_event`s (retried on `EINTR`); 0 when nothing is pending (`EAGAIN`).
+    static func read(_ fd: FileDescriptor, into events: UnsafeMutableBufferPointer<input_event>) throws(Errno) -> Int {
+        do {
+            let n = try Errno.typed { try fd.read(into: UnsafeMutableRawBufferPointer(events)) }
+            return n / MemoryLayout<input_event>.stride
+        } catch .resourceTemporarilyUnavailable {
+            return 0
         }
     }
 
     /// The device number (`st_rdev`) of what `fd` is open on.
-    static func deviceNumber(_ fd: Int32) throws(Errno) -> UInt64 {
+    static func deviceNumber(_ fd: FileDescriptor) throws(Errno) -> UInt64 {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Errno.current }
+        guard fstat(fd.rawValue, &info) == 0 else { throw Errno.last }
         return UInt64(info.st_rdev)
     }
 
     // MARK: evdev
 
-    static func newDevice(fd: Int32) throws(Errno) -> OpaquePointer {
+    static func newDevice(fd: FileDescriptor) throws(Errno) -> OpaquePointer {
         var dev: OpaquePointer?
-        try Errno.check(libevdev_new_from_fd(fd, &dev))
+        try Errno.check(libevdev_new_from_fd(fd.rawValue, &dev))
         guard let dev else { throw Errno(rawValue: ENOMEM) }
         return dev
     }
@@ -69,8 +61,8 @@ enum Libevdev {
         libevdev_free(dev)
     }
 
-    static func grab(fd: Int32, _ on: Bool) throws(Errno) {
-        try Errno.check(cevdev_grab(fd, on ? 1 : 0))
+    static func grab(fd: FileDescriptor, _ on: Bool) throws(Errno) {
+        try Errno.check(cevdev_grab(fd.rawValue, on ? 1 : 0))
     }
 
     static func setClockID(_ dev: OpaquePointer, _ clock: clockid_t) throws(Errno) {
@@ -195,13 +187,13 @@ enum Libevdev {
 
     /// `libevdev_uinput_create_from_device` does not pass on the phys, but keeps
     /// what was set on the fd before it creates the device.
-    static func setUInputPhys(_ uinputFD: Int32, _ phys: String) throws(Errno) {
-        try Errno.check(cevdev_uinput_set_phys(uinputFD, phys))
+    static func setUInputPhys(_ uinputFD: FileDescriptor, _ phys: String) throws(Errno) {
+        try Errno.check(cevdev_uinput_set_phys(uinputFD.rawValue, phys))
     }
 
-    static func createUInput(from dev: OpaquePointer, uinputFD: Int32) throws(Errno) -> OpaquePointer {
+    static func createUInput(from dev: OpaquePointer, uinputFD: FileDescriptor) throws(Errno) -> OpaquePointer {
         var uidev: OpaquePointer?
-        try Errno.check(libevdev_uinput_create_from_device(dev, uinputFD, &uidev))
+        try Errno.check(libevdev_uinput_create_from_device(dev, uinputFD.rawValue, &uidev))
         guard let uidev else { throw Errno(rawValue: ENOMEM) }
         return uidev
     }

@@ -1,6 +1,7 @@
 import CEvdev
 import Glibc
 import KioskInput
+import SystemPackage
 import SystemdKit
 
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
@@ -70,7 +71,9 @@ public final class UInputClone {
     /// `/sys/devices/virtual/input/inputN` of the clone.
     public let syspath: String?
     /// The uinput fd: poll it for `POLLIN` to get LED requests (``readFeedback(into:)``); -1 once destroyed.
-    public private(set) var fileDescriptor: Int32
+    public var fileDescriptor: Int32 { fd.rawValue }
+    /// The uinput node, open non-blocking; -1 once destroyed.
+    private var fd: FileDescriptor
     private var uinput: OpaquePointer?
     private var buffer: [input_event] = []
     private let uinputPath: String
@@ -103,18 +106,18 @@ public final class UInputClone {
         }
         defer { Libevdev.free(template) }
         do {
-            fileDescriptor = try Libevdev.open(uinputPath, flags: O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            fd = try Libevdev.open(uinputPath, .readWrite)
         } catch {
             throw EvdevError(error, path: uinputPath, operation: "open")
         }
         do {
-            if let phys = description.phys { try Libevdev.setUInputPhys(fileDescriptor, phys) }
-            let uinput = try Libevdev.createUInput(from: template, uinputFD: fileDescriptor)
+            if let phys = description.phys { try Libevdev.setUInputPhys(fd, phys) }
+            let uinput = try Libevdev.createUInput(from: template, uinputFD: fd)
             self.uinput = uinput
             devnode = Libevdev.devnode(uinput)
             syspath = Libevdev.syspath(uinput)
         } catch {
-            Libevdev.close(fileDescriptor)
+            Libevdev.close(fd)
             throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
         }
         deviceDescription = description
@@ -130,8 +133,8 @@ public final class UInputClone {
     public func destroy() {
         if let uinput { Libevdev.destroyUInput(uinput) }
         uinput = nil
-        if fileDescriptor >= 0 { Libevdev.close(fileDescriptor) }
-        fileDescriptor = -1
+        if fileDescriptor >= 0 { Libevdev.close(fd) }
+        fd = FileDescriptor(rawValue: -1)
     }
 
     /// Emits one frame with a single `write(2)` of an `input_event` array, so
@@ -152,7 +155,7 @@ public final class UInputClone {
             buffer.append(input_event(time: time, type: EV.syn, code: SYN.report, value: 0))
         }
         do {
-            try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fileDescriptor, events) }
+            try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fd, events) }
         } catch {
             throw EvdevError(error, path: devnode ?? uinputPath, operation: "write")
         }
@@ -174,7 +177,7 @@ public final class UInputClone {
             while true {
                 let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
                     let buf = raw.bindMemory(to: input_event.self)
-                    let n = try Libevdev.read(fileDescriptor, into: buf)
+                    let n = try Libevdev.read(fd, into: buf)
                     for event in buf[..<n] { events.append(InputEvent(event)) }
                     return n
                 }

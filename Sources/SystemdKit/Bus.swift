@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// A D-Bus connection (`sd_bus`).
 ///
 /// Use it on its loop thread once attached (sd-bus is not thread-safe); the `async` calls may be
@@ -114,7 +116,7 @@ public final class Bus: @unchecked Sendable {
         destination: String?, path: String, interface: String?, member: String,
         arguments: [DBusValue] = [], timeout: Duration? = nil
     ) async throws -> [DBusValue] {
-        guard let loop else { throw Errno.notConnected }
+        guard let loop else { throw Errno.socketNotConnected }
         return try await withCheckedThrowingContinuation { continuation in
             loop.execute { [self] in
                 do {

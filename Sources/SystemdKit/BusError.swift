@@ -1,4 +1,5 @@
 import CSystemd
+import SystemPackage
 
 /// A D-Bus error: a name such as `org.freedesktop.DBus.Error.InvalidArgs` and a message.
 ///
@@ -40,7 +41,7 @@ extension BusError {
         let message = error.pointee.message.map { String(cString: $0) }
         self.init(
             name: name ?? BusError.failed,
-            message: message ?? fallback?.description ?? "")
+            message: message ?? fallback?.reason ?? "")
     }
 
     /// Writes this error into the `sd_bus_error` sd-bus hands a handler, and returns the

@@ -1,4 +1,5 @@
 import CSystemd
+import SystemPackage
 
 /// An interface to export: its methods, signals and properties, described in Swift and turned
 /// into an `sd_bus_vtable` by `Bus.export(_:at:)`. sd-bus then provides Introspect (with argument

@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// The sd-bus C calls SystemdKit uses, each turning `-errno` into a thrown `Errno`.
 /// Nothing here is public: the typed API is `Bus`, `Message`, `ExportedObject`.

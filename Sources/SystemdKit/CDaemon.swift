@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// The sd-daemon and sd-journal C calls SystemdKit uses (service notification, watchdog,
 /// journal), each turning `-errno` into a thrown `Errno`. Nothing here is public: the typed API

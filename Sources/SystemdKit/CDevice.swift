@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// The sd-device C calls SystemdKit uses, each turning `-errno` into a thrown `Errno`. Nothing
 /// here is public: the typed API is `Device`, `DeviceEnumerator` and `DeviceMonitor`.

@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// The sd-event C calls SystemdKit uses, each turning `-errno` into a thrown `Errno` (CBus's
 /// counterpart for the loop). Nothing here is public: the typed API is `EventLoop` and
@@ -28,10 +29,10 @@ enum CEvent {
     }
 
     /// A non-blocking `eventfd(2)` for waking the loop from other threads.
-    static func newWakeFD() throws(Errno) -> Int32 {
+    static func newWakeFD() throws(Errno) -> FileDescriptor {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw Errno.current }
-        return fd
+        guard fd >= 0 else { throw Errno.last }
+        return FileDescriptor(rawValue: fd)
     }
 
     // MARK: sources

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Lists the devices that exist now, from sysfs and the udev database.
 ///
 /// Without ``allowUninitialized``, a device with a `/dev` node is listed only once udev has

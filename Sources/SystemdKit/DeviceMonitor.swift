@@ -1,5 +1,6 @@
 import CSystemd  // EPOLLET
 import Glibc
+import SystemPackage
 
 /// Device uevents as they happen, on an ``EventLoop``.
 ///
@@ -87,10 +88,10 @@ public final class DeviceMonitor {
     /// and swallows.
     private func watchOverflows(loop: EventLoop) throws(Errno) {
         // libsystemd 252 has no sd_device_monitor_get_fd; the started monitor's io source has it.
-        guard let handle else { throw .cancelled }
+        guard let handle else { throw .canceled }
         let socket = try CDevice.monitorSocket(handle)
         overflowFD = fcntl(socket, F_DUPFD_CLOEXEC, 3)
-        guard overflowFD >= 0 else { throw Errno.current }
+        guard overflowFD >= 0 else { throw Errno.last }
         box.drops = Self.drops(overflowFD) ?? 0
         box.socket = overflowFD
         let box = box

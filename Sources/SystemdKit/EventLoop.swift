@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// The daemon's single event loop, over `sd_event`.
 ///
@@ -12,7 +13,7 @@ import Synchronization
 /// (sd-event and sd-bus are not thread-safe), or before it runs on the thread that will run it.
 public final class EventLoop: SerialExecutor, @unchecked Sendable {
     let handle: OpaquePointer
-    private let wakeFD: Int32
+    private let wakeFD: FileDescriptor
     private var wakeSource: OpaquePointer?
     private var wakeBox: CEvent.IOBox?
     private let jobs = Mutex<[Job]>([])
@@ -30,7 +31,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private init(adopting e: OpaquePointer) throws(Errno) {
         handle = e
-        let fd: Int32
+        let fd: FileDescriptor
         do {
             fd = try CEvent.newWakeFD()
         } catch {
@@ -40,18 +41,18 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         wakeFD = fd
         let box = CEvent.IOBox { [unowned(unsafe) self] _ in
             var count: UInt64 = 0
-            _ = read(fd, &count, 8)
+            _ = try? withUnsafeMutableBytes(of: &count) { try fd.read(into: $0, retryOnInterrupt: false) }
             drainJobs()
         }
         wakeBox = box
         // Every property is set by now, so a throw runs deinit, which closes the fd and unrefs
         // the loop: doing it here too would close and unref twice.
-        wakeSource = try CEvent.addIO(e, fd: fd, events: IOEvents.readable.rawValue, box: box)
+        wakeSource = try CEvent.addIO(e, fd: fd.rawValue, events: IOEvents.readable.rawValue, box: box)
     }
 
     deinit {
         CEvent.disableUnref(wakeSource)
-        close(wakeFD)
+        try? wakeFD.close()
         CEvent.unref(handle)
     }
 
@@ -133,8 +134,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private func wake(_ job: Job) {
         jobs.withLock { $0.append(job) }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        let one: UInt64 = 1
+        _ = try? withUnsafeBytes(of: one) { try wakeFD.write($0, retryOnInterrupt: false) }
     }
 
     private func drainJobs() {

@@ -1,5 +1,6 @@
 import CSystemd  // the EPOLL* constants
 import Glibc
+import SystemPackage
 
 /// An sd-event source (io, timer, signal, defer, post). Keep it as long as the source should
 /// fire: `cancel()` or releasing it (on the loop thread) removes it from the loop.
@@ -24,13 +25,13 @@ public final class EventSource {
     /// Turns the source on (`on`), off, or on for one more dispatch (`oneshot`).
     /// The corresponding C call is `sd_event_source_set_enabled`.
     public func setEnabled(_ mode: Enabled) throws(Errno) {
-        guard let h = handle else { throw .cancelled }
+        guard let h = handle else { throw .canceled }
         try CEvent.setEnabled(h, mode.rawValue)
     }
 
     /// Re-arms a timer `interval` from now. `sd_event_source_set_time_relative`.
     public func setTime(after interval: Duration) throws(Errno) {
-        guard let h = handle else { throw .cancelled }
+        guard let h = handle else { throw .canceled }
         try CEvent.setTimeRelative(h, interval.microseconds)
     }
 

@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// An interface exported at a path: owns the `sd_bus_vtable` array, the C strings and the
 /// handler boxes it points to, and the slot. Keep it while the object should be served;
@@ -113,7 +114,7 @@ private let methodTrampoline: sd_bus_message_handler_t = { m, userdata, retError
     do {
         call = MethodCall(message: message, arguments: try message.readAll())
     } catch {
-        return BusError.invalidArgs("Malformed arguments to \(method.name): \(error).").set(retError)
+        return BusError.invalidArgs("Malformed arguments to \(method.name): \(Errno.reason(of: error)).").set(retError)
     }
     do {
         switch try method.handler(call) {
@@ -128,7 +129,7 @@ private let methodTrampoline: sd_bus_message_handler_t = { m, userdata, retError
     } catch let e as Errno {
         return -e.rawValue
     } catch let e {
-        return BusError(name: BusError.failed, message: "\(e)").set(retError)
+        return BusError(name: BusError.failed, message: Errno.reason(of: e)).set(retError)
     }
 }
 
@@ -149,6 +150,6 @@ private let propertyTrampoline: sd_bus_property_get_t = { _, _, _, _, reply, use
     } catch let e as BusError {
         return e.set(retError)
     } catch let e {
-        return BusError(name: BusError.failed, message: "\(e)").set(retError)
+        return BusError(name: BusError.failed, message: Errno.reason(of: e)).set(retError)
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SystemPackage
 
 /// A swift-log handler that writes structured journal entries: `MESSAGE`, `PRIORITY`,
 /// `SYSLOG_IDENTIFIER`, `LOGGER`, and each metadata key as an upper-snake field

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 extension Message {
     /// Reads the next value of the body, which must be a unix fd (`h`), and returns a duplicate
@@ -7,10 +8,10 @@ extension Message {
     ///
     /// The corresponding C calls are `sd_bus_message_read_basic` with `'h'` and
     /// `fcntl(F_DUPFD_CLOEXEC)`.
-    public func readUnixFD() throws(Errno) -> Int32 {
+    public func readUnixFD() throws(Errno) -> FileDescriptor {
         let fd = try CBus.readUnixFD(handle)
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-        guard copy >= 0 else { throw Errno.current }
-        return copy
+        guard copy >= 0 else { throw Errno.last }
+        return FileDescriptor(rawValue: copy)
     }
 }

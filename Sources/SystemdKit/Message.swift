@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// An sd-bus message: a method call, a reply, an error or a signal.
 ///
 /// Like every sd-bus object it belongs to its bus's loop thread (its reference count is not
@@ -58,7 +60,8 @@ public final class Message {
             try CBus.rewind(handle)
             return try CBus.readAll(handle)
         } catch {
-            throw BusError.invalidArgs("Malformed message body of signature '\(signature)': \(error).")
+            throw BusError.invalidArgs(
+                "Malformed message body of signature '\(signature)': \(Errno.reason(of: error)).")
         }
     }
 }

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Talks to the service manager through `$NOTIFY_SOCKET` (`sd_notify`). Every call is a no-op
 /// returning false when the process was not started with a notify socket.
 public enum Notify {

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// polkit's authority (`org.freedesktop.PolicyKit1`), asked asynchronously so the loop never
 /// blocks, as systemd's daemons do.
 public struct PolkitAuthority {
@@ -62,7 +64,7 @@ public struct PolkitAuthority {
         action: String, busName: String, details: [String: String] = [:],
         allowInteraction: Bool = false
     ) async throws -> Result {
-        guard let loop = bus.loop else { throw Errno.notConnected }
+        guard let loop = bus.loop else { throw Errno.socketNotConnected }
         let bus = self.bus
         return try await withCheckedThrowingContinuation { continuation in
             loop.execute {

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskTestSupport
+import SystemPackage
 import Testing
 
 @testable import KioskStore
@@ -315,7 +316,7 @@ func fileWith(badRestriction bad: String) -> String {
         try data.write(to: URL(fileURLWithPath: path))
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
-        return try store.decodeInPieces(fd)
+        return try store.decodeInPieces(FileDescriptor(rawValue: fd))
     }
 }
 

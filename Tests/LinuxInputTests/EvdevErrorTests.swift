@@ -1,5 +1,6 @@
 import Glibc
 import LinuxInput
+import SystemPackage
 import SystemdKit
 import Testing
 

@@ -3,6 +3,7 @@ import Glibc
 import InputTestSupport
 import KioskInput
 import LinuxInput
+import SystemPackage
 import SystemdKit
 import Testing
 

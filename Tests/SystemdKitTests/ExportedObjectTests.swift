@@ -1,6 +1,7 @@
 import BusTestSupport
 import Foundation
 import Glibc
+import SystemPackage
 import SystemdKit
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 import SystemdKit
 
 /// A private `dbus-daemon` for tests: a system-type bus with a permissive policy, listening on
@@ -79,7 +80,7 @@ public final class PrivateBus: @unchecked Sendable {
 
     private static func launch(config: String, socket: String) throws -> (ChildProcess, String) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: \(Errno.current)") }
+        guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: \(Errno.last.reason)") }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         let daemon: ChildProcess
