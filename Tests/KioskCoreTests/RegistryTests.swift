@@ -78,7 +78,8 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         try registry.declare(app, restrictions: declarations(app.rawValue, ["a"]), uid: 1000)
         if kind == "tooManyApps" {
             for i in 1..<KioskWire.Limits.applications {
-                try registry.declare(AppID("org.example.Filler\(i)"), restrictions: [], uid: 1000)
+                // Root's: the cap of 1,024 is everyone's; a uid other than root stops at 32 of its own.
+                try registry.declare(AppID("org.example.Filler\(i)"), restrictions: [], uid: 0)
             }
         }
         let before = registry

@@ -25,7 +25,8 @@ import FoundationXML
         typealias M = KioskWire.Member
         #expect(
             Set(xml.methods.keys) == [
-                M.registerApplication, M.listApplications, M.listRestrictions, M.getRestrictionState,
+                M.registerApplication, M.unregisterApplication, M.listApplications, M.listRestrictions,
+                M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
             ])
         #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])

@@ -74,6 +74,9 @@ import Testing
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
+        ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
+        ("UnregisterApplication", [app], .reply("()")),
+        ("ListApplications", [], .reply("(@as [],)")),
     ]
 
     @Test func gdbusCallsEveryMethodAndGetsTheDocumentedErrors() throws {
