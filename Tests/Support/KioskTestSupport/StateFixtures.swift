@@ -13,7 +13,9 @@ public enum StateFixtures {
                     title: "Restriction \(r) of app \(a)",
                     detail: "What restriction \(r) of app \(a) guards, in a sentence or two of detail text.")
             }
-            try! registry.declare(app, restrictions: declarations, uid: UInt32(1000 + a % 7))
+            // Owned by seven uids, as a state file may hold them (an admin registered them on their
+            // behalf: a uid registering its own apps stops at 32).
+            try! registry.declare(app, restrictions: declarations, uid: UInt32(1000 + a % 7), isAdmin: true)
             for r in stride(from: 0, to: restrictions, by: 3) {
                 try! registry.setState(.deny, of: RestrictionID("org.example.App\(a).restriction\(r)"), in: app)
             }
