@@ -52,9 +52,9 @@ extension KioskState {
     public enum SessionEnding: Hashable, Sendable {
         /// `ForceEndSession` (an admin): the throttle count stays.
         case forced
-        /// `EndSession` with the right passcode, checked for the session `checkedFor`: ends only
-        /// that session, and resets the throttle count.
-        case passcode(checkedFor: GuidedSession.Identity?)
+        /// `EndSession` with the right passcode from `source`, checked for the session
+        /// `checkedFor`: ends only that session, and resets that source's throttle count.
+        case passcode(checkedFor: GuidedSession.Identity?, from: PasscodeSource)
     }
 
     /// Ends the active session, restoring its presets.
@@ -65,19 +65,19 @@ extension KioskState {
         switch ending {
         case .forced:
             try session.checkActive()
-        case .passcode(let checked):
+        case .passcode(let checked, let source):
             guard session.isActive, session.identity == checked else {
                 throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")
             }
-            throttle.recordSuccess()
+            throttles.recordSuccess(from: source)
         }
         return try session.end(registry: &registry)
     }
 
-    /// Sets the passcode hash (`SetPasscode` with the right current passcode): a right passcode
-    /// resets the throttle count.
-    public mutating func setPasscode(hash: String) {
+    /// Sets the passcode hash (`SetPasscode` with the right current passcode from `source`): a
+    /// right passcode resets that source's throttle count.
+    public mutating func setPasscode(hash: String, from source: PasscodeSource) {
         passcodeHash = hash
-        throttle.recordSuccess()
+        throttles.recordSuccess(from: source)
     }
 }

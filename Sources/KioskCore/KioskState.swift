@@ -5,7 +5,8 @@ import KioskAPI
 public struct KioskState: Hashable, Sendable, Codable {
     public var registry = Registry()
     public var session = GuidedSession()
-    public var throttle = PasscodeThrottle()
+    /// The wrong-passcode counts, one per source.
+    public var throttles = PasscodeThrottles()
     /// The crypt(3) hash set with `SetPasscode` (never the passcode itself).
     public var passcodeHash: String?
 
@@ -18,7 +19,17 @@ public struct KioskState: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         registry = try container.decode(Registry.self, forKey: .registry)
         session = try container.decode(GuidedSession.self, forKey: .session)
-        throttle = try container.decode(PasscodeThrottle.self, forKey: .throttle)
+        // "throttle": the one count for everybody of older files, kept as the count every source
+        // starts from; it is written back (the inherited count) so an older kioskd still reads
+        // the file. "throttles": one per source.
+        let inherited = try container.decode(PasscodeThrottle.self, forKey: .throttle)
+        let bySource = try container.decodeIfPresent([String: PasscodeThrottle].self, forKey: .throttles) ?? [:]
+        do {
+            throttles = try PasscodeThrottles(inherited: inherited, encoded: bySource)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: container.codingPath + [CodingKeys.throttles], debugDescription: error.message))
+        }
         passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
         let limit = Profile.Session.maximumTimeLimit
         if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
@@ -27,16 +38,38 @@ public struct KioskState: Hashable, Sendable, Codable {
                     codingPath: container.codingPath + [CodingKeys.session],
                     debugDescription: "a pending warning of \(mark) is outside 0 to \(limit.kioskText)"))
         }
-        guard (0...Self.maximumFailures).contains(throttle.failures) else {
+        for (key, throttle) in [(CodingKeys.throttle, inherited)] + bySource.map({ (CodingKeys.throttles, $0.value) }) {
+            guard (0...Self.maximumFailures).contains(throttle.failures) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: container.codingPath + [key],
+                        debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
+            }
+        }
+        guard bySource.count <= PasscodeThrottles.maximumSources else {
             throw DecodingError.dataCorrupted(
                 .init(
-                    codingPath: container.codingPath + [CodingKeys.throttle],
-                    debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
+                    codingPath: container.codingPath + [CodingKeys.throttles],
+                    debugDescription: "\(bySource.count) passcode sources, more than \(PasscodeThrottles.maximumSources)"))
         }
     }
 
     /// The most wrong passcodes a state file may count (at one a second, over 30 years).
     static let maximumFailures = 1_000_000_000
+
+    enum CodingKeys: String, CodingKey {
+        case registry, session, throttle, throttles, passcodeHash
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(registry, forKey: .registry)
+        try container.encode(session, forKey: .session)
+        try container.encode(throttles.inherited, forKey: .throttle)
+        let bySource = throttles.encoded()
+        if !bySource.isEmpty { try container.encode(bySource, forKey: .throttles) }
+        try container.encodeIfPresent(passcodeHash, forKey: .passcodeHash)
+    }
 }
 
 extension Registry {

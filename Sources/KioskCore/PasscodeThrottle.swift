@@ -56,3 +56,98 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
         lastFailure = nil
     }
 }
+
+/// Where a passcode attempt comes from: each source has a throttle count of its own, so that no
+/// one can throttle someone else (a local uid sending wrong `EndSession`s must not make the staff
+/// member at the kiosk wait an hour).
+public enum PasscodeSource: Hashable, Sendable, CustomStringConvertible {
+    /// Typed at the kiosk itself (the exit gesture's prompt).
+    case kiosk
+    /// Sent on the bus by a process of this uid.
+    case uid(UInt32)
+
+    /// The key in the state file: `kiosk`, `uid 1000`.
+    public var description: String {
+        switch self {
+        case .kiosk: "kiosk"
+        case .uid(let uid): "uid \(uid)"
+        }
+    }
+
+    init?(key: String) {
+        if key == "kiosk" {
+            self = .kiosk
+        } else if key.hasPrefix("uid "), let uid = UInt32(key.dropFirst(4)) {
+            self = .uid(uid)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// One ``PasscodeThrottle`` per ``PasscodeSource``, each on the same schedule, persisted.
+///
+/// A state file from before there was one count per source holds a single count for everybody:
+/// it is kept as the count every source starts from (fail closed: no source gets fresh attempts
+/// from the upgrade), until a right passcode.
+public struct PasscodeThrottles: Hashable, Sendable {
+    /// The count a source without one of its own starts from.
+    public internal(set) var inherited = PasscodeThrottle()
+    private var bySource: [PasscodeSource: PasscodeThrottle] = [:]
+
+    /// Sources counted at most; past that, the one with the fewest failures is forgotten (ties:
+    /// the longest ago), so a flood of uids cannot grow the state without bound.
+    public static let maximumSources = 1024
+
+    public init() {}
+
+    public subscript(source: PasscodeSource) -> PasscodeThrottle { bySource[source] ?? inherited }
+
+    /// Throws `Throttled`, naming the wait, if an attempt from `source` at `now` must wait.
+    public func check(_ source: PasscodeSource, at now: WallClockTime) throws(KioskError) {
+        try self[source].check(at: now)
+    }
+
+    public mutating func recordFailure(from source: PasscodeSource, at now: WallClockTime) {
+        var throttle = self[source]
+        throttle.recordFailure(at: now)
+        if bySource[source] == nil, bySource.count >= Self.maximumSources,
+            let weakest = bySource.min(by: { Self.weaker($0.value, than: $1.value) })?.key
+        {
+            bySource[weakest] = nil
+        }
+        bySource[source] = throttle
+    }
+
+    /// A right passcode from `source`: its count goes, and so does an inherited one. Other
+    /// sources keep theirs.
+    public mutating func recordSuccess(from source: PasscodeSource) {
+        bySource[source] = nil
+        inherited = PasscodeThrottle()
+    }
+
+    /// The sources with a count of their own, with it.
+    public var counts: [(source: PasscodeSource, throttle: PasscodeThrottle)] {
+        bySource.map { ($0.key, $0.value) }.sorted { $0.source.description < $1.source.description }
+    }
+
+    private static func weaker(_ a: PasscodeThrottle, than b: PasscodeThrottle) -> Bool {
+        if a.failures != b.failures { return a.failures < b.failures }
+        return (a.lastFailure?.microseconds ?? .min) < (b.lastFailure?.microseconds ?? .min)
+    }
+
+    /// `{"uid 1000": {...}, "kiosk": {...}}` in the state file.
+    func encoded() -> [String: PasscodeThrottle] {
+        Dictionary(uniqueKeysWithValues: bySource.map { ($0.key.description, $0.value) })
+    }
+
+    init(inherited: PasscodeThrottle, encoded: [String: PasscodeThrottle]) throws(KioskError) {
+        self.inherited = inherited
+        for (key, value) in encoded {
+            guard let source = PasscodeSource(key: key) else {
+                throw .invalid("\"\(key)\" is not a passcode source (kiosk, or uid N)")
+            }
+            bySource[source] = value
+        }
+    }
+}

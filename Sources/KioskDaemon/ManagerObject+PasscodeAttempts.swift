@@ -41,6 +41,9 @@ extension ManagerObject {
         var caller: Caller
         var passcode: String
         var purpose: Purpose
+
+        /// Whose throttle count the attempt meets: the calling uid's.
+        var source: PasscodeSource { .uid(caller.uid) }
     }
 
     /// What the worker found: whether the passcode matched, and for SetPasscode the new hash; or
@@ -72,7 +75,7 @@ extension ManagerObject {
         while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
             let waiting = waitingPasscodeAttempts.removeFirst()
             attempt(waiting.call) {
-                try state.throttle.check(at: clock.now())
+                try state.throttles.check(waiting.source, at: clock.now())
                 let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
                 let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
@@ -133,12 +136,10 @@ extension ManagerObject {
         guard verdict.matches else {
             change(attempt.call, .privileged, finally: done) { [unowned self] in
                 var next = state
-                next.throttle.recordFailure(at: clock.now())
-                let failures = next.throttle.failures
+                next.throttles.recordFailure(from: attempt.source, at: clock.now())
+                let failures = next.throttles[attempt.source].failures
                 return Plan(next, keepIfSaveFails: true) { [unowned self] in
-                    logger.warning(
-                        "Wrong passcode",
-                        metadata: attempt.caller.metadata.merging(["passcode.failures": "\(failures)"]) { $1 })
+                    audit(.warning, "Wrong passcode", attempt.caller, ["passcode.failures": "\(failures)"])
                     throw check.wrongPasscode
                 }
             }
@@ -146,11 +147,11 @@ extension ManagerObject {
         }
         switch attempt.purpose {
         case .endSession:
-            applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session), finally: done)
+            applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session, from: attempt.source), finally: done)
         case .setPasscode:
             change(attempt.call, .privileged, finally: done) { [unowned self] in
                 var next = state
-                next.setPasscode(hash: try verdict.newHash!.get())
+                next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
                 return Plan(next) { [unowned self] in
                     logger.notice("Passcode set", metadata: attempt.caller.metadata)
                     try attempt.call.reply([])

@@ -68,11 +68,12 @@ extension ManagerObject {
                 return nil
             }
             return Plan(next) { [unowned self] in
-                logger.notice(
-                    "Application registered",
-                    metadata: caller.metadata.merging([
-                        "app.id": "\(appID)", "restriction.count": "\(declarations.count)",
-                    ]) { $1 })
+                let metadata: Logger.Metadata = ["app.id": "\(appID)", "restriction.count": "\(declarations.count)"]
+                if isAdmin {
+                    logger.notice("Application registered", metadata: caller.metadata.merging(metadata) { $1 })
+                } else {
+                    audit(.notice, "Application registered", caller, metadata)  // anyone's: summarised
+                }
                 try call.reply([])
             }
         }

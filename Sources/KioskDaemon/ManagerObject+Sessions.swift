@@ -63,10 +63,12 @@ extension ManagerObject {
             throw KioskError(.invalidArgument, "EndSession takes (s passcode).")
         }
         try state.session.checkActive()
-        try state.throttle.check(at: clock.now())
         try identify(call) { [unowned self] caller in
+            // Each uid meets a throttle count of its own: nobody can make anyone else wait.
+            let attempt = PasscodeAttempt(call: call, caller: caller, passcode: passcode, purpose: .endSession)
+            try state.throttles.check(attempt.source, at: clock.now())
             // Anyone who knows the passcode may end the session: no polkit check.
-            try enqueue(PasscodeAttempt(call: call, caller: caller, passcode: passcode, purpose: .endSession))
+            try enqueue(attempt)
         }
         return .deferred
     }

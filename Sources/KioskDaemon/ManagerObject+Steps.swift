@@ -49,6 +49,7 @@ extension ManagerObject {
                     answer = .failed
                 }
                 if let refusal = Authorization.refusal(answer, uid: caller.uid, action: action, doing: what) {
+                    audit(.notice, "Call refused", caller, ["polkit.action": "\(action)"])
                     throw refusal
                 }
                 try next()
@@ -167,6 +168,43 @@ extension ManagerObject {
     static func busError(_ error: any Error) -> BusError {
         let error = kioskError(error)
         return BusError(name: error.code.dbusName, message: error.message)
+    }
+
+    /// Logs a line about what `caller` did. Root's lines are always logged (an audit trail); of
+    /// any other uid's, the first ``RepeatLimiter/burst`` of each kind a minute are, and the rest
+    /// are counted and summarised once the minute is over, so one uid cannot flood the journal.
+    func audit(_ level: Logger.Level, _ message: Logger.Message, _ caller: Caller, _ metadata: Logger.Metadata = [:]) {
+        let now = Duration.microseconds(Int64(loop.now(.monotonic)))
+        guard caller.uid == 0 || repeats.admit(RepeatLimiter.Key(uid: caller.uid, message: message.description), at: now)
+        else {
+            armRepeatsTimer()
+            return
+        }
+        logger.log(level: level, message, metadata: caller.metadata.merging(metadata) { $1 })
+    }
+
+    /// Arms the timer that logs the summaries, a window from now, unless it is armed already.
+    private func armRepeatsTimer() {
+        guard !repeatsTimerArmed else { return }
+        repeatsTimerArmed = true
+        if let repeatsTimer {
+            try? repeatsTimer.rearm(after: repeats.window)
+            return
+        }
+        repeatsTimer = try? loop.addTimer(after: repeats.window, accuracy: .seconds(1)) { [unowned self] in
+            repeatsTimerArmed = false
+            let now = Duration.microseconds(Int64(loop.now(.monotonic)))
+            for (key, suppressed) in repeats.summaries(at: now) {
+                logger.notice(
+                    "Repeated lines not logged",
+                    metadata: [
+                        "bus.uid": "\(key.uid)", "log.message": "\(key.message)", "log.suppressed": "\(suppressed)",
+                        "log.window": "\(repeats.window)",
+                    ])
+            }
+            // Lines suppressed in a window that is not over yet: their summary comes next time.
+            if repeats.hasPending { armRepeatsTimer() }
+        }
     }
 
     func emitRestrictionChanged(_ changes: [GuidedSession.Change]) {

@@ -64,6 +64,10 @@ public final class ManagerObject {
     /// Why the restored session's profile could not be loaded (see `sessionProblem`).
     var restoreProblem = ""
     var sessionTimer: EventSource?
+    /// Keeps one uid's repeated lines from flooding the journal (`audit`).
+    var repeats = RepeatLimiter()
+    var repeatsTimer: EventSource?
+    var repeatsTimerArmed = false
     /// Calls that may change the state (they passed their checks) and are not answered yet.
     var changesUnderway = 0
     var exported: ExportedObject?

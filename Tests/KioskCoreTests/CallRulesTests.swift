@@ -105,20 +105,20 @@ import Testing
         _ = try state.session.start(profileName: "p", profile: profile(), at: clock.now(), registry: &state.registry)
         let checked = state.session.identity
         #expect(checked != nil)
-        state.throttle.recordFailure(at: clock.now())
+        state.throttles.recordFailure(from: .uid(1000), at: clock.now())
 
         var other = state  // the session ended and another of the same profile started later
         _ = try other.endSession(.forced)
         clock.advance(by: .seconds(1))
         _ = try other.session.start(profileName: "p", profile: profile(), at: clock.now(), registry: &other.registry)
         #expect {
-            try other.endSession(.passcode(checkedFor: checked))
+            try other.endSession(.passcode(checkedFor: checked, from: .uid(1000)))
         } throws: { ($0 as? KioskError)?.code == .noSession }
-        #expect(other.session.isActive && other.throttle.failures == 1)
+        #expect(other.session.isActive && other.throttles[.uid(1000)].failures == 1)
 
-        _ = try state.endSession(.passcode(checkedFor: checked))
+        _ = try state.endSession(.passcode(checkedFor: checked, from: .uid(1000)))
         #expect(!state.session.isActive)
-        #expect(state.throttle.failures == 0)  // a right passcode resets the count
+        #expect(state.throttles[.uid(1000)].failures == 0)  // a right passcode resets the count
     }
 
     @Test func forceEndingLeavesTheThrottleAndNeedsASession() throws {
@@ -126,9 +126,9 @@ import Testing
         #expect { try state.endSession(.forced) } throws: { ($0 as? KioskError)?.code == .noSession }
         _ = try state.session.start(
             profileName: "p", profile: profile(), at: ManualClock().now(), registry: &state.registry)
-        state.throttle.recordFailure(at: ManualClock().now())
+        state.throttles.recordFailure(from: .uid(1000), at: ManualClock().now())
         _ = try state.endSession(.forced)
-        #expect(!state.session.isActive && state.throttle.failures == 1)
+        #expect(!state.session.isActive && state.throttles[.uid(1000)].failures == 1)
     }
 
     @Test func aSessionStartsOnlyWhenNoneIsActive() throws {
@@ -181,9 +181,9 @@ import Testing
 
     @Test func settingThePasscodeResetsTheThrottle() {
         var state = KioskState()
-        state.throttle.recordFailure(at: ManualClock().now())
-        state.setPasscode(hash: Self.setHash)
-        #expect(state.passcodeHash == Self.setHash && state.throttle.failures == 0)
+        state.throttles.recordFailure(from: .uid(1000), at: ManualClock().now())
+        state.setPasscode(hash: Self.setHash, from: .uid(1000))
+        #expect(state.passcodeHash == Self.setHash && state.throttles[.uid(1000)].failures == 0)
     }
 
     @Test(arguments: [

@@ -79,7 +79,7 @@ import Testing
             #expect(saved.session.profileName == fuzzer.model.session.profileName)
             #expect(saved.session.saved == fuzzer.model.session.saved)
             #expect(saved.session.pendingPresets == fuzzer.model.session.pendingPresets)
-            #expect(saved.throttle.failures == fuzzer.model.failures)
+            #expect(saved.throttles[.uid(geteuid())].failures == fuzzer.model.failures)
             #expect(saved.passcodeHash?.hasPrefix("$y$") == true)
             #expect(kioskd.stop(SIGTERM) == 0, "kioskd stops cleanly after the fuzzing")
         }

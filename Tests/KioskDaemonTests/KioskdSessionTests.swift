@@ -64,15 +64,19 @@ import Testing
         return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
     }
 
-    /// Moves the persisted last failure `seconds` into the past, as if that much time had
-    /// passed while kioskd was stopped (kioskd reads the real wall clock; a test cannot wait an hour).
+    /// Moves this test uid's persisted last failure `seconds` into the past, as if that much time
+    /// had passed while kioskd was stopped (kioskd reads the real wall clock; a test cannot wait
+    /// an hour).
     static func ageLastFailure(_ kioskd: Kioskd, by seconds: Int64) throws {
         var json = try #require(try JSONSerialization.jsonObject(with: kioskd.stateBytes ?? Data()) as? [String: Any])
         var state = try #require(json["state"] as? [String: Any])
-        var throttle = try #require(state["throttle"] as? [String: Any])
+        var bySource = try #require(state["throttles"] as? [String: Any])
+        let source = "uid \(geteuid())"
+        var throttle = try #require(bySource[source] as? [String: Any])
         let last = try #require(throttle["lastFailure"] as? Int64)
         throttle["lastFailure"] = last - seconds * 1_000_000
-        state["throttle"] = throttle
+        bySource[source] = throttle
+        state["throttles"] = bySource
         json["state"] = state
         try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).write(
             to: URL(fileURLWithPath: kioskd.statePath))

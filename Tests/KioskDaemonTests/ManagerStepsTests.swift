@@ -240,10 +240,10 @@ import Testing
             let error = client.error("EndSession", [.string("1234")])
             #expect(error?.name == KioskError.Code.wrongPasscode.dbusName)
             #expect(error?.message.contains("ForceEndSession") == true)
-            #expect(manager.store.saved.last?.throttle.failures == 1)
+            #expect(manager.store.saved.last?.throttles[.uid(0)].failures == 1)
             try client.call("ForceEndSession")
             #expect(manager.store.saved.last?.session.isActive == false)
-            #expect(manager.store.saved.last?.throttle.failures == 1, "ForceEndSession leaves the count")
+            #expect(manager.store.saved.last?.throttles[.uid(0)].failures == 1, "ForceEndSession leaves the count")
         }
     }
 
@@ -275,7 +275,7 @@ import Testing
             // the throttle only after the one before it is saved, so none slips past it.
             #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 6, "\(answers.all)")
             #expect(answers.count(of: KioskError.Code.throttled.dbusName) == 1, "\(answers.all)")
-            #expect(manager.store.saved.map(\.throttle.failures).suffix(6) == [1, 2, 3, 4, 5, 6])
+            #expect(manager.store.saved.map { $0.throttles[.uid(1000)].failures }.suffix(6) == [1, 2, 3, 4, 5, 6])
         }
     }
 }

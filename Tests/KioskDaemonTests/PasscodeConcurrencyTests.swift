@@ -159,10 +159,11 @@ import Testing
         }
     }
 
-    /// The persisted count of wrong passcodes.
+    /// The persisted count of wrong passcodes from this test's uid (each uid has its own).
     static func failures(_ kioskd: Kioskd) throws -> Int? {
         let json = try JSONSerialization.jsonObject(with: kioskd.stateBytes ?? Data()) as? [String: Any]
         let state = json?["state"] as? [String: Any]
-        return (state?["throttle"] as? [String: Any])?["failures"] as? Int
+        let bySource = state?["throttles"] as? [String: Any]
+        return ((bySource?["uid \(geteuid())"] as? [String: Any])?["failures"] as? Int) ?? 0
     }
 }

@@ -40,7 +40,7 @@ import Testing
             #expect(error?.name == BusError.failed, "\(String(describing: error))")
             #expect(error?.message.hasPrefix("libcrypt could not hash with the setting $") == true)
             #expect(error?.message.contains("1234") == false)
-            #expect(manager.store.saved.last?.throttle.failures ?? 0 == 0)
+            #expect(manager.store.saved.last?.throttles.counts.isEmpty ?? true)
             #expect(manager.store.saved.last?.session.isActive == true)
         } catch {
             await manager.stop()

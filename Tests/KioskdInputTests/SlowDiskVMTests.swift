@@ -289,7 +289,8 @@ struct SlowDiskVMTests {
         let expected = ([throttled, throttled] + Array(repeating: wrong, count: 6)).map { "'\($0)'" }
         #expect(out.stdout == "[\(expected.joined(separator: ", "))]\n", "\(out)\n\(machine.kioskd.log)")
         let json = try JSONSerialization.jsonObject(with: machine.kioskd.stateBytes ?? Data()) as? [String: Any]
-        let throttle = (json?["state"] as? [String: Any])?["throttle"] as? [String: Any]
+        let bySource = (json?["state"] as? [String: Any])?["throttles"] as? [String: Any]
+        let throttle = bySource?["uid \(geteuid())"] as? [String: Any]
         #expect(throttle?["failures"] as? Int == 6, "\(String(describing: json))")
         #expect(try machine.kioskd.property("SessionState") == #"s "active""#)
     }

@@ -36,7 +36,9 @@ public enum StateFixtures {
                     id: "org.example.Sequence.n\(sequence)", title: "Sequence \(sequence)",
                     detail: String(repeating: "x", count: sequence % 300))
             ], uid: 0)
-        for _ in 0..<(sequence % 9) { state.throttle.recordFailure(at: WallClockTime(microseconds: Int64(sequence))) }
+        for _ in 0..<(sequence % 9) {
+            state.throttles.recordFailure(from: .uid(0), at: WallClockTime(microseconds: Int64(sequence)))
+        }
         return state
     }
 
