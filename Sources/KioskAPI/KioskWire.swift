@@ -66,5 +66,8 @@ public enum KioskWire {
         /// Passcode attempts (`EndSession`, `SetPasscode`) waiting for their turn; past this an
         /// attempt is answered `Throttled` without being checked.
         public static let waitingPasscodeAttempts = 32
+        /// Passcode attempts of one uid other than root waiting for their turn (root's are never
+        /// refused for a full queue).
+        public static let waitingPasscodeAttemptsPerUID = 4
     }
 }

@@ -57,13 +57,20 @@ extension ManagerObject {
     /// Queues `attempt`. Attempts run one at a time, in order: each checks the throttle on the loop
     /// after the previous one's failure is recorded, so parallel guesses get no free tries, and
     /// its yescrypt work (tens of ms) runs on `passcodeWorker` while the loop serves other callers.
-    /// Past `KioskWire.Limits.waitingPasscodeAttempts` waiting, an attempt is refused (`Throttled`).
+    /// Past `KioskWire.Limits.waitingPasscodeAttempts` waiting, or
+    /// `waitingPasscodeAttemptsPerUID` of the caller's uid, an attempt is refused (`Throttled`);
+    /// root's never are, so no other uid can keep root from ending a session.
     func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
-        guard waitingPasscodeAttempts.count < KioskWire.Limits.waitingPasscodeAttempts else {
-            throw KioskError(
-                .throttled,
-                "\(waitingPasscodeAttempts.count) passcode attempts are already waiting to be checked; try again in 1 s."
-            )
+        if attempt.caller.uid != 0 {
+            let ofUID = waitingPasscodeAttempts.count { $0.caller.uid == attempt.caller.uid }
+            let others = waitingPasscodeAttempts.count { $0.caller.uid != 0 }
+            guard ofUID < KioskWire.Limits.waitingPasscodeAttemptsPerUID,
+                others < KioskWire.Limits.waitingPasscodeAttempts
+            else {
+                throw KioskError(
+                    .throttled,
+                    "\(max(ofUID, others)) passcode attempts are already waiting to be checked; try again in 1 s.")
+            }
         }
         waitingPasscodeAttempts.append(attempt)
         startNextPasscodeAttempt()

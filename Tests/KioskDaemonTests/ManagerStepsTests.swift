@@ -249,33 +249,52 @@ import Testing
 
     // MARK: The passcode queue
 
+    /// Seven attempts from `uid` at once, the first one's outcome held at the gate until all
+    /// have arrived; the answers.
+    func sevenParallelWrongPasscodes(_ manager: InProcessManager) -> CallJournal {
+        manager.journal.removeAll()
+        manager.store.closeGate()
+        let address = manager.bus.address
+        let answers = CallJournal()
+        let group = DispatchGroup()
+        for _ in 0..<7 {
+            group.enter()
+            Thread.detachNewThread {  // a thread each: seven calls block at once
+                let other = try? ManagerClient(address: address)
+                answers.note(other?.errorName("EndSession", [.string("0000")]) ?? "no connection")
+                group.leave()
+            }
+        }
+        #expect(eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
+        usleep(100_000)
+        manager.store.openGate()
+        group.wait()
+        return answers
+    }
+
     @Test func parallelWrongPasscodesMeetTheThrottleOneAtATime() async throws {
         try await withManager(uid: 0) { manager, client in
             try client.call("StartSession", [.string("museum")])
-            manager.identity.become(1000)
-            manager.journal.removeAll()
-            // The first attempt's outcome waits at the gate until all seven have arrived.
-            manager.store.closeGate()
-            let address = manager.bus.address
-            let answers = CallJournal()
-            let group = DispatchGroup()
-            for _ in 0..<7 {
-                group.enter()
-                Thread.detachNewThread {  // a thread each: seven calls block at once
-                    let other = try? ManagerClient(address: address)
-                    answers.note(other?.errorName("EndSession", [.string("0000")]) ?? "no connection")
-                    group.leave()
-                }
-            }
-            #expect(eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
-            usleep(100_000)
-            manager.store.openGate()
-            group.wait()
+            let answers = sevenParallelWrongPasscodes(manager)
             // 5 free attempts, the 6th counted, the 7th meets the 30 s wait: each attempt meets
             // the throttle only after the one before it is saved, so none slips past it.
             #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 6, "\(answers.all)")
             #expect(answers.count(of: KioskError.Code.throttled.dbusName) == 1, "\(answers.all)")
-            #expect(manager.store.saved.map { $0.throttles[.uid(1000)].failures }.suffix(6) == [1, 2, 3, 4, 5, 6])
+            #expect(manager.store.saved.map { $0.throttles[.uid(0)].failures }.suffix(6) == [1, 2, 3, 4, 5, 6])
+        }
+    }
+
+    /// Issue 13 §2: a uid other than root has at most 4 attempts waiting (root is never refused
+    /// for a full queue), so no uid can fill the queue ahead of root's.
+    @Test func aUIDOtherThanRootHasAtMostFourPasscodeAttemptsWaiting() async throws {
+        try await withManager(uid: 0) { manager, client in
+            try client.call("StartSession", [.string("museum")])
+            manager.identity.become(1000)
+            let answers = sevenParallelWrongPasscodes(manager)
+            // One in flight and four waiting are checked; two are refused without hashing.
+            #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 5, "\(answers.all)")
+            #expect(answers.count(of: KioskError.Code.throttled.dbusName) == 2, "\(answers.all)")
+            #expect(manager.store.saved.last?.throttles[.uid(1000)].failures == 5)
         }
     }
 }
