@@ -114,7 +114,13 @@ public final class ManagerObject {
         BusInterface(
             KioskWire.managerInterface,
             methods: [
-                method(Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")]) {
+                method(
+                    Member.registerApplication, in: [("s", "app_id"), ("a(sss)", "restrictions")],
+                    // Read no further than the largest list kioskd takes: a 32 MiB call is refused
+                    // before it is made into values.
+                    limits: ReadLimits(
+                        arrayItems: KioskWire.Limits.restrictionsPerApp, stringBytes: KioskWire.Limits.detailBytes)
+                ) {
                     [unowned self] in
                     try registerApplication($0)
                 },
@@ -164,9 +170,9 @@ public final class ManagerObject {
     /// A method whose handler's `KioskError`s reply with their documented D-Bus error names.
     func method(
         _ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
-        _ handler: @escaping (MethodCall) throws -> MethodReply
+        limits: ReadLimits = .none, _ handler: @escaping (MethodCall) throws -> MethodReply
     ) -> BusMethod {
-        BusMethod(name, in: inArgs, out: outArgs) { call in
+        BusMethod(name, in: inArgs, out: outArgs, limits: limits) { call in
             do { return try handler(call) } catch { throw Self.busError(error) }
         }
     }

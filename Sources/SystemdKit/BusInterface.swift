@@ -48,6 +48,22 @@ public enum MethodReply {
     public static var empty: MethodReply { .values([]) }
 }
 
+/// How much of a call's arguments is read into values: past these, the call is answered
+/// `InvalidArgs` before anything is made of the rest (a 32 MiB call costs no more than its bytes).
+public struct ReadLimits: Sendable, Equatable {
+    /// Items in any one array.
+    public var arrayItems: Int
+    /// Bytes in any one string, object path or signature.
+    public var stringBytes: Int
+
+    public init(arrayItems: Int, stringBytes: Int) {
+        self.arrayItems = arrayItems
+        self.stringBytes = stringBytes
+    }
+
+    public static let none = ReadLimits(arrayItems: .max, stringBytes: .max)
+}
+
 /// A method: name, in/out signatures with argument names, and the handler. The handler runs on
 /// the loop; throwing a `BusError` replies with that error.
 public struct BusMethod {
@@ -57,13 +73,17 @@ public struct BusMethod {
     public var outSignature: String
     public var outNames: [String]
     public var flags: BusMemberFlags
+    /// How much of a call's arguments is read (``ReadLimits``).
+    public var limits: ReadLimits
     public var handler: (MethodCall) throws -> MethodReply
 
     /// `in`/`out` pair a signature with each argument's name, e.g. `[("s", "app_id"), ("a(sss)", "restrictions")]`.
     public init(
         _ name: String, in inArgs: [(String, String)] = [], out outArgs: [(String, String)] = [],
-        flags: BusMemberFlags = [.unprivileged], handler: @escaping (MethodCall) throws -> MethodReply
+        flags: BusMemberFlags = [.unprivileged], limits: ReadLimits = .none,
+        handler: @escaping (MethodCall) throws -> MethodReply
     ) {
+        self.limits = limits
         self.name = name
         inSignature = inArgs.map(\.0).joined()
         inNames = inArgs.map(\.1)

@@ -320,8 +320,10 @@ enum CBus {
         try Errno.check(sd_bus_message_rewind(m, 1))
     }
 
-    /// Reads the next complete value, or nil at the end of the current container.
-    static func readNext(_ m: OpaquePointer) throws(Errno) -> DBusValue? {
+    /// Reads the next complete value, or nil at the end of the current container. Past
+    /// `limits` (an array's items, a string's bytes) it stops reading and throws `E2BIG`, so a
+    /// huge argument is never made into values.
+    static func readNext(_ m: OpaquePointer, _ limits: ReadLimits = .none) throws(Errno) -> DBusValue? {
         var t: CChar = 0
         var contentsPointer: UnsafePointer<CChar>?
         guard try Errno.check(sd_bus_message_peek_type(m, &t, &contentsPointer)) > 0 else { return nil }
@@ -335,11 +337,14 @@ enum CBus {
         func text() throws(Errno) -> String {
             var p: UnsafePointer<CChar>?  // points into the message: copy it
             try Errno.check(sd_bus_message_read_basic(m, t, &p))
-            return p.map { String(cString: $0) } ?? ""
+            guard let p else { return "" }
+            let most = limits.stringBytes
+            guard most == .max || strnlen(p, most + 1) <= most else { throw Errno(rawValue: E2BIG) }
+            return String(cString: p)
         }
         func container(_ c: Unicode.Scalar) throws(Errno) -> [DBusValue] {
             try Errno.check(sd_bus_message_enter_container(m, type(c), contents))
-            let items = try readAll(m)
+            let items = try readAll(m, limits, items: c == "a" ? limits.arrayItems : .max)
             try Errno.check(sd_bus_message_exit_container(m))
             return items
         }
@@ -372,9 +377,12 @@ enum CBus {
         }
     }
 
-    static func readAll(_ m: OpaquePointer) throws(Errno) -> [DBusValue] {
+    static func readAll(_ m: OpaquePointer, _ limits: ReadLimits = .none, items: Int = .max) throws(Errno) -> [DBusValue] {
         var out: [DBusValue] = []
-        while let v = try readNext(m) { out.append(v) }
+        while let v = try readNext(m, limits) {
+            guard out.count < items else { throw Errno(rawValue: E2BIG) }
+            out.append(v)
+        }
         return out
     }
 

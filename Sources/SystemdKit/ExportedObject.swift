@@ -112,7 +112,12 @@ private let methodTrampoline: sd_bus_message_handler_t = { m, userdata, retError
     let message = Message(retaining: m!)
     let call: MethodCall
     do {
-        call = MethodCall(message: message, arguments: try message.readAll())
+        call = MethodCall(message: message, arguments: try message.readAll(within: method.limits))
+    } catch let error as Errno where error == .argListTooLong {
+        let limits = method.limits
+        return BusError.invalidArgs(
+            "The arguments to \(method.name) are larger than it takes: at most \(limits.arrayItems) items in a list and \(limits.stringBytes) bytes in a string."
+        ).set(retError)
     } catch {
         return BusError.invalidArgs("Malformed arguments to \(method.name): \(Errno.reason(of: error)).").set(retError)
     }

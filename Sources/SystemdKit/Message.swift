@@ -49,6 +49,9 @@ public final class Message {
     /// Reads every remaining value of the body. `sd_bus_message_read_basic`, `…_enter_container`.
     public func readAll() throws(Errno) -> [DBusValue] { try CBus.readAll(handle) }
 
+    /// Reads every remaining value of the body, within `limits`: past them it throws `E2BIG`.
+    public func readAll(within limits: ReadLimits) throws(Errno) -> [DBusValue] { try CBus.readAll(handle, limits) }
+
     /// Reads the whole body after checking that its signature is exactly `signature`; a mismatch
     /// throws `InvalidArgs` naming both signatures, so a caller's mistake becomes an error reply.
     /// The corresponding C call is `sd_bus_message_has_signature`.
