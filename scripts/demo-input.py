@@ -78,7 +78,8 @@ for name in os.listdir(POLICIES):
             fd = os.open(os.path.join(work, "profiles", name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as target:
                 target.write(source.read())
-start([f"{BIN}/kioskd", "--state-dir", f"{work}/state", "--profile-dir", f"{work}/profiles"], log)
+start([f"{BIN}/kioskd", "--state-dir", f"{work}/state", "--profile-dir", f"{work}/profiles",
+       "--runtime-dir", f"{work}/run"], log)
 monitor_log = open(os.path.join(work, "monitor.log"), "w")
 
 

@@ -96,7 +96,7 @@ run "export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/bus   # kioskd, the app and 
 
 step "kioskd on it, with a temp state dir and the bundled museum-map profile"
 mkdir -p "$work/state"
-run "kioskd --no-input --state-dir $work/state --profile-dir $work/profiles 2>$work/kioskd.log &"
+run "kioskd --no-input --state-dir $work/state --profile-dir $work/profiles --runtime-dir $work/run 2>$work/kioskd.log &"
 pids+=($!)
 for _ in $(seq 100); do kioskctl status >/dev/null 2>&1 && break; sleep 0.05; done
 run "kioskctl status"

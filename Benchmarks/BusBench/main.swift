@@ -67,7 +67,8 @@ func startKioskd(
     )
     defer { close(log) }
     let process = try ChildProcess.spawn(
-        kioskdPath, ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--no-input"],
+        kioskdPath,
+        ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--runtime-dir", stateDir + "-run", "--no-input"],
         environment: env, stdout: log, stderr: log)
     if notify == nil { try bus.waitForOwner(KioskWire.busName) }
     return process

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-bus-vtable.h>

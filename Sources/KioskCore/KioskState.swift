@@ -9,6 +9,9 @@ public struct KioskState: Hashable, Sendable, Codable {
     public var throttles = PasscodeThrottles()
     /// The crypt(3) hash set with `SetPasscode` (never the passcode itself).
     public var passcodeHash: String?
+    /// The kiosk clock when this state was saved (``KioskClockMarker``): after a reboot the clock
+    /// resumes from here. Nil in a state file from before the kiosk clock.
+    public var clockCheckpoint: WallClockTime?
 
     public init() {}
 
@@ -31,6 +34,7 @@ public struct KioskState: Hashable, Sendable, Codable {
                 .init(codingPath: container.codingPath + [CodingKeys.throttles], debugDescription: error.message))
         }
         passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
+        clockCheckpoint = try container.decodeIfPresent(WallClockTime.self, forKey: .clock)
         let limit = Profile.Session.maximumTimeLimit
         if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
             throw DecodingError.dataCorrupted(
@@ -58,7 +62,7 @@ public struct KioskState: Hashable, Sendable, Codable {
     static let maximumFailures = 1_000_000_000
 
     enum CodingKeys: String, CodingKey {
-        case registry, session, throttle, throttles, passcodeHash
+        case registry, session, throttle, throttles, passcodeHash, clock
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -69,6 +73,7 @@ public struct KioskState: Hashable, Sendable, Codable {
         let bySource = throttles.encoded()
         if !bySource.isEmpty { try container.encode(bySource, forKey: .throttles) }
         try container.encodeIfPresent(passcodeHash, forKey: .passcodeHash)
+        try container.encodeIfPresent(clockCheckpoint, forKey: .clock)
     }
 }
 

@@ -55,6 +55,11 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
         failures = 0
         lastFailure = nil
     }
+
+    /// After a reboot: the wait starts again in full at `now` (pulling the plug never shortens it).
+    mutating func restartWait(at now: WallClockTime) {
+        if lastFailure != nil { lastFailure = now }
+    }
 }
 
 /// Where a passcode attempt comes from: each source has a throttle count of its own, so that no
@@ -124,6 +129,12 @@ public struct PasscodeThrottles: Hashable, Sendable {
     public mutating func recordSuccess(from source: PasscodeSource) {
         bySource[source] = nil
         inherited = PasscodeThrottle()
+    }
+
+    /// After a reboot: every wait starts again in full at `now`.
+    public mutating func restartWaits(at now: WallClockTime) {
+        inherited.restartWait(at: now)
+        for source in bySource.keys { bySource[source]!.restartWait(at: now) }
     }
 
     /// The sources with a count of their own, with it.

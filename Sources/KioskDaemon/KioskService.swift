@@ -17,11 +17,15 @@ public enum KioskService {
         /// Broker input devices (DESIGN §4); false for `--no-input` (registry and bus only; a
         /// locked power key still takes logind's inhibitor).
         public var brokerInput: Bool
+        /// Emptied at every boot (`RuntimeDirectory=`): where the kiosk clock's marker tells a
+        /// restart from a reboot (``KioskClockMarker``).
+        public var runtimeDirectory: String
 
-        public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool) {
+        public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String) {
             self.stateDirectory = stateDirectory
             self.profileDirectory = profileDirectory
             self.brokerInput = brokerInput
+            self.runtimeDirectory = runtimeDirectory
         }
     }
 
@@ -45,13 +49,22 @@ public enum KioskService {
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
         try makeDirectory(options.stateDirectory)
-        let state = try store.load()  // a corrupt file throws and is left untouched
+        var state = try store.load()  // a corrupt file throws and is left untouched
+        let clock = startKioskClock(&state, store: store, options: options, logger: logger)
 
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)
         let manager = ManagerObject(
             bus: bus, loop: loop, store: store, state: state,
-            profileDirectory: options.profileDirectory, clock: SystemWallClock(), logger: logger)
+            profileDirectory: options.profileDirectory, clock: clock, logger: logger)
+        manager.displayTime = { [unowned clock] in clock.marker.display($0) }
+        // A set wall clock moves what SessionDeadline shows, never a wait or a limit.
+        let wallClockWatch = try WallClockWatch(loop: loop) { [unowned manager, unowned clock] in
+            let now = clock.now()
+            clock.marker.displayOffset = SystemWallClock().now().microseconds - now.microseconds
+            writeMarker(clock.marker, options, logger)
+            manager.wallClockChanged()
+        }
         let broker = options.brokerInput ? InputBroker(loop: loop, logger: logger) : nil
         manager.enforcer = InputEnforcement(
             broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
@@ -88,8 +101,51 @@ public enum KioskService {
         broker?.stop()  // the devices deliver to everyone again
         bus.close()
         sources.forEach { $0.cancel() }
-        withExtendedLifetime((manager, broker, disconnected)) {}
+        withExtendedLifetime((manager, broker, disconnected, wallClockWatch)) {}
         return code
+    }
+
+    /// Where the kiosk clock stands: this boot's marker if there is one, else a new boot (every
+    /// throttle wait restarts in full; the clock resumes from the state's checkpoint).
+    private static func startKioskClock(
+        _ state: inout KioskState, store: StateStore, options: Options, logger: Logger
+    ) -> SystemKioskClock {
+        let path = options.runtimeDirectory + "/clock"
+        let marker = readSmallFile(path).flatMap(KioskClockMarker.init(text:))
+        let (started, newBoot) = KioskClockMarker.start(
+            state: &state, statePath: store.path, marker: marker, boottime: SystemWallClock.boottime(),
+            realtime: SystemWallClock().now())
+        if newBoot {
+            logger.info(
+                "A new boot: the kiosk clock resumes from the last save; throttle waits start again",
+                metadata: ["clock.marker": "\(path)"])
+        }
+        writeMarker(started, options, logger)
+        return SystemKioskClock(marker: started)
+    }
+
+    private static func writeMarker(_ marker: KioskClockMarker, _ options: Options, _ logger: Logger) {
+        let path = options.runtimeDirectory + "/clock"
+        _ = mkdir(options.runtimeDirectory, 0o755)
+        let fd = open(path + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let bytes = Array(marker.text.utf8)
+        let written = fd >= 0 && write(fd, bytes, bytes.count) == bytes.count
+        guard fd >= 0, close(fd) == 0, written, rename(path + ".new", path) == 0 else {
+            // Without it the next start counts as a new boot: throttle waits restart (fail closed).
+            logger.warning("Could not keep the kiosk clock's marker", metadata: ["clock.marker": "\(path)"])
+            return
+        }
+    }
+
+    /// A small file's text (at most 4 KiB), or nil when it cannot be read.
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        return String(decoding: buffer.prefix(n), as: UTF8.self)
     }
 
     /// Creates the state directory (0700) when it is missing; systemd's StateDirectory= usually has.

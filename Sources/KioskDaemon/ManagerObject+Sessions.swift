@@ -132,7 +132,7 @@ extension ManagerObject {
         // synchronously, so an expired session's locks are on before any device is taken.
         if let progress = sessionProgress() {
             do {
-                try store.save(progress.state)
+                try store.save(checkpointed(progress.state))
             } catch {
                 logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
             }
@@ -160,11 +160,15 @@ extension ManagerObject {
                 try sessionTimer?.setEnabled(.off)
                 return
             }
-            let delay = max(.zero, wake - clock.now())
+            // The kiosk clock runs on CLOCK_BOOTTIME: so does the timer, and a wall-clock jump
+            // moves neither.
+            let now = clock.now()
+            let checkpoint = state.clockCheckpoint.map { $0 + Self.checkpointInterval } ?? now
+            let delay = max(.zero, min(wake, checkpoint) - now)
             if let sessionTimer {
                 try sessionTimer.rearm(after: delay)
             } else {
-                sessionTimer = try loop.addTimer(clock: .realtime, after: delay, accuracy: .milliseconds(10)) {
+                sessionTimer = try loop.addTimer(clock: .boottime, after: delay, accuracy: .milliseconds(10)) {
                     [unowned self] in
                     sessionTick()
                 }
@@ -193,17 +197,18 @@ extension ManagerObject {
                     scheduleSessionTimer()
                     return nil
                 }
+                let saved = checkpointed(progress.state)
                 return StateWriter.Write(
-                    state: progress.state,
+                    state: saved,
                     durable: { [unowned self] in
-                        commit(progress.state)
+                        commit(saved)
                         progress.emit()
                         scheduleSessionTimer()
                     },
                     failed: { [unowned self] error in
                         logger.error(
                             "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
-                        commit(progress.state)
+                        commit(saved)
                         progress.emit()
                         scheduleSessionTimer()
                     })
@@ -214,8 +219,14 @@ extension ManagerObject {
     /// nothing happened.
     func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
         var next = state
-        let events = next.session.advance(to: clock.now())
-        guard !events.isEmpty else { return nil }
+        let now = clock.now()
+        let events = next.session.advance(to: now)
+        // A session with a time limit saves the kiosk clock now and then, even with nothing to
+        // tell: after a power cut, its time resumes from there.
+        let checkpointDue =
+            next.session.nextWakeup != nil
+            && state.clockCheckpoint.map { now - $0 >= Self.checkpointInterval } ?? true
+        guard !events.isEmpty || checkpointDue else { return nil }
         return (
             next,
             { [unowned self] in

@@ -104,10 +104,11 @@ extension ManagerObject {
                     finally?()
                     return nil
                 }
+                let saved = checkpointed(plan.state)
                 return StateWriter.Write(
-                    state: plan.state,
+                    state: saved,
                     durable: { [unowned self] in
-                        commit(plan.state, profile: plan.profile)
+                        commit(saved, profile: plan.profile)
                         attempt(call, plan.then)
                         finally?()
                     },
@@ -116,7 +117,7 @@ extension ManagerObject {
                             "Could not save the state",
                             metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
                         if plan.keepIfSaveFails {
-                            commit(plan.state, profile: plan.profile)
+                            commit(saved, profile: plan.profile)
                             attempt(call, plan.then)
                         } else {
                             try? call.replyError(Self.busError(error))
@@ -168,6 +169,22 @@ extension ManagerObject {
     static func busError(_ error: any Error) -> BusError {
         let error = kioskError(error)
         return BusError(name: error.code.dbusName, message: error.message)
+    }
+
+    /// `state` with the kiosk clock of now as its checkpoint: every save carries it, so that
+    /// after a reboot the clock resumes from the last save (``KioskClockMarker``).
+    func checkpointed(_ state: KioskState) -> KioskState {
+        var state = state
+        state.clockCheckpoint = clock.now()
+        return state
+    }
+
+    /// The wall clock was set (by hand or NTP): kiosk time did not move, but the wall-clock time
+    /// `SessionDeadline` shows did; tell those who show it.
+    public func wallClockChanged() {
+        guard state.session.deadline != nil else { return }
+        logger.info("The wall clock was set; the session's deadline is shown anew")
+        emitSessionChanged()
     }
 
     /// Logs a line about what `caller` did. Root's lines are always logged (an audit trail); of

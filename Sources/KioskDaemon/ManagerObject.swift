@@ -64,6 +64,12 @@ public final class ManagerObject {
     /// Why the restored session's profile could not be loaded (see `sessionProblem`).
     var restoreProblem = ""
     var sessionTimer: EventSource?
+    /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
+    /// ``KioskClockMarker``'s, tests keep the identity.
+    public var displayTime: (WallClockTime) -> WallClockTime = { $0 }
+    /// How often a session with a time limit saves the kiosk clock, so that after a power cut
+    /// at most this much of its time is counted again.
+    static let checkpointInterval: Duration = .seconds(60)
     /// Keeps one uid's repeated lines from flooding the journal (`audit`).
     var repeats = RepeatLimiter()
     var repeatsTimer: EventSource?
@@ -160,7 +166,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
                 BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
                 BusProperty(Member.sessionDeadline, "t") { [unowned self] in
-                    .uint64(UInt64(max(0, state.session.deadline?.microseconds ?? 0)))
+                    .uint64(UInt64(max(0, state.session.deadline.map(displayTime)?.microseconds ?? 0)))
                 },
                 BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },

@@ -27,15 +27,22 @@ struct Kioskd: ParsableCommand {
     @Flag(name: .customLong("no-input"), help: "Registry and bus only: broker no input devices.")
     var noInput = false
 
+    @Option(
+        name: .customLong("runtime-dir"),
+        help: "A directory emptied at every boot (default: $RUNTIME_DIRECTORY, else /run/kioskd).")
+    var runtimeDirectory: String?
+
     func run() throws {
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: "kioskd") }
         let environment = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
         // $STATE_DIRECTORY may list several directories separated by ':'; the first is ours.
         let fromEnvironment = environment?.split(separator: ":").first.map(String.init)
+        let runtime = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first
         let options = KioskService.Options(
             stateDirectory: stateDirectory ?? fromEnvironment ?? "/var/lib/kioskd",
             profileDirectory: profileDirectory,
-            brokerInput: !noInput)
+            brokerInput: !noInput,
+            runtimeDirectory: runtimeDirectory ?? runtime.map(String.init) ?? "/run/kioskd")
         let code = KioskService.run(options, logger: Logger(label: "kioskd"))
         if code != 0 { throw ExitCode(code) }
     }

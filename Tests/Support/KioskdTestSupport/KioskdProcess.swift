@@ -14,6 +14,9 @@ public final class KioskdProcess: @unchecked Sendable {
     public let bus: PrivateBus
     public let stateDirectory: URL
     public let profileDirectory: URL
+    /// Its `--runtime-dir`: what `RuntimeDirectory=` is, emptied at every boot. Shared with the
+    /// instance it shares the state with (the same boot); ``simulateReboot()`` empties it.
+    public let runtimeDirectory: URL
     public let logPath: String
     public private(set) var process: ChildProcess?
 
@@ -29,6 +32,7 @@ public final class KioskdProcess: @unchecked Sendable {
         let suffix = other == nil ? "" : "-\(UUID().uuidString.prefix(4))"
         stateDirectory = other?.stateDirectory ?? bus.directory.appendingPathComponent("state")
         profileDirectory = other?.profileDirectory ?? bus.directory.appendingPathComponent("profiles")
+        runtimeDirectory = other?.runtimeDirectory ?? bus.directory.appendingPathComponent("run")
         logPath = bus.directory.appendingPathComponent("kioskd\(suffix).log").path
         for dir in [stateDirectory, profileDirectory] {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -54,10 +58,19 @@ public final class KioskdProcess: @unchecked Sendable {
         }
         let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         defer { close(fd) }
-        var arguments = ["--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path]
+        var arguments = [
+            "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--runtime-dir",
+            runtimeDirectory.path,
+        ]
         if !input { arguments.append("--no-input") }
         process = try ChildProcess.spawn(Self.binary, arguments, environment: environment, stdout: fd, stderr: fd)
         if waitForName { try bus.waitForOwner(KioskWire.busName, timeout: timeout) }
+    }
+
+    /// What a reboot does to kioskd's runtime directory (a tmpfs): empties it. Call it while
+    /// kioskd is stopped.
+    public func simulateReboot() throws {
+        try? FileManager.default.removeItem(at: runtimeDirectory)
     }
 
     /// Waits for kioskd to exit by itself; returns the exit status.
