@@ -77,10 +77,11 @@ demo: deps
 	./scripts/demo.sh
 
 # Benchmarks run in release mode and print the figures the issues ask for. All three build with
-# the same flags, BENCH_FLAGS (kioskd as `make install` ships it: the Swift runtime and Foundation
-# linked in), into the same .build/release, so running one after another reuses the shared
-# modules' objects instead of recompiling them for another set of flags.
-BENCH_FLAGS := -c release --static-swift-stdlib
+# the same flags, BENCH_FLAGS, which are RELEASE_FLAGS (below): kioskd is built and linked exactly
+# as `make install` and the package ship it, so the RSS measured is the installed daemon's, and a
+# `make deb` before a benchmark (make bench-footprint) relinks nothing. Everything goes into the
+# same .build/release, so running one after another reuses the shared modules' objects.
+BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
 bench: bench-store bench-input bench-bus bench-footprint
@@ -95,10 +96,11 @@ bench-store: deps
 	"$(BENCH_BIN)/StoreBench"
 
 # Filter throughput (events/s) and allocations per event. malloc-interposer's library is
-# preloaded, so that it sees every allocation of the process.
+# preloaded, so that it sees every allocation of the process; InputFilterBench also needs it by
+# name, and release binaries carry no $ORIGIN rpath: LD_LIBRARY_PATH finds it.
 bench-input: deps
 	$(SWIFT) build $(BENCH_FLAGS) --product InputFilterBench $(SWIFTFLAGS)
-	LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
+	LD_LIBRARY_PATH="$(BENCH_BIN)" LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
 
 # kioskd on a private dbus-daemon: round trips vs the bus driver, signal latency and fan-out,
 # READY=1 time and RSS with 1,000 apps × 50 restrictions. kioskd is built as `make install`
