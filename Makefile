@@ -153,7 +153,7 @@ RELEASE_BIN    = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
 # libstdc++ linked in (the Swift runtime's C++ and TOMLKit's toml++ use it): a mapped libstdc++.so
 # costs kioskd ~1.4 MiB of RSS at READY (its relocations, symbol tables and the pages its loader and
-# constructors touch), the few objects it really uses ~0.3 MiB (docs/benchmarks.md § Footprint).
+# constructors touch), the few objects it really uses, linked in, ~0.1 MiB (docs/benchmarks.md § Footprint).
 # -static-libstdc++ cannot do it: SwiftPM (for toml++) and the Swift runtime's static-stdlib-args.lnk
 # pass a plain -lstdc++, ahead of any -Xlinker flag. So the link searches .build/static-cxx first,
 # where libstdc++.so is a linker script naming Debian's libstdc++.a (libstdc++-12-dev, which
