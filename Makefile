@@ -77,10 +77,11 @@ demo: deps
 	./scripts/demo.sh
 
 # Benchmarks run in release mode and print the figures the issues ask for. All three build with
-# the same flags, BENCH_FLAGS (kioskd as `make install` ships it: the Swift runtime and Foundation
-# linked in), into the same .build/release, so running one after another reuses the shared
-# modules' objects instead of recompiling them for another set of flags.
-BENCH_FLAGS := -c release --static-swift-stdlib
+# the same flags, BENCH_FLAGS, which are RELEASE_FLAGS (below): kioskd is built and linked exactly
+# as `make install` and the package ship it, so the RSS measured is the installed daemon's, and a
+# `make deb` before a benchmark (make bench-footprint) relinks nothing. Everything goes into the
+# same .build/release, so running one after another reuses the shared modules' objects.
+BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
 bench: bench-store bench-input bench-bus bench-footprint
@@ -90,29 +91,30 @@ bench: bench-store bench-input bench-bus bench-footprint
 bench-footprint: deps-packaging
 	scripts/bench-footprint
 
-bench-store: deps
+bench-store: deps static-cxx
 	$(SWIFT) build $(BENCH_FLAGS) --product StoreBench $(SWIFTFLAGS)
 	"$(BENCH_BIN)/StoreBench"
 
 # Filter throughput (events/s) and allocations per event. malloc-interposer's library is
-# preloaded, so that it sees every allocation of the process.
-bench-input: deps
+# preloaded, so that it sees every allocation of the process; InputFilterBench also needs it by
+# name, and release binaries carry no $ORIGIN rpath: LD_LIBRARY_PATH finds it.
+bench-input: deps static-cxx
 	$(SWIFT) build $(BENCH_FLAGS) --product InputFilterBench $(SWIFTFLAGS)
-	LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
+	LD_LIBRARY_PATH="$(BENCH_BIN)" LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
 
 # kioskd on a private dbus-daemon: round trips vs the bus driver, signal latency and fan-out,
 # READY=1 time and RSS with 1,000 apps × 50 restrictions. kioskd is built as `make install`
 # ships it (the multi-call binary: the RSS is the installed daemon's), into the same
 # .build/release as BusBench, which runs what $KIOSKD_BINARY names. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
 BENCH_BUS_ARGS ?=
-bench-bus: deps
+bench-bus: deps static-cxx
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
 	KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" "$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build install install-files install-tools deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build static-cxx install install-files install-tools deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -141,11 +143,30 @@ DBUSDIR        ?= $(DATADIR)/dbus-1
 POLKITDIR      ?= $(DATADIR)/polkit-1/actions
 MANDIR         ?= $(DATADIR)/man
 
-# Release binaries with the Swift runtime and Foundation linked in, so the installed binaries
-# need only system libraries (libc, libstdc++, libsystemd, libcrypt, libevdev); no $ORIGIN
-# rpath (nothing is loaded from next to them); full RELRO and immediate binding.
-RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+# Release binaries with the Swift runtime and Foundation linked in, and GCC's C++ runtime too
+# (libstdc++, libgcc: STATIC_CXX below), so the installed binaries need only libc, libm,
+# libsystemd, libcrypt and libevdev; no $ORIGIN rpath (nothing is loaded from next to them);
+# full RELRO and immediate binding.
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
+  -Xlinker -L$(CURDIR)/.build/static-cxx -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 RELEASE_BIN    = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+
+# libstdc++ linked in (the Swift runtime's C++ and TOMLKit's toml++ use it): a mapped libstdc++.so
+# costs kioskd ~1.4 MiB of RSS at READY (its relocations, symbol tables and the pages its loader and
+# constructors touch), the few objects it really uses, linked in, ~0.1 MiB (docs/benchmarks.md § Footprint).
+# -static-libstdc++ cannot do it: SwiftPM (for toml++) and the Swift runtime's static-stdlib-args.lnk
+# pass a plain -lstdc++, ahead of any -Xlinker flag. So the link searches .build/static-cxx first,
+# where libstdc++.so is a linker script naming Debian's libstdc++.a (libstdc++-12-dev, which
+# build-essential's g++ brings). -static-libgcc: libgcc_eh.a, not libgcc_s.so, for the unwinder.
+# libcrypt.a and libevdev.a were tried too and gained nothing measurable; they stay shared.
+SWIFT_CLANG  ?= $(dir $(realpath $(shell command -v $(SWIFT))))clang
+STATIC_CXX   := .build/static-cxx/libstdc++.so
+static-cxx:
+	@archive=$$($(SWIFT_CLANG) -print-file-name=libstdc++.a); \
+	case $$archive in /*) ;; *) echo "static-cxx: no libstdc++.a (install g++ / libstdc++-12-dev)" >&2; exit 1;; esac; \
+	mkdir -p $(dir $(STATIC_CXX)); \
+	echo "/* libstdc++ linked in, not shared: Makefile, static-cxx */ INPUT($$archive)" >$(STATIC_CXX).new; \
+	if cmp -s $(STATIC_CXX).new $(STATIC_CXX); then rm $(STATIC_CXX).new; else mv $(STATIC_CXX).new $(STATIC_CXX); fi
 
 # The packaged files name /usr and /etc paths; other prefixes are substituted at install.
 INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
@@ -155,7 +176,7 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
 # FoundationEssentials. kioskctl-replay is the kioskd-tools package's (Yams, Foundation and ICU).
-release-build:
+release-build: static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 

@@ -239,11 +239,14 @@ let package = Package(
             providers: [.apt(["libcrypt-dev"])]
         ),
 
+        // MARK: CMalloc — system library: glibc's malloc.h (malloc_trim), which Swift's Glibc module leaves out
+        .systemLibrary(name: "CMalloc"),
+
         // MARK: KioskDaemon — the Manager bus object and the service wiring (loop, store, bus, notify)
         .target(
             name: "KioskDaemon",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt",
+                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

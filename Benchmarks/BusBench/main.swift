@@ -6,7 +6,9 @@
 //  2. SetRestrictionState → RestrictionStateChanged at a subscriber.
 //  3. The same signal fanned out to 50 subscriber connections: time until the last has it.
 //  4. READY=1 time and RSS of kioskd with 1,000 apps × 50 restrictions in the store
-//     (alone with `--startup-only`).
+//     (alone with `--startup-only`). With `--smaps`, also where that RSS is: kioskd's
+//     /proc/PID/smaps at the moment VmRSS is read, by file and permissions (docs/benchmarks.md
+//     § Footprint), for the empty store and the first 1,000 × 50 start.
 import BusTestSupport
 import Dispatch
 import Foundation
@@ -153,10 +155,76 @@ func linkage(_ pid: pid_t) -> String {
 
 struct Startup {
     var ready: UInt64, rss: Int, hwm: Int, anon: Int, file: Int, linkage: String
+    var smaps: String? = nil
+}
+
+/// A /proc file read to its end (String(contentsOfFile:) stops after the first read of a file
+/// whose stat size is 0, which for smaps is a few mappings).
+func readWhole(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+let printSmaps = CommandLine.arguments.dropFirst().contains("--smaps")
+
+/// /proc/PID/smaps summed by mapping (file, or [heap], [stack], anonymous) and permissions, in
+/// KiB: Rss, Pss, Anonymous, Private_Dirty, largest Rss first; a line for the rest and a total.
+func smapsBreakdown(_ pid: pid_t) -> String {
+    let text = readWhole("/proc/\(pid)/smaps")
+    struct Sum { var rss = 0, pss = 0, anon = 0, dirty = 0, size = 0 }
+    var sums: [String: Sum] = [:]
+    var key = ""
+    for line in text.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard let first = fields.first else { continue }
+        if first.contains("-"), fields.count >= 5, !first.hasSuffix(":") {
+            // 7f…-7f… r-xp offset dev inode [path]
+            let path = fields.count >= 6 ? fields[5...].joined(separator: " ") : "[anonymous]"
+            let name = path.hasPrefix("/") ? String(path.split(separator: "/").last!) : path
+            key = "\(name) \(fields[1])"
+            continue
+        }
+        guard fields.count >= 2, let kb = Int(fields[1]) else { continue }
+        switch first {
+        case "Size:": sums[key, default: Sum()].size += kb
+        case "Rss:": sums[key, default: Sum()].rss += kb
+        case "Pss:": sums[key, default: Sum()].pss += kb
+        case "Anonymous:": sums[key, default: Sum()].anon += kb
+        case "Private_Dirty:": sums[key, default: Sum()].dirty += kb
+        default: break
+        }
+    }
+    let sorted = sums.sorted { $0.value.rss > $1.value.rss }
+    var out = "    \("mapping".padding(toLength: 40, withPad: " ", startingAt: 0))    Size     Rss     Pss    Anon   PrivDirty (KiB)\n"
+    func row(_ name: String, _ s: Sum) -> String {
+        "    \(name.padding(toLength: 40, withPad: " ", startingAt: 0))"
+            + String(format: "%8d%8d%8d%8d%8d\n", s.size, s.rss, s.pss, s.anon, s.dirty)
+    }
+    var rest = Sum(), total = Sum()
+    for (i, (name, s)) in sorted.enumerated() {
+        total.size += s.size; total.rss += s.rss; total.pss += s.pss; total.anon += s.anon; total.dirty += s.dirty
+        if i < 40 && s.rss > 0 {
+            out += row(name, s)
+        } else {
+            rest.size += s.size; rest.rss += s.rss; rest.pss += s.pss; rest.anon += s.anon; rest.dirty += s.dirty
+        }
+    }
+    if rest.rss > 0 || rest.size > 0 { out += row("(the rest)", rest) }
+    out += row("total", total)
+    return out
 }
 
 /// Spawn → READY=1 in ns, VmRSS, VmHWM, RssAnon and RssFile in KiB, of kioskd starting on `state`.
-func startup(bus: PrivateBus, _ state: KioskState, name: String) throws -> Startup {
+func startup(bus: PrivateBus, _ state: KioskState, name: String, smaps: Bool = false) throws -> Startup {
     let notify = try NotifySocket(directory: bus.directory)
     let stateDir = bus.directory.appendingPathComponent("state-\(name)").path
     try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
@@ -172,15 +240,16 @@ func startup(bus: PrivateBus, _ state: KioskState, name: String) throws -> Start
     }
     return Startup(
         ready: ready, rss: statusKB(process.pid, "VmRSS"), hwm: statusKB(process.pid, "VmHWM"),
-        anon: statusKB(process.pid, "RssAnon"), file: statusKB(process.pid, "RssFile"), linkage: linkage(process.pid))
+        anon: statusKB(process.pid, "RssAnon"), file: statusKB(process.pid, "RssFile"), linkage: linkage(process.pid),
+        smaps: smaps ? smapsBreakdown(process.pid) : nil)
 }
 
 func measureStartup(bus: PrivateBus) throws {
     var big = KioskState()
     big.registry = StateFixtures.registry(apps: 1000, restrictions: 50)
     var runs: [Startup] = []
-    for run in 0..<7 { runs.append(try startup(bus: bus, big, name: "big-\(run)")) }
-    let empty = try startup(bus: bus, KioskState(), name: "empty")
+    for run in 0..<7 { runs.append(try startup(bus: bus, big, name: "big-\(run)", smaps: printSmaps && run == 0)) }
+    let empty = try startup(bus: bus, KioskState(), name: "empty", smaps: printSmaps)
     let readyP = Percentiles(runs.map(\.ready))
     let rss = runs.map(\.rss), maxRSS = Double(rss.max()!) / 1024, maxHWM = Double(runs.map(\.hwm).max()!) / 1024
     print("\n4. kioskd with 1,000 apps × 50 restrictions in the store (\(runs.count) starts)")
@@ -204,6 +273,8 @@ func measureStartup(bus: PrivateBus) throws {
                 "  context: with an empty store, READY after %.1f ms, VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f), VmHWM %.1f MiB",
             Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.anon) / 1024, Double(empty.file) / 1024,
             Double(empty.hwm) / 1024))
+    if let smaps = empty.smaps { print("  smaps, empty store (VmRSS \(empty.rss) KiB):\n\(smaps)", terminator: "") }
+    if let smaps = runs[0].smaps { print("  smaps, 1,000 × 50, first start (VmRSS \(runs[0].rss) KiB):\n\(smaps)", terminator: "") }
 }
 
 // MARK: The run
