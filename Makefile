@@ -7,6 +7,8 @@ SWIFTFLAGS ?=
 
 # Debian packages the build, the demo and the tests need.
 APT_PACKAGES := pkg-config
+# g++ brings libstdc++.a, which the release link takes libstdc++ from (static-cxx, below).
+APT_PACKAGES += g++
 # libsystemd and the bus tests' real parts: dbus-daemon, busctl, gdbus, polkitd, python3-dbus, setpriv.
 APT_PACKAGES += libcrypt-dev libsystemd-dev dbus-daemon dbus-bin systemd libglib2.0-bin polkitd python3-dbus util-linux
 # kioskctl -H user@host runs ssh (sd-bus's remote transport). KioskctlRemoteTests runs it against a
@@ -118,7 +120,7 @@ bench-bus: deps static-cxx
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
-PACKAGING_PACKAGES := dpkg-dev debhelper fakeroot lintian udev
+PACKAGING_PACKAGES := dpkg-dev debhelper fakeroot lintian udev g++
 # The boot test: debootstrap builds a Debian root (systemd as PID 1) that boots under QEMU from
 # a qcow2 overlay (qemu-img); mkfs.ext4 -d (e2fsprogs) fills the disk image without mounting it.
 BOOT_PACKAGES := debootstrap qemu-utils qemu-system-x86 e2fsprogs busybox-static kmod xz-utils
