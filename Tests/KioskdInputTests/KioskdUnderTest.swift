@@ -93,6 +93,14 @@ final class LineCollector: @unchecked Sendable {
 /// python3-dbus, listening for `ExitRequested`: prints "ready" once its match is in place,
 /// then "ExitRequested" per signal.
 func exitRequestedListener(address: String) throws -> LineCollector {
+    try signalListener(
+        address: address, member: "ExitRequested", interface: "org.kioskd.GuidedAccess1.Manager",
+        line: #""ExitRequested""#)
+}
+
+/// python3-dbus printing a line for each `member` signal of `interface`: `line`, a Python
+/// expression over the signal's arguments `args`. Returns once the match is in place.
+func signalListener(address: String, member: String, interface: String, line: String) throws -> LineCollector {
     let script = """
         import sys, dbus
         from dbus.mainloop.glib import DBusGMainLoop
@@ -100,14 +108,14 @@ func exitRequestedListener(address: String) throws -> LineCollector {
         DBusGMainLoop(set_as_default=True)
         bus = dbus.bus.BusConnection(sys.argv[1])
         def seen(*args):
-            print("ExitRequested", flush=True)
-        bus.add_signal_receiver(seen, "ExitRequested", "org.kioskd.GuidedAccess1.Manager")
+            print(\(line), flush=True)
+        bus.add_signal_receiver(seen, "\(member)", "\(interface)")
         bus.get_name_owner("org.freedesktop.DBus")  # a round trip: the match is in place
         print("ready", flush=True)
         GLib.MainLoop().run()
         """
     let listener = try LineCollector(KioskdUnderTest.python, ["-c", script, address])
-    try listener.wait("the ExitRequested listener") { $0.contains("ready") }
+    try listener.wait("the \(member) listener") { $0.contains("ready") }
     return listener
 }
 

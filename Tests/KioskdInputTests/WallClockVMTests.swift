@@ -37,25 +37,11 @@ struct WallClockVMTests {
         }
     }
 
-    /// Prints the names of the manager's properties in each PropertiesChanged, a line each.
+    /// Prints the names of the properties in each PropertiesChanged, a line each.
     static func propertiesListener(address: String) throws -> LineCollector {
-        let script = """
-            import sys, dbus
-            from dbus.mainloop.glib import DBusGMainLoop
-            from gi.repository import GLib
-            DBusGMainLoop(set_as_default=True)
-            bus = dbus.bus.BusConnection(sys.argv[1])
-            def changed(interface, properties, invalidated):
-                print("changed", " ".join(sorted(str(k) for k in properties)), flush=True)
-            bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties",
-                                    path="\(KioskWire.objectPath)")
-            bus.get_name_owner("org.freedesktop.DBus")  # a round trip: the match is in place
-            print("ready", flush=True)
-            GLib.MainLoop().run()
-            """
-        let listener = try LineCollector(KioskdUnderTest.python, ["-c", script, address])
-        try listener.wait("the PropertiesChanged listener") { $0.contains("ready") }
-        return listener
+        try signalListener(
+            address: address, member: "PropertiesChanged", interface: "org.freedesktop.DBus.Properties",
+            line: #""changed " + " ".join(sorted(str(k) for k in args[1]))"#)
     }
 
     @Test func wallClockJumpsInEitherDirectionMoveNeitherTheThrottleNorTheTimeLimit() throws {
