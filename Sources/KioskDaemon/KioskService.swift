@@ -49,7 +49,7 @@ public enum KioskService {
         try EventLoop.blockSignals([SIGTERM, SIGINT])
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
-        try makeDirectory(options.stateDirectory)
+        try DaemonFiles.makeDirectory(options.stateDirectory)  // systemd's StateDirectory= usually has
         var state = try store.load()  // a corrupt file throws and is left untouched
         let clock = startKioskClock(&state, store: store, options: options, logger: logger)
 
@@ -116,7 +116,7 @@ public enum KioskService {
         _ state: inout KioskState, store: StateStore, options: Options, logger: Logger
     ) -> SystemKioskClock {
         let path = options.runtimeDirectory + "/clock"
-        let marker = readSmallFile(path).flatMap(KioskClockMarker.init(text:))
+        let marker = DaemonFiles.read(path).flatMap { KioskClockMarker(text: String(decoding: $0.bytes, as: UTF8.self)) }
         let (started, newBoot) = KioskClockMarker.start(
             state: &state, statePath: store.path, marker: marker, boottime: SystemWallClock.boottime(),
             realtime: SystemWallClock().now())
@@ -131,30 +131,13 @@ public enum KioskService {
 
     private static func writeMarker(_ marker: KioskClockMarker, _ options: Options, _ logger: Logger) {
         let path = options.runtimeDirectory + "/clock"
-        _ = mkdir(options.runtimeDirectory, 0o755)
-        let fd = open(path + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let bytes = Array(marker.text.utf8)
-        let written = fd >= 0 && write(fd, bytes, bytes.count) == bytes.count
-        guard fd >= 0, close(fd) == 0, written, rename(path + ".new", path) == 0 else {
+        do {
+            try DaemonFiles.replace(path, in: options.runtimeDirectory, with: marker.text)
+        } catch {
             // Without it the next start counts as a new boot: throttle waits restart (fail closed).
-            logger.warning("Could not keep the kiosk clock's marker", metadata: ["clock.marker": "\(path)"])
-            return
+            logger.warning(
+                "Could not keep the kiosk clock's marker",
+                metadata: ["clock.marker": "\(path)", "error": "\(error.reason)"])
         }
-    }
-
-    /// A small file's text (at most 4 KiB), or nil when it cannot be read.
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        return String(decoding: buffer.prefix(n), as: UTF8.self)
-    }
-
-    /// Creates the state directory (0700) when it is missing; systemd's StateDirectory= usually has.
-    private static func makeDirectory(_ path: String) throws(Errno) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Errno.last }
     }
 }

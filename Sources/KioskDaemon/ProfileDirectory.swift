@@ -17,7 +17,7 @@ struct ProfileDirectory {
     func load(_ name: String) throws(KioskError) -> Profile {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"
-        guard let (bytes, stats) = Self.read(file) else {
+        guard let (bytes, mode, owner) = DaemonFiles.read(file) else {
             throw KioskError(.unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file)).")
         }
         let profile: Profile
@@ -28,28 +28,10 @@ struct ProfileDirectory {
         }
         if profile.passcodeHash != nil,
             let problem = PasscodeFileSafety.problem(
-                path: file, mode: stats.st_mode, owner: stats.st_uid, trustedOwners: trustedOwners)
+                path: file, mode: mode, owner: owner, trustedOwners: trustedOwners)
         {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) cannot be used: \(problem).")
         }
         return profile
-    }
-
-    /// The file's bytes and what `fstat` says of it, or nil when it cannot be opened or read.
-    private static func read(_ file: String) -> ([UInt8], stat)? {
-        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var stats = stat()
-        guard fstat(fd, &stats) == 0, stats.st_mode & S_IFMT == S_IFREG else { return nil }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { return nil }
-            if n == 0 { return (bytes, stats) }
-            bytes += chunk.prefix(n)
-        }
     }
 }
