@@ -75,4 +75,42 @@ struct UdevRulesTests {
             #expect(cloned["ID_INPUT_KEY"] == "1", "udevadm test ran the rules on the clone: \(cloned)")
         }
     }
+
+    /// Tags as udev writes them, ":a:b:", as a set.
+    static func tags(_ value: String?) -> Set<String> {
+        Set((value ?? "").split(separator: ":").map(String.init))
+    }
+
+    @Test(
+        "with 71-kioskd-power-switch.rules a brokered physical key node loses power-switch; its clone and a switch-only node (lid) keep it"
+    )
+    func powerSwitchOnlyOnClones() throws {
+        let fake = try UInputClone(description: FakeDevice.powerButton(phys: "kioskd-vm-test/power"))
+        let physical = try #require(fake.devnode)
+        let device = try EvdevDevice(path: physical)
+        try device.grab()
+        let clone = try UInputClone(cloning: device)
+        let cloneNode = try #require(clone.devnode)
+        let lid = try UInputClone(
+            description: DeviceDescription(
+                name: "kioskd test Lid Switch", phys: "PNP0C0D/button/input0",
+                id: .init(bus: 0x19, vendor: 0, product: 5, version: 0),
+                codes: [type("EV_SW"): [0]]))  // SW_LID
+        let lidNode = try #require(lid.devnode)
+        #expect(!lid.deviceDescription.shouldBroker)
+
+        // Without kioskd's file, 70-power-switch.rules tags all three: the window this closes.
+        let before = try Self.udevTest(physical)
+        #expect(Self.tags(before["CURRENT_TAGS"]).contains("power-switch"), "\(before)")
+
+        try Self.withRules(["70-kioskd.rules", "71-kioskd-power-switch.rules"]) {
+            let source = try Self.udevTest(physical)
+            let cloned = try Self.udevTest(cloneNode)
+            let switchOnly = try Self.udevTest(lidNode)
+            #expect(source["ID_INPUT_KEY"] == "1", "\(source)")
+            #expect(Self.tags(source["CURRENT_TAGS"]) == ["kioskd-brokered"], "the physical node: \(source)")
+            #expect(Self.tags(cloned["CURRENT_TAGS"]).contains("power-switch"), "the clone: \(cloned)")
+            #expect(Self.tags(switchOnly["CURRENT_TAGS"]).contains("power-switch"), "the lid: \(switchOnly)")
+        }
+    }
 }
