@@ -214,7 +214,7 @@ install-files:
 	install -m 0644 packaging/dbus/org.kioskd.GuidedAccess1.service $(DESTDIR)$(DBUSDIR)/system-services/
 	$(if $(wildcard packaging/dbus/*.xml),install -m 0644 $(wildcard packaging/dbus/*.xml) $(DESTDIR)$(DBUSDIR)/interfaces/)
 	install -m 0644 packaging/polkit/org.kioskd.GuidedAccess1.policy $(DESTDIR)$(POLKITDIR)/
-	install -m 0644 packaging/udev/70-kioskd.rules $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 0644 packaging/udev/70-kioskd.rules packaging/udev/71-kioskd-power-switch.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/

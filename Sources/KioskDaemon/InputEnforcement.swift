@@ -8,6 +8,19 @@ import Logging
 /// after the locks are on).
 public protocol SessionEnforcer: AnyObject {
     func enforce(_ state: KioskState, profile: Profile?)
+    /// What the enforcer wants in force and could not put there ("" when nothing): part of
+    /// `SessionProblem` while a session is active.
+    var problem: String { get }
+    /// Called (on the loop) whenever ``problem`` changes; set by `ManagerObject`.
+    var onProblemChanged: (() -> Void)? { get set }
+}
+
+extension SessionEnforcer {
+    public var problem: String { "" }
+    public var onProblemChanged: (() -> Void)? {
+        get { nil }
+        set {}
+    }
 }
 
 /// The enforcer kioskd runs: the state's filter policy (KioskCore's mapping) goes to the input
@@ -23,6 +36,14 @@ final class InputEnforcement: SessionEnforcer {
         self.broker = broker
         self.inhibitor = inhibitor
         self.logger = logger
+    }
+
+    /// logind's inhibitor, wanted (the session locks the power key) and not held.
+    var problem: String { inhibitor?.problem ?? "" }
+
+    var onProblemChanged: (() -> Void)? {
+        get { inhibitor?.onProblemChanged }
+        set { inhibitor?.onProblemChanged = newValue }
     }
 
     func enforce(_ state: KioskState, profile: Profile?) {

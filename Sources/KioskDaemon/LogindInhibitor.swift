@@ -8,13 +8,19 @@ import SystemdKit
 ///
 /// Taken with `org.freedesktop.login1.Manager.Inhibit` on the daemon's bus (asynchronously: the
 /// loop never waits for logind); the returned fd *is* the inhibitor, and closing it releases
-/// it. When logind is not on the bus (containers, tests), that is said once at info level and
-/// kioskd goes on without. Lives on the loop thread.
+/// it. A refused or failed `Inhibit` is asked again while the session still wants it, after 1 s,
+/// then 2, 4, … up to every 30 s (the input broker's back-off); until it is held, ``problem``
+/// says so and `SessionProblem` shows it. When logind is not on the bus (containers, tests),
+/// that is said once at info level and kioskd goes on without (asking again on the same
+/// back-off, in case it comes): no logind, nobody acting on the power key, so no problem.
+/// Lives on the loop thread.
 final class LogindInhibitor {
     static let what = "handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key"
     static let who = "kioskd"
     static let why = "A guided-access session locks the power key"
     static let mode = "block"
+    static let firstRetry = Duration.seconds(1)
+    static let lastRetry = Duration.seconds(30)
 
     private let bus: Bus
     private let logger: Logger
@@ -22,23 +28,49 @@ final class LogindInhibitor {
     private var fd: FileDescriptor?
     private var inFlight = false
     private var saidAbsent = false
+    private var retryTimer: EventSource?
+    private(set) var backOff = LogindInhibitor.firstRetry
+    /// Why the last `Inhibit` failed, while the inhibitor is wanted and not held (nil when
+    /// logind is absent: not a problem).
+    private var refusal: String? {
+        didSet { if refusal != oldValue { onProblemChanged?() } }
+    }
+    /// Called (on the loop) whenever ``problem`` changes.
+    var onProblemChanged: (() -> Void)?
 
     init(bus: Bus, logger: Logger) {
         self.bus = bus
         self.logger = logger
     }
 
-    deinit { try? fd?.close() }
+    deinit {
+        retryTimer?.cancel()
+        try? fd?.close()
+    }
+
+    /// A session wants the inhibitor and kioskd does not hold it because logind refused it (or
+    /// the call failed): what `SessionProblem` says; "" otherwise.
+    var problem: String {
+        guard wanted, fd == nil, let refusal else { return "" }
+        return "kioskd does not hold logind's power-key inhibitor (\(refusal)); asking again every "
+            + "\(Self.lastRetry.components.seconds) s at most"
+    }
 
     /// Takes the inhibitor (if it is not held or being asked for) or releases it.
     func setHeld(_ held: Bool) {
         wanted = held
         if held {
-            if fd == nil && !inFlight { request() }
-        } else if let fd {
-            try? fd.close()
-            self.fd = nil
-            logger.info("Released logind's power-key inhibitor")
+            if fd == nil && !inFlight && retryTimer == nil { request() }
+        } else {
+            retryTimer?.cancel()
+            retryTimer = nil
+            backOff = Self.firstRetry
+            refusal = nil
+            if let fd {
+                try? fd.close()
+                self.fd = nil
+                logger.info("Released logind's power-key inhibitor")
+            }
         }
     }
 
@@ -54,6 +86,32 @@ final class LogindInhibitor {
         } catch {
             logger.warning(
                 "Could not ask logind for the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
+            failed(reason: "the call could not be sent: \(Errno.reason(of: error))")
+        }
+    }
+
+    /// `Inhibit` failed: asks again after the back-off (1 s, doubling up to 30 s) while wanted.
+    private func failed(reason: String?) {
+        guard wanted else { return }
+        refusal = reason
+        let delay = backOff
+        backOff = min(backOff * 2, Self.lastRetry)
+        guard let loop = bus.loop else { return }
+        do {
+            retryTimer = try loop.addTimer(after: delay) { [weak self] in
+                guard let self else { return }
+                retryTimer?.cancel()
+                retryTimer = nil
+                if wanted && fd == nil && !inFlight { request() }
+            }
+            if reason != nil {
+                logger.info(
+                    "Asking logind for the power-key inhibitor again",
+                    metadata: ["retry.seconds": "\(delay.components.seconds)"])
+            }
+        } catch {
+            logger.error(
+                "Could not arm the inhibitor's retry timer", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
@@ -67,10 +125,13 @@ final class LogindInhibitor {
             } catch {
                 logger.warning(
                     "logind's answer to Inhibit carried no fd", metadata: ["error": "\(Errno.reason(of: error))"])
+                failed(reason: "logind's answer carried no fd")
                 return
             }
             if wanted {
                 fd = received
+                backOff = Self.firstRetry
+                refusal = nil
                 logger.info("Holding logind's power-key inhibitor", metadata: ["inhibit.what": "\(Self.what)"])
             } else {
                 try? received.close()  // the session ended while logind was answering
@@ -81,8 +142,12 @@ final class LogindInhibitor {
                 saidAbsent = true
                 logger.info("logind is not on the bus; the power key is locked without its inhibitor")
             }
+            refusal = nil
+            failed(reason: nil)
         case .failure(let error):
-            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
+            let reason = Errno.reason(of: error)
+            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(reason)"])
+            failed(reason: "logind refused it: \(reason)")
         }
     }
 }

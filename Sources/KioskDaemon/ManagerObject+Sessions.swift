@@ -142,10 +142,13 @@ extension ManagerObject {
         scheduleSessionTimer()
     }
 
-    /// Why the active session runs with the strictest locks instead of its profile's: set when a
-    /// restored session's profile could not be loaded; "" otherwise.
+    /// Why the active session runs with the strictest locks instead of its profile's (a restored
+    /// session's profile could not be loaded), and what of its locks the enforcer could not put
+    /// in force (logind's inhibitor); "" otherwise.
     public var sessionProblem: String {
-        state.session.isActive && activeProfile == nil ? restoreProblem : ""
+        guard state.session.isActive else { return "" }
+        let problems = [activeProfile == nil ? restoreProblem : "", enforcer?.problem ?? ""]
+        return problems.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     /// Emits `ExitRequested`: the exit gesture was seen, the kiosk UI should ask for the passcode.

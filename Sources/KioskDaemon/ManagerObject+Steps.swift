@@ -245,6 +245,17 @@ extension ManagerObject {
         }
     }
 
+    /// `SessionProblem` changed on its own (the enforcer's problem came or went).
+    func emitSessionProblemChanged() {
+        do {
+            try bus.emitPropertiesChanged(
+                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                properties: [Member.sessionProblem])
+        } catch {
+            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
+        }
+    }
+
     func emit(_ member: String, _ arguments: [DBusValue]) {
         do {
             try bus.emitSignal(

@@ -60,7 +60,9 @@ public final class ManagerObject {
     var activeProfile: Profile?
     /// Makes the session's locks real (input broker, logind inhibitor); told of every commit,
     /// with the state and the active profile together.
-    public var enforcer: (any SessionEnforcer)?
+    public var enforcer: (any SessionEnforcer)? {
+        didSet { enforcer?.onProblemChanged = { [weak self] in self?.emitSessionProblemChanged() } }
+    }
     /// Why the restored session's profile could not be loaded (see `sessionProblem`).
     var restoreProblem = ""
     var sessionTimer: EventSource?

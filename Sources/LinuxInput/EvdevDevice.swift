@@ -45,6 +45,48 @@ public final class EvdevDevice {
         }
     }
 
+    /// Opens `path`, takes its grab at once and only then reads its state: the shortest window
+    /// between a new node and its grab. A node whose phys starts with `skippingPhys` (kioskd's
+    /// clones) is closed without a grab: nil. Grabbed when returned (``isGrabbed``).
+    ///
+    /// The corresponding C calls are `open(2)`, `ioctl(EVIOCGPHYS)`, `ioctl(EVIOCGRAB, 1)` and
+    /// `libevdev_new_from_fd`.
+    /// `grabbedAt`: when `EVIOCGRAB` returned (CLOCK_MONOTONIC, µs), before libevdev read it.
+    public static func grabbingFirst(
+        path: String, skippingPhys prefix: String
+    ) throws(EvdevError) -> (device: EvdevDevice, grabbedAt: UInt64)? {
+        let fd: FileDescriptor
+        do {
+            fd = try Libevdev.open(path, .readWrite)
+        } catch {
+            throw EvdevError(error, path: path, operation: "open")
+        }
+        if let phys = Libevdev.phys(fd: fd), phys.hasPrefix(prefix) {
+            Libevdev.close(fd)
+            return nil
+        }
+        do {
+            try Libevdev.grab(fd: fd, true)
+        } catch {
+            Libevdev.close(fd)
+            throw EvdevError(error, path: path, operation: "ioctl(EVIOCGRAB)")
+        }
+        let grabbedAt = Libevdev.monotonicMicroseconds()
+        let device = try EvdevDevice(path: path, fd: fd)
+        device.isGrabbed = true
+        return (device, grabbedAt)
+    }
+
+    private init(path: String, fd: FileDescriptor) throws(EvdevError) {
+        self.path = path
+        self.fd = fd
+        do {
+            dev = try Libevdev.newDevice(fd: fd)
+        } catch {
+            throw EvdevError(error, path: path, operation: "libevdev_new_from_fd")
+        }
+    }
+
     deinit { close() }
 
     /// Reads the device's description and state again on the same fd (after udev changed it:

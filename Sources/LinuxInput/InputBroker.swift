@@ -3,6 +3,7 @@ import Logging
 import SystemdKit
 
 import struct SystemPackage.Errno
+import struct SystemPackage.FileDescriptor
 
 /// The input broker of DESIGN §4: every input node with keys, buttons or touch goes through
 /// kioskd's filter on its way to the kiosk.
@@ -39,14 +40,25 @@ public final class InputBroker {
     public var onExitRequested: (() -> Void)?
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
+    /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.
+    public var onGrabbedEarly: ((EarlyGrab) -> Void)?
 
-    private let loop: EventLoop
+    let loop: EventLoop
     private let uinputPath: String
     private let monitorBufferSize: Int
     private var monitor: DeviceMonitor?
     /// The nodes kioskd has open, by syspath: being taken, brokered, or held silent (no clone).
     private var open: [String: Node] = [:]
     private var retryTimer: EventSource?
+    // The kernel's uevents (InputBroker+EarlyGrab.swift).
+    private let listensToKernel: Bool
+    /// How long a node grabbed early waits for udev before that is logged (it stays grabbed).
+    let udevWait: Duration
+    var kernelSocket: FileDescriptor?
+    var kernelSource: EventSource?
+    var ueventBuffer = [UInt8](repeating: 0, count: 8192)
+    /// Nodes grabbed on the kernel's uevent, waiting for udev's record, by syspath.
+    var early: [String: EarlyNode] = [:]
     // Shared with the event pump (InputBroker+EventPump.swift).
     let logger: Logger
     let filter: InputFilter
@@ -59,11 +71,15 @@ public final class InputBroker {
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
+    /// `grabEarly`: grab new nodes on the kernel's uevent, before udev's record (see
+    /// InputBroker+EarlyGrab.swift); `udevWait`: how long such a node waits before that is logged.
     public init(
         loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput",
-        monitorBufferSize: Int = 8 << 20
+        monitorBufferSize: Int = 8 << 20, grabEarly: Bool = true, udevWait: Duration = .seconds(5)
     ) {
         self.loop = loop
+        self.listensToKernel = grabEarly
+        self.udevWait = udevWait
         self.logger = logger
         self.uinputPath = uinputPath
         self.monitorBufferSize = monitorBufferSize
@@ -90,6 +106,7 @@ public final class InputBroker {
     /// The corresponding C calls are `sd_device_monitor_new` and `sd_device_enumerator_new`
     /// (see ``SystemdKit/DeviceMonitor`` and ``SystemdKit/DeviceEnumerator``).
     public func start() {
+        if listensToKernel { listenToKernel() }
         do {
             monitor = try DeviceMonitor(
                 subsystem: "input", loop: loop, receiveBufferSize: monitorBufferSize,
@@ -110,6 +127,7 @@ public final class InputBroker {
     public func stop() {
         monitor?.stop()
         monitor = nil
+        stopListeningToKernel()
         let count = devices.count
         perform(lifecycle.stop())
         retryTimer?.cancel()
@@ -179,11 +197,13 @@ public final class InputBroker {
     func perform(_ actions: [NodeLifecycle<Device>.Action], _ step: Step = .node, _ metadata: Logger.Metadata = [:]) {
         for action in actions {
             switch action {
+            case .grabEarly(let uevent): grabEarly(uevent)
             case .attempt(let device): attempt(device)
             case .rejudge(let device): rejudge(device)
             case .resync(let syspath): resync(syspath, metadata)
             case .reclone(let device): reclone(device, metadata)
             case .release(let syspath):
+                releaseEarly(syspath)
                 guard let node = open.removeValue(forKey: syspath) else { continue }
                 unfilter(node)
                 node.evdev.close()
@@ -201,8 +221,29 @@ public final class InputBroker {
     /// Opens, grabs, clones and filters one node, telling the lifecycle how far it got.
     private func attempt(_ device: Device) {
         let syspath = device.syspath
-        guard let devnode = device.devnode, !isOwnClone(device) else { return perform(lifecycle.notForBroker(syspath)) }
+        let taken = takeEarly(device)
+        guard let devnode = device.devnode, !isOwnClone(device) else {
+            taken?.evdev.close()
+            return perform(lifecycle.notForBroker(syspath))
+        }
         var metadata: Logger.Metadata = ["device.path": "\(devnode)"]
+        if let taken {  // grabbed on the kernel's uevent: udev's record completes the decision
+            // Read again on the grabbed fd: udev's rules may have changed the node meanwhile
+            // (hwdb keymaps add key codes). Its queued events stay queued.
+            do {
+                try taken.evdev.reload()
+            } catch {
+                taken.evdev.close()
+                return perform(lifecycle.attemptFailed(syspath, .failed, at: now), .open, metadata.adding(error))
+            }
+            let description = taken.evdev.deviceDescription
+            metadata["device.name"] = "\(description.name)"
+            guard description.shouldBroker else {
+                taken.evdev.close()
+                return perform(lifecycle.notForBroker(syspath))
+            }
+            return proceed(device, taken.evdev, description, metadata)
+        }
         let evdev: EvdevDevice
         do {
             evdev = try EvdevDevice(path: devnode)
@@ -244,6 +285,14 @@ public final class InputBroker {
                 lifecycle.attemptFailed(syspath, busy ? .busy : .failed, at: now), busy ? .busy : .grab,
                 metadata.adding(error))
         }
+        proceed(device, evdev, description, metadata)
+    }
+
+    /// A grabbed node: cloned and put under the filter.
+    private func proceed(
+        _ device: Device, _ evdev: EvdevDevice, _ description: DeviceDescription, _ metadata: Logger.Metadata
+    ) {
+        let syspath = device.syspath
         perform(lifecycle.grabbed(syspath), .grab, metadata)
         let node = Node(device: device, evdev: evdev, description: description)
         open[syspath] = node

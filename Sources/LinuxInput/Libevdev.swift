@@ -61,6 +61,14 @@ enum Libevdev {
         libevdev_free(dev)
     }
 
+    /// `ioctl(EVIOCGPHYS)` on the fd, before libevdev reads the device; nil if it has none.
+    static func phys(fd: FileDescriptor) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = buffer.withUnsafeMutableBufferPointer { cevdev_phys(fd.rawValue, $0.baseAddress, $0.count) }
+        guard length > 0 else { return nil }
+        return String(cString: buffer)
+    }
+
     static func grab(fd: FileDescriptor, _ on: Bool) throws(Errno) {
         try Errno.check(cevdev_grab(fd.rawValue, on ? 1 : 0))
     }
@@ -203,4 +211,29 @@ enum Libevdev {
 
     /// `UI_DEV_DESTROY`; does not close the uinput fd.
     static func destroyUInput(_ uidev: OpaquePointer) { libevdev_uinput_destroy(uidev) }
+
+    // MARK: The kernel's uevents (netlink)
+
+    /// `socket(AF_NETLINK, …, NETLINK_KOBJECT_UEVENT)` bound to the kernel's group.
+    static func ueventSocket(receiveBufferSize: Int) throws(Errno) -> FileDescriptor {
+        let fd = cevdev_uevent_socket(Int32(clamping: receiveBufferSize))
+        guard fd >= 0 else { throw Errno(rawValue: -fd) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// The next datagram the kernel sent (nil when none is left); others are skipped.
+    static func receiveUevent(_ fd: FileDescriptor, into buffer: inout [UInt8]) throws(Errno) -> Int? {
+        while true {
+            let length = buffer.withUnsafeMutableBytes { cevdev_uevent_receive(fd.rawValue, $0.baseAddress, $0.count) }
+            if length > 0 { return length }
+            if length == 0 { continue }
+            let error = Errno(rawValue: Int32(-length))
+            if error == .resourceTemporarilyUnavailable { return nil }
+            if error == .interrupted { continue }
+            throw error
+        }
+    }
+
+    /// `clock_gettime(CLOCK_MONOTONIC)` in µs.
+    static func monotonicMicroseconds() -> UInt64 { UInt64(cevdev_monotonic_usec()) }
 }

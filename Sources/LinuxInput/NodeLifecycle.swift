@@ -22,6 +22,10 @@ protocol NodeRecord {
 /// The rules (README § Input enforcement):
 /// - A node is tried (opened, grabbed, cloned) when added, when it changes and it is not
 ///   brokered, and while it is to retry: on every policy change and when the retry timer fires.
+/// - A node the kernel announces (its own uevent, before udev runs its rules) is grabbed at once
+///   (``Action/grabEarly(_:)``) and held, not forwarded, until udev's record of it arrives: then it
+///   is tried as on udev's `add`, on the fd already grabbed. An early grab that fails (another
+///   process holds it, a clone, nothing to lock, gone) is forgotten: udev's `add` decides.
 /// - Another process holding its grab (`EBUSY`), or failing to open or grab it, puts it in a
 ///   stretch of retries, said once per stretch: at error level during a session (its events
 ///   escape the locks), at warning level outside one, and once more at error level when a session
@@ -71,6 +75,9 @@ struct NodeLifecycle<Record: NodeRecord> {
     }
 
     enum Action {
+        /// Open the node the kernel just announced and take its grab now, before udev's record;
+        /// keep it grabbed and silent until ``added(_:)``; report ``earlyGrabFailed(_:)`` if not.
+        case grabEarly(KernelUevent)
         /// Open the node, take its grab, clone it and put it under the filter; report what came
         /// of it: ``notForBroker(_:)``, ``vanished(_:)``, ``attemptFailed(_:_:at:)``,
         /// ``grabbed(_:)``, ``cloneFailed(_:at:)``, ``failed(_:at:)`` or ``brokered(_:)``.
@@ -128,6 +135,9 @@ struct NodeLifecycle<Record: NodeRecord> {
     }
 
     private var entries: [String: Entry] = [:]  // by syspath
+    /// Nodes grabbed on the kernel's uevent, waiting for udev's record (fail closed: grabbed, not
+    /// forwarded), by syspath.
+    private(set) var awaitingUdev: Set<String> = []
     /// Whether a session's locks are on (the policy is not pass-through): a node that fails after
     /// its grab is then held silent rather than let go.
     private(set) var locksOn: Bool
@@ -146,10 +156,27 @@ struct NodeLifecycle<Record: NodeRecord> {
     /// The nodes in `state`, sorted.
     func nodes(in state: State) -> [String] { entries.filter { $0.value.state == state }.keys.sorted() }
 
+    // MARK: The kernel
+
+    /// The kernel's `add` of an evdev node: grab it now, unless it is known already.
+    mutating func kernelAdded(_ uevent: KernelUevent) -> [Action] {
+        let syspath = uevent.syspath
+        guard entries[syspath] == nil, !awaitingUdev.contains(syspath) else { return [] }
+        awaitingUdev.insert(syspath)
+        return [.grabEarly(uevent)]
+    }
+
+    /// The early grab came to nothing (and holds nothing): udev's `add` decides as ever.
+    mutating func earlyGrabFailed(_ syspath: String) -> [Action] {
+        awaitingUdev.remove(syspath)
+        return []
+    }
+
     // MARK: udev
 
     /// udev's `add`, or the node listed at start.
     mutating func added(_ record: Record) -> [Action] {
+        awaitingUdev.remove(record.syspath)
         switch entries[record.syspath]?.state {
         case nil: return attempt(record, previous: nil)
         case .retrying(let retry)?: return attempt(record, previous: retry)
@@ -160,6 +187,7 @@ struct NodeLifecycle<Record: NodeRecord> {
     /// udev's `change` (`udevadm trigger`, new rules or hwdb entries): the node is judged again
     /// as if it were new, a brokered one on its own fd.
     mutating func changed(_ record: Record) -> [Action] {
+        awaitingUdev.remove(record.syspath)
         switch entries[record.syspath]?.state {
         case .brokered?: return [.rejudge(record)]
         case .attempting?, .heldSilent?: return []
@@ -170,6 +198,7 @@ struct NodeLifecycle<Record: NodeRecord> {
 
     /// udev's `remove`, or a brokered node read as gone (`ENODEV`): forgotten.
     mutating func removed(_ syspath: String) -> [Action] {
+        if awaitingUdev.remove(syspath) != nil { return [.release(syspath)] }
         switch entries.removeValue(forKey: syspath)?.state {
         case .brokered?: return [.release(syspath), .log(.removed)]
         case .heldSilent?, .attempting?: return [.release(syspath)]
@@ -297,6 +326,8 @@ struct NodeLifecycle<Record: NodeRecord> {
     mutating func stop() -> [Action] {
         var actions: [Action] = [.disarmRetryTimer]
         retryDue = nil
+        for syspath in awaitingUdev.sorted() { actions.append(.release(syspath)) }
+        awaitingUdev = []
         for syspath in nodes(in: .brokered) {
             entries[syspath] = nil
             actions.append(.release(syspath))

@@ -7,7 +7,8 @@ import SystemdKit
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
 /// codes, input properties (`INPUT_PROP_DIRECT` included) and axis ranges, so
 /// the compositor, udev rules and per-device settings treat it as the device
-/// itself. Its phys is ``physMarker`` so that kioskd never grabs its own clones.
+/// itself. Its phys is ``phys(forSource:)``, `kioskd-clone/…`, so that kioskd never grabs its
+/// own clones and `70-kioskd.rules` leaves them visible to libinput.
 ///
 /// What the clone does not copy: `EV_FF` (kioskd would have to answer force-
 /// feedback uploads), `EV_REP` (the source's own autorepeat events are
@@ -19,19 +20,20 @@ import SystemdKit
 /// The device exists until ``destroy()`` or deinit; destroying it releases
 /// every key still down on it. Not thread-safe: one loop owns it.
 public final class UInputClone {
-    /// The phys prefix of every clone (`kioskd-clone/<source phys>`).
-    public static let physMarker = "kioskd-clone"
+    /// The phys prefix of every clone: `kioskd-clone/<source phys>`, `kioskd-clone/` for a
+    /// source without one. 70-kioskd.rules and 71-kioskd-power-switch.rules match
+    /// `kioskd-clone/*`: one rule, so no clone can fall outside it.
+    public static let physMarker = "kioskd-clone/"
 
-    /// Whether a device with this phys is one of kioskd's clones.
+    /// Whether a device with this phys is one of kioskd's clones (the rules' `kioskd-clone/*`).
     public static func isClone(phys: String?) -> Bool {
         phys?.hasPrefix(physMarker) ?? false
     }
 
-    /// The clone's phys for a source phys: the marker, then the source's phys
-    /// so that a clone can be traced back to its device.
+    /// The clone's phys for a source phys: the marker, then the source's phys (if any), so
+    /// that a clone can be traced back to its device. Always starts with ``physMarker``.
     public static func phys(forSource sourcePhys: String?) -> String {
-        guard let sourcePhys, !sourcePhys.isEmpty else { return physMarker }
-        return "\(physMarker)/\(sourcePhys)"
+        physMarker + (sourcePhys ?? "")
     }
 
     /// A name cut to what uinput accepts (`UINPUT_MAX_NAME_SIZE` - 1 bytes), at a

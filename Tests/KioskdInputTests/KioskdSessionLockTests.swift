@@ -100,6 +100,86 @@ struct KioskdSessionLockTests {
         #expect(!kioskd.log.contains("logind is not on the bus"))
     }
 
+    /// A fake logind that refuses the first `refusals` Inhibit calls (AccessDenied, as a
+    /// polkit-less logind would) and prints "refused N T" / "granted N T" (T: its monotonic
+    /// clock, s); the calls it grants hand out a pipe's write end, as `fakeLogind`.
+    static let refusingLogind = """
+        import os, sys, time, dbus, dbus.service
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        refusals = int(sys.argv[2])
+        count = [0]
+        keep = []
+        class Manager(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.login1.Manager", in_signature="ssss", out_signature="h")
+            def Inhibit(self, what, who, why, mode):
+                n = count[0]
+                count[0] += 1
+                if n < refusals:
+                    print("refused", n, time.monotonic(), flush=True)
+                    raise dbus.exceptions.DBusException("Access denied (fake)", name="org.freedesktop.DBus.Error.AccessDenied")
+                r, w = os.pipe()
+                keep.append(r)
+                print("granted", n, time.monotonic(), flush=True)
+                fd = dbus.types.UnixFd(w)
+                os.close(w)
+                return fd
+        manager = Manager(bus, "/org/freedesktop/login1")
+        name = dbus.service.BusName("org.freedesktop.login1", bus)
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """
+
+    @Test(
+        "a refused inhibitor is asked for again after 1 s, then 2 s; until it is held SessionProblem says so, then it is empty again"
+    )
+    func refusedInhibitorIsRetried() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let logind = try LineCollector(KioskdUnderTest.python, ["-c", Self.refusingLogind, bus.address, "2"])
+        defer { logind.stop() }
+        try logind.wait("the fake logind") { $0.contains("ready") }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile("power-locked", Self.powerLocked)
+        try kioskd.start(input: false)
+        defer { kioskd.stop() }
+
+        try kioskd.call("StartSession", "s", ["power-locked"])
+        try logind.wait("the first refusal") { $0.contains { $0.hasPrefix("refused 0 ") } }
+        // The refusal shows in SessionProblem (awaited: kioskd reads logind's answer on its loop).
+        let deadline = ContinuousClock.now + .seconds(30)
+        var problem = try kioskd.property("SessionProblem")
+        while !problem.contains("power-key inhibitor") {
+            try #require(ContinuousClock.now < deadline, "SessionProblem never named the inhibitor: \(problem)")
+            usleep(10_000)
+            problem = try kioskd.property("SessionProblem")
+        }
+        #expect(
+            problem.contains("logind refused it: org.freedesktop.DBus.Error.AccessDenied: Access denied (fake)"),
+            "\(problem)")
+
+        let lines = try logind.wait("the inhibitor granted on the third call") { $0.contains { $0.hasPrefix("granted 2 ") } }
+        func time(_ prefix: String) -> Double? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ")[2]) }
+        }
+        let first = try #require(time("refused 0 ")), second = try #require(time("refused 1 "))
+        let third = try #require(time("granted 2 "))
+        #expect(second - first >= 0.95 && second - first < 1.9, "first retry after 1 s: \(second - first)")
+        #expect(third - second >= 1.95 && third - second < 3.9, "second retry after 2 s: \(third - second)")
+
+        let cleared = ContinuousClock.now + .seconds(30)
+        problem = try kioskd.property("SessionProblem")
+        while problem != #"s """# {
+            try #require(ContinuousClock.now < cleared, "SessionProblem stayed: \(problem)")
+            usleep(10_000)
+            problem = try kioskd.property("SessionProblem")
+        }
+        #expect(kioskd.log.contains("Holding logind's power-key inhibitor"))
+        #expect(try kioskd.property("SessionState") == #"s "active""#)
+    }
+
     @Test("without logind on the bus kioskd says so once, at info, and the session works")
     func noLogind() throws {
         try withKioskd(profiles: ["power-locked": Self.powerLocked]) { kioskd, bus in

@@ -15,11 +15,14 @@ final class BrokerHarness: @unchecked Sendable {
     private var broker: InputBroker?
     private var brokeredAt: [(device: InputBroker.BrokeredDevice, at: ContinuousClock.Instant)] = []
     private var exits = 0
+    private var early: [InputBroker.EarlyGrab] = []
 
     /// `uinputPath` other than /dev/uinput makes every clone fail (a test of that failure); a
-    /// tiny `monitorBufferSize` makes the udev monitor overflow.
+    /// tiny `monitorBufferSize` makes the udev monitor overflow. `grabEarly: false` waits for
+    /// udev's record before grabbing (the broker before it listened to the kernel's uevents).
     init(
-        policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput", monitorBufferSize: Int = 8 << 20
+        policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput", monitorBufferSize: Int = 8 << 20,
+        grabEarly: Bool = true, udevWait: Duration = .seconds(5)
     ) throws {
         loop = try EventLoop()
         try loop.startThread()
@@ -27,12 +30,14 @@ final class BrokerHarness: @unchecked Sendable {
         try onLoop { [self] in
             let broker = InputBroker(
                 loop: loop, logger: Logger(label: "broker") { _ in log.handler }, policy: policy,
-                uinputPath: uinputPath, monitorBufferSize: monitorBufferSize)
+                uinputPath: uinputPath, monitorBufferSize: monitorBufferSize, grabEarly: grabEarly,
+                udevWait: udevWait)
             broker.onExitRequested = { [self] in lock.withLock { exits += 1 } }
             broker.onDeviceBrokered = { [self] device in
                 let now = ContinuousClock.now
                 lock.withLock { brokeredAt.append((device, now)) }
             }
+            broker.onGrabbedEarly = { [self] grab in lock.withLock { early.append(grab) } }
             broker.start()
             self.broker = broker
         }
@@ -81,6 +86,9 @@ final class BrokerHarness: @unchecked Sendable {
     }
 
     var exitRequests: Int { lock.withLock { exits } }
+
+    /// The nodes grabbed on the kernel's uevent so far, in order.
+    var earlyGrabs: [InputBroker.EarlyGrab] { lock.withLock { early } }
 
     /// When the broker reported the node named `name` brokered.
     func brokeredTime(ofNodeNamed name: String) -> ContinuousClock.Instant? {

@@ -43,7 +43,23 @@ struct DeviceDescriptionTests {
         #expect(description.phys == "kioskd-clone/isa0060/serio0/input0")
         #expect(description.isKioskdClone)
         #expect(!description.shouldBroker)
-        #expect(UInputClone.phys(forSource: nil) == UInputClone.physMarker)
+        #expect(!UInputClone.isClone(phys: "usb-0000:00:14.0-1/input0"))
+        #expect(!UInputClone.isClone(phys: nil))
+    }
+
+    /// One naming rule, the one 70-kioskd.rules matches (`kioskd-clone/*`): a clone of a device
+    /// without phys (every uinput-made keyboard) is `kioskd-clone/`, never a bare `kioskd-clone`
+    /// that the rule would hide from libinput.
+    @Test("every clone's phys starts with kioskd-clone/, with or without a source phys", arguments: [
+        ("isa0060/serio0/input0", "kioskd-clone/isa0060/serio0/input0"), ("", "kioskd-clone/"),
+    ] as [(String, String)])
+    func clonePhysRule(source: String, clone: String) {
+        #expect(UInputClone.phys(forSource: source) == clone)
+        #expect(UInputClone.isClone(phys: clone))
+        #expect(UInputClone.phys(forSource: nil) == "kioskd-clone/")
+        #expect(UInputClone.isClone(phys: UInputClone.phys(forSource: nil)))
+        #expect(!UInputClone.isClone(phys: "kioskd-clone"))
+        #expect(!UInputClone.isClone(phys: "kioskd-clonefoo/x"))
         #expect(!UInputClone.isClone(phys: "usb-0000:00:14.0-1/input0"))
         #expect(!UInputClone.isClone(phys: nil))
     }

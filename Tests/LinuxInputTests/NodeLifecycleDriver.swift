@@ -26,6 +26,8 @@ struct Driver {
     /// What a `change` of a brokered node is judged to be (keep unless said otherwise).
     var verdicts: [String: BrokerChange] = [:]
     var recloneFails = false
+    /// Whether an early grab (on the kernel's uevent) fails (another process holds the node, …).
+    var earlyGrabFails = false
     /// Every action carried out, in order.
     private(set) var done: [Lifecycle.Action] = []
     /// Each attempt: the node and when.
@@ -54,6 +56,8 @@ struct Driver {
             case .reclone(let node):
                 run(recloneFails ? lifecycle.failed(node.syspath, at: now) : lifecycle.brokered(node))
             case .release(let syspath): grabbed.remove(syspath)
+            case .grabEarly(let uevent):
+                if earlyGrabFails { run(lifecycle.earlyGrabFailed(uevent.syspath)) } else { grabbed.insert(uevent.syspath) }
             case .armRetryTimer(let due): timer = due
             case .disarmRetryTimer: timer = nil
             case .settleRetryTimer: run(lifecycle.settleRetryTimer(at: now))
