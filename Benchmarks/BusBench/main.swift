@@ -70,7 +70,10 @@ func startKioskd(
     defer { close(log) }
     let process = try ChildProcess.spawn(
         kioskdPath,
-        ["--state-dir", stateDir, "--profile-dir", bus.directory.path, "--runtime-dir", stateDir + "-run", "--no-input"],
+        [
+            "--state-dir", stateDir, "--profile-dir", bus.directory.path, "--runtime-dir", stateDir + "-run",
+            "--no-input",
+        ],
         environment: env, stdout: log, stderr: log)
     if notify == nil { try bus.waitForOwner(KioskWire.busName) }
     return process
@@ -204,7 +207,8 @@ func smapsBreakdown(_ pid: pid_t) -> String {
         }
     }
     let sorted = sums.sorted { $0.value.rss > $1.value.rss }
-    var out = "    \("mapping".padding(toLength: 40, withPad: " ", startingAt: 0))    Size     Rss     Pss    Anon   PrivDirty (KiB)\n"
+    var out =
+        "    \("mapping".padding(toLength: 40, withPad: " ", startingAt: 0))    Size     Rss     Pss    Anon   PrivDirty (KiB)\n"
     func row(_ name: String, _ s: Sum) -> String {
         "    \(name.padding(toLength: 40, withPad: " ", startingAt: 0))"
             + String(format: "%8d%8d%8d%8d%8d\n", s.size, s.rss, s.pss, s.anon, s.dirty)
@@ -274,7 +278,9 @@ func measureStartup(bus: PrivateBus) throws {
             Double(empty.ready) / 1e6, Double(empty.rss) / 1024, Double(empty.anon) / 1024, Double(empty.file) / 1024,
             Double(empty.hwm) / 1024))
     if let smaps = empty.smaps { print("  smaps, empty store (VmRSS \(empty.rss) KiB):\n\(smaps)", terminator: "") }
-    if let smaps = runs[0].smaps { print("  smaps, 1,000 × 50, first start (VmRSS \(runs[0].rss) KiB):\n\(smaps)", terminator: "") }
+    if let smaps = runs[0].smaps {
+        print("  smaps, 1,000 × 50, first start (VmRSS \(runs[0].rss) KiB):\n\(smaps)", terminator: "")
+    }
 }
 
 // MARK: The run

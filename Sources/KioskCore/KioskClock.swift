@@ -59,7 +59,10 @@ public struct KioskClockMarker: Hashable, Sendable {
         let offset = resumeAt &- boot
         let now = WallClockTime(microseconds: resumeAt)
         state.throttles.restartWaits(at: now)
-        return (KioskClockMarker(offset: offset, displayOffset: realtime.microseconds &- resumeAt, statePath: statePath), true)
+        return (
+            KioskClockMarker(offset: offset, displayOffset: realtime.microseconds &- resumeAt, statePath: statePath),
+            true
+        )
     }
 
     /// Kiosk time at `boottime`.

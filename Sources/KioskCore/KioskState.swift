@@ -47,14 +47,16 @@ public struct KioskState: Hashable, Sendable, Codable {
                 throw DecodingError.dataCorrupted(
                     .init(
                         codingPath: container.codingPath + [key],
-                        debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"))
+                        debugDescription: "\(throttle.failures) wrong passcodes is outside 0 to \(Self.maximumFailures)"
+                    ))
             }
         }
         guard bySource.count <= PasscodeThrottles.maximumSources else {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: container.codingPath + [CodingKeys.throttles],
-                    debugDescription: "\(bySource.count) passcode sources, more than \(PasscodeThrottles.maximumSources)"))
+                    debugDescription:
+                        "\(bySource.count) passcode sources, more than \(PasscodeThrottles.maximumSources)"))
         }
     }
 

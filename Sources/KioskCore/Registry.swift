@@ -193,7 +193,8 @@ public struct Registry: Hashable, Sendable, Codable {
         }
         for index in kept { next.append(index, of: old, retired: true) }
 
-        try checkTextQuota(next, replacing: old, of: appID, owner: existingIndex.map { applications[$0].ownerUID } ?? uid,
+        try checkTextQuota(
+            next, replacing: old, of: appID, owner: existingIndex.map { applications[$0].ownerUID } ?? uid,
             exempt: isAdmin || uid == 0)
         if let existingIndex {
             guard applications[existingIndex].table != next else { return false }

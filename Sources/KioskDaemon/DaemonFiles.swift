@@ -9,7 +9,9 @@ enum DaemonFiles {
     /// A regular file's bytes and what `fstat(2)` says of it (mode, owner), both of the same
     /// open file, or nil when it cannot be opened, is not a regular file, or cannot be read.
     static func read(_ path: String) -> (bytes: [UInt8], mode: UInt32, owner: UInt32)? {
-        guard let fd = try? FileDescriptor.open(path, .readOnly, options: [.closeOnExec, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
+        guard
+            let fd = try? FileDescriptor.open(
+                path, .readOnly, options: [.closeOnExec, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
         else { return nil }
         defer { try? fd.close() }
         var stats = stat()

@@ -116,7 +116,9 @@ public enum KioskService {
         _ state: inout KioskState, store: StateStore, options: Options, logger: Logger
     ) -> SystemKioskClock {
         let path = options.runtimeDirectory + "/clock"
-        let marker = DaemonFiles.read(path).flatMap { KioskClockMarker(text: String(decoding: $0.bytes, as: UTF8.self)) }
+        let marker = DaemonFiles.read(path).flatMap {
+            KioskClockMarker(text: String(decoding: $0.bytes, as: UTF8.self))
+        }
         let (started, newBoot) = KioskClockMarker.start(
             state: &state, statePath: store.path, marker: marker, boottime: SystemWallClock.boottime(),
             realtime: SystemWallClock().now())

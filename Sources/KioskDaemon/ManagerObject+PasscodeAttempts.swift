@@ -154,7 +154,9 @@ extension ManagerObject {
         }
         switch attempt.purpose {
         case .endSession:
-            applyEndSession(attempt.call, caller: attempt.caller, .passcode(checkedFor: session, from: attempt.source), finally: done)
+            applyEndSession(
+                attempt.call, caller: attempt.caller, .passcode(checkedFor: session, from: attempt.source),
+                finally: done)
         case .setPasscode:
             change(attempt.call, .privileged, finally: done) { [unowned self] in
                 var next = state

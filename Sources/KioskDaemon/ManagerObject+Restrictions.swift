@@ -60,7 +60,8 @@ extension ManagerObject {
     ) {
         // An app's own registration is anyone's to make: it waits behind admins' changes and
         // passcode attempts, at most a few per uid (a flood from one uid delays no one else).
-        let lane: StateWriter<KioskState>.Lane = isAdmin || caller.uid == 0 ? .privileged : .unprivileged(uid: caller.uid)
+        let lane: StateWriter<KioskState>.Lane =
+            isAdmin || caller.uid == 0 ? .privileged : .unprivileged(uid: caller.uid)
         change(call, lane) { [unowned self] in
             var next = state
             guard try next.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) else {

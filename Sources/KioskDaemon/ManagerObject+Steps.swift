@@ -128,12 +128,14 @@ extension ManagerObject {
             dropped: { refusal in
                 switch refusal {
                 case .stopping:
-                    try? call.replyError(Self.busError(KioskError(.failed, "kioskd is stopping; the change was not made.")))
+                    try? call.replyError(
+                        Self.busError(KioskError(.failed, "kioskd is stopping; the change was not made.")))
                 case .full(let waiting):
                     try? call.replyError(
                         Self.busError(
                             KioskError(
-                                .failed, "\(waiting) changes are already waiting to be saved; the change was not made.")))
+                                .failed, "\(waiting) changes are already waiting to be saved; the change was not made.")
+                        ))
                 }
                 finally?()
             })
@@ -192,7 +194,8 @@ extension ManagerObject {
     /// are counted and summarised once the minute is over, so one uid cannot flood the journal.
     func audit(_ level: Logger.Level, _ message: Logger.Message, _ caller: Caller, _ metadata: Logger.Metadata = [:]) {
         let now = Duration.microseconds(Int64(loop.now(.monotonic)))
-        guard caller.uid == 0 || repeats.admit(RepeatLimiter.Key(uid: caller.uid, message: message.description), at: now)
+        guard
+            caller.uid == 0 || repeats.admit(RepeatLimiter.Key(uid: caller.uid, message: message.description), at: now)
         else {
             armRepeatsTimer()
             return

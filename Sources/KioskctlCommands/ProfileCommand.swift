@@ -38,7 +38,9 @@ struct ProfileCommand: ParsableCommand {
                 do {
                     let profile = try ProfileFile.load(file)
                     print("\(file): ok")
-                    if let warning = ProfileFile.hashWarning(file, profile) { printError("\(file): warning: \(warning)") }
+                    if let warning = ProfileFile.hashWarning(file, profile) {
+                        printError("\(file): warning: \(warning)")
+                    }
                 } catch {
                     failed = true
                     printError("\(error)")

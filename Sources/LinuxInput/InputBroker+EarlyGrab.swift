@@ -47,7 +47,8 @@ extension InputBroker {
         do {
             let fd = try Libevdev.ueventSocket(receiveBufferSize: 1 << 20)
             kernelSocket = fd
-            kernelSource = try loop.addIO(fd: fd.rawValue, events: .readable) { [unowned self] _ in readKernelUevents() }
+            kernelSource = try loop.addIO(fd: fd.rawValue, events: .readable) { [unowned self] _ in readKernelUevents()
+            }
         } catch {
             logger.warning(
                 "Could not listen to the kernel's input device uevents; new devices are grabbed once udev has run its rules",

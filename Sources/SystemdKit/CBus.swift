@@ -377,7 +377,9 @@ enum CBus {
         }
     }
 
-    static func readAll(_ m: OpaquePointer, _ limits: ReadLimits = .none, items: Int = .max) throws(Errno) -> [DBusValue] {
+    static func readAll(
+        _ m: OpaquePointer, _ limits: ReadLimits = .none, items: Int = .max
+    ) throws(Errno) -> [DBusValue] {
         var out: [DBusValue] = []
         while let v = try readNext(m, limits) {
             guard out.count < items else { throw Errno(rawValue: E2BIG) }

@@ -36,13 +36,14 @@ import Testing
         #expect(Authorization.needsAsking(uid: 65534))
     }
 
-    @Test(arguments: [
-        (Authorization.Answer.allowed, nil),
-        (.denied, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
-        (.challenge, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
-        (.unavailable, "uid 1000 may not start a session: polkit is not running, so only root may."),
-        (.failed, "uid 1000 may not start a session: polkit could not be asked."),
-    ] as [(Authorization.Answer, String?)])
+    @Test(
+        arguments: [
+            (Authorization.Answer.allowed, nil),
+            (.denied, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
+            (.challenge, "uid 1000 may not start a session (polkit action org.kioskd.GuidedAccess1.manage-session)."),
+            (.unavailable, "uid 1000 may not start a session: polkit is not running, so only root may."),
+            (.failed, "uid 1000 may not start a session: polkit could not be asked."),
+        ] as [(Authorization.Answer, String?)])
     func polkitsAnswerDecides(_ answer: Authorization.Answer, _ refusal: String?) {
         let error = Authorization.refusal(
             answer, uid: 1000, action: KioskWire.Action.manageSession, doing: "start a session")

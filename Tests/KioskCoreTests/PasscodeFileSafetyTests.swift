@@ -11,7 +11,8 @@ import Testing
 
     @Test(arguments: [0o644, 0o640, 0o604, 0o620, 0o602, 0o660, 0o100644] as [UInt32])
     func anyPermissionForGroupOrOthersIsAProblem(_ mode: UInt32) throws {
-        let problem = try #require(PasscodeFileSafety.problem(path: "/p.toml", mode: mode, owner: 0, trustedOwners: [0]))
+        let problem = try #require(
+            PasscodeFileSafety.problem(path: "/p.toml", mode: mode, owner: 0, trustedOwners: [0]))
         #expect(problem.contains("is mode 0\(String(mode & 0o777, radix: 8))"), "\(problem)")
         #expect(problem.hasSuffix("chmod 600 /p.toml"))
     }

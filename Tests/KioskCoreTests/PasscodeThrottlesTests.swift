@@ -21,7 +21,8 @@ import Testing
     }
 
     @Test func aCountFromBeforeThereWasOnePerSourceIsWhereEverySourceStarts() throws {
-        let legacy = #"{"registry":{"applications":[]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":8,"lastFailure":1000000}}"#
+        let legacy =
+            #"{"registry":{"applications":[]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":8,"lastFailure":1000000}}"#
         var state = try JSONDecoder().decode(KioskState.self, from: Data(legacy.utf8))
         #expect(state.throttles[.uid(1000)].failures == 8)
         #expect(state.throttles[.kiosk].failures == 8)
@@ -40,7 +41,8 @@ import Testing
     }
 
     @Test func aStateFileWithAnUnknownSourceIsCorrupt() {
-        let bad = #"{"registry":{"applications":[]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":0},"throttles":{"uid x":{"failures":1}}}"#
+        let bad =
+            #"{"registry":{"applications":[]},"session":{"state":"inactive","profileName":"","pendingWarnings":[],"saved":[],"pendingPresets":[]},"throttle":{"failures":0},"throttles":{"uid x":{"failures":1}}}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(KioskState.self, from: Data(bad.utf8)) }
     }
 

@@ -36,7 +36,8 @@ import Testing
         // The details are at most 4096 bytes: grow one app to many restrictions instead.
         func many(_ app: AppID, _ count: Int) -> [RestrictionDeclaration] {
             (0..<count).map {
-                try! RestrictionDeclaration(id: "\(app).r\($0)", title: "t", detail: String(repeating: "x", count: 4000))
+                try! RestrictionDeclaration(
+                    id: "\(app).r\($0)", title: "t", detail: String(repeating: "x", count: 4000))
             }
         }
         for n in 0..<4 { try registry.declare(Self.app(n), restrictions: many(Self.app(n), 63), uid: 1000) }
@@ -55,7 +56,8 @@ import Testing
         var registry = Registry()
         func many(_ app: AppID) -> [RestrictionDeclaration] {
             (0..<256).map {
-                try! RestrictionDeclaration(id: "\(app).r\($0)", title: "t", detail: String(repeating: "x", count: 4096))
+                try! RestrictionDeclaration(
+                    id: "\(app).r\($0)", title: "t", detail: String(repeating: "x", count: 4096))
             }
         }
         var n = 0

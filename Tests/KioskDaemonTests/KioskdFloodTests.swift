@@ -39,8 +39,11 @@ import Testing
 
             let flood = try BackgroundTool(
                 "/usr/bin/setpriv",
-                ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", Self.flood(count: 1000),
-                 bus.address], directory: bus.directory)
+                [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                    Self.flood(count: 1000),
+                    bus.address,
+                ], directory: bus.directory)
             defer { flood.stop() }
             #expect(flood.waitUntil(timeout: .seconds(30)) { $0.contains("fired") }, "\(flood.output)")
 
@@ -84,7 +87,8 @@ import Testing
                 "print(' '.join(error_name(m.EndSession, '%04d' % n).split('.')[-1] for n in range(7)))",
                 bus: bus, as: 65534)
             #expect(
-                guesses.stdout == "WrongPasscode WrongPasscode WrongPasscode WrongPasscode WrongPasscode WrongPasscode Throttled\n",
+                guesses.stdout
+                    == "WrongPasscode WrongPasscode WrongPasscode WrongPasscode WrongPasscode WrongPasscode Throttled\n",
                 "\(guesses)")
             // Root's count is its own: the right passcode ends the session at once.
             try client.call("EndSession", [.string("1234")])

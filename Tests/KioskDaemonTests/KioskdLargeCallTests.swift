@@ -45,7 +45,12 @@ import Testing
                     .string("org.example.Huge"),
                     .array(
                         elementSignature: "(sss)",
-                        [.structure([.string("org.example.Huge.r"), .string("t"), .string(String(repeating: "x", count: 5000))])]),
+                        [
+                            .structure([
+                                .string("org.example.Huge.r"), .string("t"),
+                                .string(String(repeating: "x", count: 5000)),
+                            ])
+                        ]),
                 ])
             #expect(long?.name == KioskError.Code.invalidArgument.dbusName)
             try client.register("org.example.Huge", [("org.example.Huge.r", "t", String(repeating: "x", count: 4096))])

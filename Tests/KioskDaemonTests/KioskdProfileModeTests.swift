@@ -57,7 +57,9 @@ import Testing
             #expect(problem.contains("every key, button and touch stays locked"), "\(problem)")
             #expect(problem.contains("\(path) holds a passcode hash but is mode 0640"), "\(problem)")
             // The profile's hash is not used: the passcode does not end it; an admin still can.
-            #expect(again.errorName("EndSession", [.string(KioskdProcess.passcode)]) == KioskError.Code.wrongPasscode.dbusName)
+            #expect(
+                again.errorName("EndSession", [.string(KioskdProcess.passcode)])
+                    == KioskError.Code.wrongPasscode.dbusName)
             try again.call("ForceEndSession")
         }
     }

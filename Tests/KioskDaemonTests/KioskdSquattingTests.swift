@@ -22,7 +22,8 @@ import Testing
                 print(error_name(m.UnregisterApplication, "org.example.Squat0"))
                 """, bus: bus, as: 65534)
             #expect(
-                squat.stdout == "32 ['org.freedesktop.DBus.Error.InvalidArgs']\norg.freedesktop.DBus.Error.AccessDenied\n",
+                squat.stdout
+                    == "32 ['org.freedesktop.DBus.Error.InvalidArgs']\norg.freedesktop.DBus.Error.AccessDenied\n",
                 "\(squat)")
             // Other uids, and root, are not held back by nobody's apps.
             let other = try Python.run(
@@ -33,8 +34,10 @@ import Testing
 
             // An admin forgets a squatted id; the next uid to register it owns it.
             try client.call("UnregisterApplication", [.string("org.example.Squat7")])
-            #expect(client.errorName("GetRestrictionState", [.string("org.example.Squat7"), .string("org.example.Squat7.x")])
-                == KioskError.Code.unknownApplication.dbusName)
+            #expect(
+                client.errorName(
+                    "GetRestrictionState", [.string("org.example.Squat7"), .string("org.example.Squat7.x")])
+                    == KioskError.Code.unknownApplication.dbusName)
             let taken = try Python.run(
                 "print(error_name(m.RegisterApplication, 'org.example.Squat7', [('org.example.Squat7.x', 't', 'd')]))",
                 bus: bus, as: 1000)
@@ -42,8 +45,9 @@ import Testing
             let back = try Python.run(
                 "print(error_name(m.RegisterApplication, 'org.example.Squat7', []))", bus: bus, as: 65534)
             #expect(back.stdout == "org.freedesktop.DBus.Error.AccessDenied\n", "\(back)")
-            #expect(client.errorName("UnregisterApplication", [.string("org.example.Nope")])
-                == KioskError.Code.unknownApplication.dbusName)
+            #expect(
+                client.errorName("UnregisterApplication", [.string("org.example.Nope")])
+                    == KioskError.Code.unknownApplication.dbusName)
             #expect(kioskd.log.contains("Application forgotten"))
         }
     }
@@ -57,7 +61,9 @@ import Testing
             try client.call("StartSession", [.string("museum")])
             let refused = client.error("UnregisterApplication", [.string(KioskdSessionTests.app)])
             #expect(refused?.name == KioskError.Code.sessionActive.dbusName)
-            #expect(refused?.message.contains("presets restrictions of org.example.MuseumMap") == true, "\(String(describing: refused))")
+            #expect(
+                refused?.message.contains("presets restrictions of org.example.MuseumMap") == true,
+                "\(String(describing: refused))")
             #expect(try client.state(KioskdSessionTests.app, KioskdSessionTests.share) == "deny")
             try client.call("UnregisterApplication", [.string("org.example.Other")])
             try client.call("EndSession", [.string("1234")])

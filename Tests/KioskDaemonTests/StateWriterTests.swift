@@ -24,7 +24,8 @@ import Testing
         private let failNext = Atomic<Bool>(false)
         let saveDelay: Duration
 
-        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256, maxWaitingPerUID: Int = 16) throws {
+        init(saveDelay: Duration = .zero, held: Bool = false, maxWaiting: Int = 256, maxWaitingPerUID: Int = 16) throws
+        {
             self.saveDelay = saveDelay
             self.held.store(held, ordering: .sequentiallyConsistent)
             loop = try EventLoop()

@@ -290,7 +290,9 @@ import Testing
         #expect(try await f.manager.listApplications() == [])
         let again = try f.ctl("forget", "--json", Self.app)
         #expect(again.status == 1)
-        #expect(again.stderr == "Failed to forget org.example.MuseumMap: No application org.example.MuseumMap is registered.\n")
+        #expect(
+            again.stderr
+                == "Failed to forget org.example.MuseumMap: No application org.example.MuseumMap is registered.\n")
         try await f.manager.registerApplication(Self.app, restrictions: [])
         #expect(
             try f.ctl("forget", "--json", Self.app).stdout == """

@@ -1,5 +1,5 @@
-import Foundation
 import BusTestSupport
+import Foundation
 import KioskTestSupport
 import Testing
 

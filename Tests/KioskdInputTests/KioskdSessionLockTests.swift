@@ -160,7 +160,9 @@ struct KioskdSessionLockTests {
             problem.contains("logind refused it: org.freedesktop.DBus.Error.AccessDenied: Access denied (fake)"),
             "\(problem)")
 
-        let lines = try logind.wait("the inhibitor granted on the third call") { $0.contains { $0.hasPrefix("granted 2 ") } }
+        let lines = try logind.wait("the inhibitor granted on the third call") {
+            $0.contains { $0.hasPrefix("granted 2 ") }
+        }
         func time(_ prefix: String) -> Double? {
             lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ")[2]) }
         }

@@ -65,7 +65,9 @@ extension BrokerTests {
         try harness.waitUntil(path)
         let clone = try spy.clone(of: phys)
         try press(fake, ["KEY_VOLUMEUP", "KEY_B"])
-        let seen = try spy.wait("KEY_B on the clone") { $0.events.keys(phys: "kioskd-clone/" + phys).contains("KEY_B 0") }
+        let seen = try spy.wait("KEY_B on the clone") {
+            $0.events.keys(phys: "kioskd-clone/" + phys).contains("KEY_B 0")
+        }
         let keys = seen.events.keys(phys: "kioskd-clone/" + phys)
         #expect(!keys.contains { $0.hasPrefix("KEY_VOLUMEUP") }, "a locked key reached the clone: \(keys)")
         #expect(seen.events.filter { $0.path == path }.isEmpty, "the physical node delivered: \(seen.events)")

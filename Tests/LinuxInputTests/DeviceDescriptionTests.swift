@@ -50,9 +50,11 @@ struct DeviceDescriptionTests {
     /// One naming rule, the one 70-kioskd.rules matches (`kioskd-clone/*`): a clone of a device
     /// without phys (every uinput-made keyboard) is `kioskd-clone/`, never a bare `kioskd-clone`
     /// that the rule would hide from libinput.
-    @Test("every clone's phys starts with kioskd-clone/, with or without a source phys", arguments: [
-        ("isa0060/serio0/input0", "kioskd-clone/isa0060/serio0/input0"), ("", "kioskd-clone/"),
-    ] as [(String, String)])
+    @Test(
+        "every clone's phys starts with kioskd-clone/, with or without a source phys",
+        arguments: [
+            ("isa0060/serio0/input0", "kioskd-clone/isa0060/serio0/input0"), ("", "kioskd-clone/"),
+        ] as [(String, String)])
     func clonePhysRule(source: String, clone: String) {
         #expect(UInputClone.phys(forSource: source) == clone)
         #expect(UInputClone.isClone(phys: clone))

@@ -57,7 +57,11 @@ struct Driver {
                 run(recloneFails ? lifecycle.failed(node.syspath, at: now) : lifecycle.brokered(node))
             case .release(let syspath): grabbed.remove(syspath)
             case .grabEarly(let uevent):
-                if earlyGrabFails { run(lifecycle.earlyGrabFailed(uevent.syspath)) } else { grabbed.insert(uevent.syspath) }
+                if earlyGrabFails {
+                    run(lifecycle.earlyGrabFailed(uevent.syspath))
+                } else {
+                    grabbed.insert(uevent.syspath)
+                }
             case .armRetryTimer(let due): timer = due
             case .disarmRetryTimer: timer = nil
             case .settleRetryTimer: run(lifecycle.settleRetryTimer(at: now))

@@ -61,7 +61,8 @@ struct EarlyGrabLifecycleTests {
         #expect(uevent.syspath == "/sys/devices/virtual/input/input7/event3")
         #expect(uevent.eventNode == "/dev/input/event3")
         #expect(uevent.devnum == (13 << 8 | 67))
-        let parent = "add@/devices/virtual/input/input7\0ACTION=add\0DEVPATH=/devices/virtual/input/input7\0SUBSYSTEM=input\0"
+        let parent =
+            "add@/devices/virtual/input/input7\0ACTION=add\0DEVPATH=/devices/virtual/input/input7\0SUBSYSTEM=input\0"
         #expect(KernelUevent(datagram: Array(parent.utf8))?.eventNode == nil)
         let mouse = text.replacingOccurrences(of: "input/event3", with: "input/mouse0")
         #expect(KernelUevent(datagram: Array(mouse.utf8))?.eventNode == nil)
