@@ -66,6 +66,7 @@ extension Profile {
         return FilterPolicy(
             lockedKeys: buttons.lockedKeyCodes,
             blockEscapeChords: buttons.escapeChords == .blocked,
+            allowedAltChords: Set(buttons.allowedChords.compactMap { ["Alt+Left": KEY.left, "Alt+Right": KEY.right][$0] }),
             touch: touchPolicy,
             exitGesture: session.exitGesture?.filterGesture)
     }

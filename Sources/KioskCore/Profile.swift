@@ -17,12 +17,19 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// Every other key of every keyboard.
         public var keyboard: ButtonPolicy = .allowed
         public var escapeChords: ChordPolicy = .blocked
+        /// Escape chords let through all the same: only ``allowableChords`` (Alt+←/→, a
+        /// browser's Back and Forward, which also switch VTs on a text console).
+        public var allowedChords: [String] = []
         /// More keys to lock, by evdev name (`KEY_F11`).
         public var extraLockedKeys: [String] = []
+
+        /// The chords `allowed-chords` may name.
+        public static let allowableChords = ["Alt+Left", "Alt+Right"]
 
         enum CodingKeys: String, CodingKey {
             case power, volume, home, keyboard
             case escapeChords = "escape-chords"
+            case allowedChords = "allowed-chords"
             case extraLockedKeys = "extra-locked-keys"
         }
     }

@@ -47,7 +47,8 @@ extension ProfileReader {
     mutating func buttons(_ table: TOMLTable, at path: TOMLPath) -> Profile.Buttons {
         var buttons = Profile.Buttons()
         checkKeys(
-            table, at: path, allowed: ["power", "volume", "home", "keyboard", "escape-chords", "extra-locked-keys"])
+            table, at: path,
+            allowed: ["power", "volume", "home", "keyboard", "escape-chords", "allowed-chords", "extra-locked-keys"])
         let groups: [(String, WritableKeyPath<Profile.Buttons, Profile.ButtonPolicy>)] = [
             ("power", \.power), ("volume", \.volume), ("home", \.home), ("keyboard", \.keyboard),
         ]
@@ -62,6 +63,21 @@ extension ProfileReader {
             let policy = choice(value, at: path + [.key("escape-chords")], [Profile.ChordPolicy.blocked, .allowed])
         {
             buttons.escapeChords = policy
+        }
+        let chordsPath = path + [.key("allowed-chords")]
+        if let value = table["allowed-chords"], let array = array(value, at: chordsPath) {
+            let allowable = Profile.Buttons.allowableChords
+            for (index, element) in array.enumerated() {
+                let elementPath = chordsPath + [.index(index)]
+                guard let name = string(element, at: elementPath, what: "a chord like \"Alt+Left\"") else { continue }
+                guard allowable.contains(name) else {
+                    error(
+                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(name)); the escape chords a profile may let through are \(allowable.map { Text.quoted($0) }.joined(separator: " and "))",
+                        at: elementPath, value: true)
+                    continue
+                }
+                if !buttons.allowedChords.contains(name) { buttons.allowedChords.append(name) }
+            }
         }
         let keysPath = path + [.key("extra-locked-keys")]
         if let value = table["extra-locked-keys"], let array = array(value, at: keysPath) {

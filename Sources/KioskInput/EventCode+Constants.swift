@@ -57,6 +57,8 @@ public enum KEY {
     public static let rightCtrl: UInt16 = 97
     public static let sysRq: UInt16 = 99
     public static let rightAlt: UInt16 = 100
+    public static let left: UInt16 = 105
+    public static let right: UInt16 = 106
     public static let delete: UInt16 = 111
 }
 

@@ -2,19 +2,25 @@
 public struct FilterPolicy: Sendable, Equatable {
     /// `EV_KEY` codes whose presses are swallowed.
     public var lockedKeys: Set<UInt16>
-    /// Ctrl+Alt+F1…F12, Ctrl+Alt+Backspace, Ctrl+Alt+Del (and keypad Del), Alt+SysRq, with the
-    /// modifiers held on any device.
+    /// Ctrl+Alt+Backspace, Ctrl+Alt+Del (and keypad Del), Alt+SysRq, and the console's VT
+    /// switches: Alt+F1…F12 (with Ctrl too, and AltGr) and Alt+←/→; with the modifiers held on
+    /// any device. While a key completes one, neither its press nor its autorepeat is forwarded
+    /// (a text console takes a repeat as a press).
     public var blockEscapeChords: Bool
+    /// Keys that make no blocked escape chord with Alt after all: `KEY_LEFT`, `KEY_RIGHT` (Alt+←/→
+    /// are also a browser's Back and Forward; a profile may let them through).
+    public var allowedAltChords: Set<UInt16>
     public var touch: TouchPolicy
     public var exitGesture: ExitGesture?
     /// An expired session: nothing reaches the kiosk; only the exit gesture is still detected.
     public var holdAllInput: Bool
 
     public init(
-        lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, touch: TouchPolicy = .all,
-        exitGesture: ExitGesture? = nil, holdAllInput: Bool = false
+        lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],
+        touch: TouchPolicy = .all, exitGesture: ExitGesture? = nil, holdAllInput: Bool = false
     ) {
-        self.lockedKeys = lockedKeys; self.blockEscapeChords = blockEscapeChords; self.touch = touch
+        self.lockedKeys = lockedKeys; self.blockEscapeChords = blockEscapeChords
+        self.allowedAltChords = allowedAltChords; self.touch = touch
         self.exitGesture = exitGesture; self.holdAllInput = holdAllInput
     }
 

@@ -147,7 +147,13 @@ struct SharedState {
     func swallowsPress(of code: UInt16) -> Bool {
         if policy.holdAllInput { return true }
         if Int(code) < KEY.count, lockedBits[Int(code)] { return true }
-        return policy.blockEscapeChords && isEscapeChord(code)
+        return completesBlockedChord(code)
+    }
+
+    /// Whether `code`, pressed or repeated now, completes a blocked escape chord.
+    @inline(__always)
+    func completesBlockedChord(_ code: UInt16) -> Bool {
+        policy.blockEscapeChords && isEscapeChord(code)
     }
 
     /// Whether a forwarded key must be released now (it is locked or everything is held).
@@ -158,9 +164,11 @@ struct SharedState {
     private func isEscapeChord(_ code: UInt16) -> Bool {
         guard altHeld > 0 else { return false }
         if code == KEY.sysRq { return true }
+        // The console's VT switches: Alt+F1…F12 (Ctrl+Alt in X11, AltGr for VTs 13–24), Alt+←/→.
+        if (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12 { return true }
+        if code == KEY.left || code == KEY.right { return !policy.allowedAltChords.contains(code) }
         guard ctrlHeld > 0 else { return false }
-        return (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12
-            || code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
+        return code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
     }
 
     @inline(__always)

@@ -39,8 +39,10 @@ struct KeyLedger {
                 return true
             }
             return false
-        default:  // autorepeat: only for a press that was forwarded
-            return keyForwarded[key]
+        default:  // autorepeat: only for a press that was forwarded, and not while it completes
+            // a blocked chord (a key held before Ctrl+Alt went down: a text console takes the
+            // repeat as a press, and Ctrl+Alt+Del reboots)
+            return keyForwarded[key] && !shared.completesBlockedChord(event.code)
         }
     }
 

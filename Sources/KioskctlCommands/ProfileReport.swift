@@ -11,7 +11,8 @@ enum ProfileReport {
         lines.append(
             "buttons      power \(b.power.rawValue), volume \(b.volume.rawValue), home \(b.home.rawValue), keyboard \(b.keyboard.rawValue)"
         )
-        lines.append("chords       escape chords \(b.escapeChords.rawValue)")
+        let allowed = b.allowedChords.isEmpty ? "" : " but \(b.allowedChords.joined(separator: ", "))"
+        lines.append("chords       escape chords \(b.escapeChords.rawValue)\(allowed)")
         lines.append("extra keys   \(b.extraLockedKeys.isEmpty ? "none" : b.extraLockedKeys.joined(separator: " "))")
         switch profile.touch.mode {
         case .all: lines.append("touch        works everywhere")

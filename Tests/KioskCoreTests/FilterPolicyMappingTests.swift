@@ -41,6 +41,19 @@ import Testing
         #expect(!policy.blockEscapeChords)
     }
 
+    /// Issue 14: Alt+←/→ may be let through (a browser's Back and Forward); nothing else may.
+    @Test func allowedChordsLetOnlyAltArrowsThrough() throws {
+        let policy = try profile("[buttons]\nallowed-chords = [\"Alt+Left\", \"Alt+Right\", \"Alt+Left\"]").filterPolicy
+        #expect(policy.blockEscapeChords)
+        #expect(policy.allowedAltChords == [KEY.left, KEY.right])
+        #expect(try profile("[buttons]").filterPolicy.allowedAltChords.isEmpty)
+        #expect {
+            try profile("[buttons]\nallowed-chords = [\"Ctrl+Alt+Delete\"]")
+        } throws: { error in
+            "\(error)".contains("the escape chords a profile may let through are \"Alt+Left\" and \"Alt+Right\"")
+        }
+    }
+
     @Test func aLockedKeyboardLocksEveryKeyButNoButton() throws {
         let policy = try profile("[buttons]\nkeyboard = \"locked\"").filterPolicy
         for name in ["KEY_A", "KEY_ESC", "KEY_F24", "KEY_KPENTER", "KEY_POWER", "KEY_VOLUMEUP", "KEY_MACRO1"] {

@@ -6,7 +6,7 @@ import KioskInput
 ///
 ///     device kbd1 keyboard
 ///     device ts touchscreen slots=10 x=0..999 y=0..999
-///     policy lock=KEY_A chords=blocked touch=regions rect=0,0,0.5,0.5 gesture=KEY_POWER:3:1.5 hold
+///     policy lock=KEY_A chords=blocked allow-alt=KEY_LEFT touch=regions rect=0,0,0.5,0.5 gesture=KEY_POWER:3:1.5 hold
 ///     --- input
 ///     @0.100 kbd1: MSC_SCAN 0x70004, KEY_A 1
 ///     policy lock=KEY_B            # a policy change mid-stream (its frames are output)
@@ -240,6 +240,9 @@ struct Scenario: CustomStringConvertible {
             case "lock":
                 policy.lockedKeys = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "chords": policy.blockEscapeChords = parts[1] == "blocked"
+            case "allow-alt":  // keys that make no blocked chord with Alt: allow-alt=KEY_LEFT,KEY_RIGHT
+                policy.allowedAltChords = Set(
+                    try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "hold": policy.holdAllInput = true
             case "touch":
                 switch parts[1] {
