@@ -67,6 +67,7 @@ extension Profile {
             lockedKeys: buttons.lockedKeyCodes,
             blockEscapeChords: buttons.escapeChords == .blocked,
             allowedAltChords: Set(buttons.allowedChords.compactMap { ["Alt+Left": KEY.left, "Alt+Right": KEY.right][$0] }),
+            lockedCombos: buttons.allLockedCombos,
             touch: touchPolicy,
             exitGesture: session.exitGesture?.filterGesture)
     }

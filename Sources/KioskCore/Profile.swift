@@ -20,6 +20,10 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// Escape chords let through all the same: only ``allowableChords`` (Alt+←/→, a
         /// browser's Back and Forward, which also switch VTs on a text console).
         public var allowedChords: [String] = []
+        /// Key combinations to lock, as written (`Ctrl+N`; see Profile+Combos.swift).
+        public var lockedCombos: [String] = []
+        /// Predefined sets of combos to lock (``Profile/comboGroups``): `browser`, `window-manager`.
+        public var comboGroups: [String] = []
         /// More keys to lock, by evdev name (`KEY_F11`).
         public var extraLockedKeys: [String] = []
 
@@ -30,6 +34,8 @@ public struct Profile: Hashable, Sendable, Encodable {
             case power, volume, home, keyboard
             case escapeChords = "escape-chords"
             case allowedChords = "allowed-chords"
+            case lockedCombos = "locked-combos"
+            case comboGroups = "combo-groups"
             case extraLockedKeys = "extra-locked-keys"
         }
     }

@@ -48,7 +48,10 @@ extension ProfileReader {
         var buttons = Profile.Buttons()
         checkKeys(
             table, at: path,
-            allowed: ["power", "volume", "home", "keyboard", "escape-chords", "allowed-chords", "extra-locked-keys"])
+            allowed: [
+                "power", "volume", "home", "keyboard", "escape-chords", "allowed-chords", "locked-combos",
+                "combo-groups", "extra-locked-keys",
+            ])
         let groups: [(String, WritableKeyPath<Profile.Buttons, Profile.ButtonPolicy>)] = [
             ("power", \.power), ("volume", \.volume), ("home", \.home), ("keyboard", \.keyboard),
         ]
@@ -77,6 +80,39 @@ extension ProfileReader {
                     continue
                 }
                 if !buttons.allowedChords.contains(name) { buttons.allowedChords.append(name) }
+            }
+        }
+        let combosPath = path + [.key("locked-combos")]
+        if let value = table["locked-combos"], let array = array(value, at: combosPath) {
+            for (index, element) in array.enumerated() {
+                let elementPath = combosPath + [.index(index)]
+                guard let text = string(element, at: elementPath, what: "a key combination like \"Ctrl+N\"") else {
+                    continue
+                }
+                if case .failure(let problem) = Profile.combo(text) {
+                    error(
+                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(text)), which \(problem.message)", at: elementPath,
+                        value: true)
+                    continue
+                }
+                if !buttons.lockedCombos.contains(text) { buttons.lockedCombos.append(text) }
+            }
+        }
+        let groupsPath = path + [.key("combo-groups")]
+        if let value = table["combo-groups"], let array = array(value, at: groupsPath) {
+            let known = Profile.comboGroups.map(\.name)
+            for (index, element) in array.enumerated() {
+                let elementPath = groupsPath + [.index(index)]
+                guard let name = string(element, at: elementPath, what: "a combo group like \"browser\"") else {
+                    continue
+                }
+                guard known.contains(name) else {
+                    error(
+                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(name)); the combo groups are \(known.map { Text.quoted($0) }.joined(separator: " and "))",
+                        at: elementPath, value: true)
+                    continue
+                }
+                if !buttons.comboGroups.contains(name) { buttons.comboGroups.append(name) }
             }
         }
         let keysPath = path + [.key("extra-locked-keys")]

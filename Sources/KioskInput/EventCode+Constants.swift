@@ -48,6 +48,8 @@ public enum KEY {
     public static let max: UInt16 = 0x2ff
     public static let backspace: UInt16 = 14
     public static let leftCtrl: UInt16 = 29
+    public static let leftShift: UInt16 = 42
+    public static let rightShift: UInt16 = 54
     public static let leftAlt: UInt16 = 56
     public static let f1: UInt16 = 59
     public static let f10: UInt16 = 68
@@ -60,6 +62,8 @@ public enum KEY {
     public static let left: UInt16 = 105
     public static let right: UInt16 = 106
     public static let delete: UInt16 = 111
+    public static let leftMeta: UInt16 = 125
+    public static let rightMeta: UInt16 = 126
 }
 
 /// `EV_KEY` codes for buttons.

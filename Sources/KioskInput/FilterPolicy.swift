@@ -10,6 +10,9 @@ public struct FilterPolicy: Sendable, Equatable {
     /// Keys that make no blocked escape chord with Alt after all: `KEY_LEFT`, `KEY_RIGHT` (Alt+←/→
     /// are also a browser's Back and Forward; a profile may let them through).
     public var allowedAltChords: Set<UInt16>
+    /// Key combinations whose key is swallowed, press and autorepeat, while their modifiers are
+    /// held on any keyboard (``KeyCombo``).
+    public var lockedCombos: [KeyCombo]
     public var touch: TouchPolicy
     public var exitGesture: ExitGesture?
     /// An expired session: nothing reaches the kiosk; only the exit gesture is still detected.
@@ -17,10 +20,11 @@ public struct FilterPolicy: Sendable, Equatable {
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],
-        touch: TouchPolicy = .all, exitGesture: ExitGesture? = nil, holdAllInput: Bool = false
+        lockedCombos: [KeyCombo] = [], touch: TouchPolicy = .all, exitGesture: ExitGesture? = nil,
+        holdAllInput: Bool = false
     ) {
         self.lockedKeys = lockedKeys; self.blockEscapeChords = blockEscapeChords
-        self.allowedAltChords = allowedAltChords; self.touch = touch
+        self.allowedAltChords = allowedAltChords; self.lockedCombos = lockedCombos; self.touch = touch
         self.exitGesture = exitGesture; self.holdAllInput = holdAllInput
     }
 

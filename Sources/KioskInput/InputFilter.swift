@@ -112,8 +112,9 @@ struct PerEventState {
 struct SharedState {
     private(set) var policy: FilterPolicy
     private var lockedBits: [Bool]
-    private var ctrlHeld = 0
-    private var altHeld = 0
+    /// The keys some locked combo ends with: a press of any other key is not looked up.
+    private var comboKeyBits: [Bool]
+    private var modifiers = ModifiersHeld()
     private var gestureTimes: [Int64] = []
     private var gesturePresses = 0
     var exitRequested = false
@@ -121,12 +122,15 @@ struct SharedState {
     init(policy: FilterPolicy) {
         self.policy = policy
         lockedBits = Array(repeating: false, count: KEY.count)
+        comboKeyBits = Array(repeating: false, count: KEY.count)
         setPolicy(policy)
     }
 
     mutating func setPolicy(_ new: FilterPolicy) {
         for index in lockedBits.indices { lockedBits[index] = false }
         for key in new.lockedKeys where Int(key) < KEY.count { lockedBits[Int(key)] = true }
+        for index in comboKeyBits.indices { comboKeyBits[index] = false }
+        for combo in new.lockedCombos where Int(combo.key) < KEY.count { comboKeyBits[Int(combo.key)] = true }
         if new.exitGesture != policy.exitGesture || gestureTimes.isEmpty {
             gestureTimes = Array(repeating: 0, count: new.exitGesture?.presses ?? 0)
             gesturePresses = 0
@@ -150,10 +154,17 @@ struct SharedState {
         return completesBlockedChord(code)
     }
 
-    /// Whether `code`, pressed or repeated now, completes a blocked escape chord.
+    /// Whether `code`, pressed or repeated now, completes a blocked escape chord or a locked
+    /// key combination.
     @inline(__always)
     func completesBlockedChord(_ code: UInt16) -> Bool {
-        policy.blockEscapeChords && isEscapeChord(code)
+        (policy.blockEscapeChords && isEscapeChord(code)) || completesLockedCombo(code)
+    }
+
+    private func completesLockedCombo(_ code: UInt16) -> Bool {
+        guard Int(code) < KEY.count, comboKeyBits[Int(code)] else { return false }
+        for combo in policy.lockedCombos where combo.key == code && modifiers.satisfy(combo) { return true }
+        return false
     }
 
     /// Whether a forwarded key must be released now (it is locked or everything is held).
@@ -162,23 +173,18 @@ struct SharedState {
     }
 
     private func isEscapeChord(_ code: UInt16) -> Bool {
-        guard altHeld > 0 else { return false }
+        guard modifiers.alt > 0 else { return false }
         if code == KEY.sysRq { return true }
         // The console's VT switches: Alt+F1…F12 (Ctrl+Alt in X11, AltGr for VTs 13–24), Alt+←/→.
         if (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12 { return true }
         if code == KEY.left || code == KEY.right { return !policy.allowedAltChords.contains(code) }
-        guard ctrlHeld > 0 else { return false }
+        guard modifiers.ctrl > 0 else { return false }
         return code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
     }
 
     @inline(__always)
     mutating func physicalKeyChanged(_ code: UInt16, down: Bool) {
-        let delta = down ? 1 : -1
-        switch code {
-        case KEY.leftCtrl, KEY.rightCtrl: ctrlHeld += delta
-        case KEY.leftAlt, KEY.rightAlt: altHeld += delta
-        default: break
-        }
+        modifiers.change(code, by: down ? 1 : -1)
     }
 
     /// Counts a physical press toward the exit gesture (whatever the locks say).

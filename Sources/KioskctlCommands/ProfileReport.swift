@@ -13,6 +13,8 @@ enum ProfileReport {
         )
         let allowed = b.allowedChords.isEmpty ? "" : " but \(b.allowedChords.joined(separator: ", "))"
         lines.append("chords       escape chords \(b.escapeChords.rawValue)\(allowed)")
+        let combos = b.lockedCombos + b.comboGroups.map { "group \($0)" }
+        if !combos.isEmpty { lines.append("combos       locked: \(combos.joined(separator: ", "))") }
         lines.append("extra keys   \(b.extraLockedKeys.isEmpty ? "none" : b.extraLockedKeys.joined(separator: " "))")
         switch profile.touch.mode {
         case .all: lines.append("touch        works everywhere")

@@ -41,6 +41,42 @@ import Testing
         #expect(!policy.blockEscapeChords)
     }
 
+    /// Issue 14: key combinations, written as modifiers and a key position, and predefined groups.
+    @Test func lockedCombosAndGroupsBecomeTheFiltersCombos() throws {
+        let policy = try profile(
+            """
+            [buttons]
+            locked-combos = ["Ctrl+N", "LeftAlt+q", "Super+KEY_L", "Ctrl+Shift+Esc", "Ctrl+N"]
+            """
+        ).filterPolicy
+        #expect(
+            policy.lockedCombos == [
+                KeyCombo(ctrl: .either, key: key("KEY_N")), KeyCombo(alt: .left, key: key("KEY_Q")),
+                KeyCombo(meta: .either, key: key("KEY_L")), KeyCombo(ctrl: .either, shift: .either, key: key("KEY_ESC")),
+            ])
+        let browser = try profile("[buttons]\ncombo-groups = [\"browser\"]").filterPolicy.lockedCombos
+        #expect(browser.contains(KeyCombo(ctrl: .either, key: key("KEY_N"))))
+        #expect(browser.contains(KeyCombo(ctrl: .either, shift: .either, key: key("KEY_I"))))
+        #expect(browser.count == Profile.comboGroups.first { $0.name == "browser" }!.combos.count)
+        for group in Profile.comboGroups {
+            for combo in group.combos { #expect(throws: Never.self, "\(combo)") { try Profile.combo(combo).get() } }
+        }
+    }
+
+    @Test(arguments: [
+        ("N", "needs at least one modifier"), ("Ctrl+", "needs at least one modifier"),
+        ("Hyper+N", "has the modifier \"Hyper\""), ("Ctrl+Ctrl+N", "names Ctrl twice"),
+        ("Ctrl+Ü", "ends with \"Ü\", which is not a key"),
+    ])
+    func aComboThatIsNotOneIsAnErrorAtItsLine(_ text: String, _ problem: String) {
+        #expect {
+            try profile("[buttons]\nlocked-combos = [\"\(text)\"]")
+        } throws: { error in
+            "\(error)".contains(problem) && "\(error)".contains(":2:")
+        }
+        #expect(throws: (any Error).self) { try profile("[buttons]\ncombo-groups = [\"games\"]") }
+    }
+
     /// Issue 14: Alt+←/→ may be let through (a browser's Back and Forward); nothing else may.
     @Test func allowedChordsLetOnlyAltArrowsThrough() throws {
         let policy = try profile("[buttons]\nallowed-chords = [\"Alt+Left\", \"Alt+Right\", \"Alt+Left\"]").filterPolicy

@@ -6,7 +6,7 @@ import KioskInput
 ///
 ///     device kbd1 keyboard
 ///     device ts touchscreen slots=10 x=0..999 y=0..999
-///     policy lock=KEY_A chords=blocked allow-alt=KEY_LEFT touch=regions rect=0,0,0.5,0.5 gesture=KEY_POWER:3:1.5 hold
+///     policy lock=KEY_A chords=blocked allow-alt=KEY_LEFT combo=ctrl+KEY_N touch=regions rect=0,0,0.5,0.5 gesture=KEY_POWER:3:1.5 hold
 ///     --- input
 ///     @0.100 kbd1: MSC_SCAN 0x70004, KEY_A 1
 ///     policy lock=KEY_B            # a policy change mid-stream (its frames are output)
@@ -179,6 +179,23 @@ struct Scenario: CustomStringConvertible {
         return Int32(text)
     }
 
+    static func combo(_ text: String, line: Int) throws -> KeyCombo {
+        let parts = text.split(separator: "+").map(String.init)
+        var combo = KeyCombo(key: try key(parts.last ?? "", line: line))
+        for modifier in parts.dropLast() {
+            let side: KeyCombo.Side =
+                modifier.hasPrefix("left") ? .left : modifier.hasPrefix("right") ? .right : .either
+            switch modifier.replacingOccurrences(of: "left", with: "").replacingOccurrences(of: "right", with: "") {
+            case "ctrl": combo.ctrl = side
+            case "alt": combo.alt = side
+            case "shift": combo.shift = side
+            case "super": combo.meta = side
+            default: throw Failure(description: "line \(line): unknown modifier \(modifier)")
+            }
+        }
+        return combo
+    }
+
     static func key(_ name: String, line: Int) throws -> UInt16 {
         guard let code = EventCodes.code(named: name), code.type == 1 else {
             throw Failure(description: "line \(line): unknown key \(name)")
@@ -240,6 +257,8 @@ struct Scenario: CustomStringConvertible {
             case "lock":
                 policy.lockedKeys = Set(try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "chords": policy.blockEscapeChords = parts[1] == "blocked"
+            case "combo":  // combo=ctrl+shift+KEY_N (ctrl, alt, shift, super; leftctrl, rightalt, …)
+                policy.lockedCombos.append(try combo(parts[1], line: line))
             case "allow-alt":  // keys that make no blocked chord with Alt: allow-alt=KEY_LEFT,KEY_RIGHT
                 policy.allowedAltChords = Set(
                     try parts[1].split(separator: ",").map { try key(String($0), line: line) })

@@ -1,0 +1,65 @@
+/// A key combination to lock: modifiers and a key, by evdev code (a physical key position, as
+/// named on a US keyboard). It matches a press (or autorepeat) of `key` while every one of its
+/// modifiers is held on any keyboard; other modifiers may be held too (Ctrl+N covers
+/// Ctrl+Shift+N).
+public struct KeyCombo: Sendable, Hashable {
+    /// Which side of a modifier a combo needs.
+    public enum Side: UInt8, Sendable, Hashable {
+        case none, either, left, right
+    }
+
+    public var ctrl: Side
+    public var alt: Side
+    public var shift: Side
+    /// Super (the Windows or Command key, `KEY_LEFTMETA`/`KEY_RIGHTMETA`).
+    public var meta: Side
+    public var key: UInt16
+
+    public init(ctrl: Side = .none, alt: Side = .none, shift: Side = .none, meta: Side = .none, key: UInt16) {
+        self.ctrl = ctrl
+        self.alt = alt
+        self.shift = shift
+        self.meta = meta
+        self.key = key
+    }
+}
+
+/// The modifier keys held across every keyboard, by side.
+struct ModifiersHeld {
+    private(set) var leftCtrl = 0, rightCtrl = 0, leftAlt = 0, rightAlt = 0
+    private(set) var leftShift = 0, rightShift = 0, leftMeta = 0, rightMeta = 0
+
+    var ctrl: Int { leftCtrl + rightCtrl }
+    var alt: Int { leftAlt + rightAlt }
+
+    @inline(__always)
+    mutating func change(_ code: UInt16, by delta: Int) {
+        switch code {
+        case KEY.leftCtrl: leftCtrl += delta
+        case KEY.rightCtrl: rightCtrl += delta
+        case KEY.leftAlt: leftAlt += delta
+        case KEY.rightAlt: rightAlt += delta
+        case KEY.leftShift: leftShift += delta
+        case KEY.rightShift: rightShift += delta
+        case KEY.leftMeta: leftMeta += delta
+        case KEY.rightMeta: rightMeta += delta
+        default: break
+        }
+    }
+
+    @inline(__always)
+    func satisfy(_ combo: KeyCombo) -> Bool {
+        Self.held(combo.ctrl, leftCtrl, rightCtrl) && Self.held(combo.alt, leftAlt, rightAlt)
+            && Self.held(combo.shift, leftShift, rightShift) && Self.held(combo.meta, leftMeta, rightMeta)
+    }
+
+    @inline(__always)
+    private static func held(_ side: KeyCombo.Side, _ left: Int, _ right: Int) -> Bool {
+        switch side {
+        case .none: true
+        case .either: left > 0 || right > 0
+        case .left: left > 0
+        case .right: right > 0
+        }
+    }
+}
