@@ -54,6 +54,39 @@ import Testing
                 """)
     }
 
+    /// Issue 14: the catalogue locks the browser group; replay applies it as kioskd would.
+    @Test func replayHonoursCombos() throws {
+        let description = try String(
+            contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
+        let trace = try temp(
+            "ctrl-n.evemu",
+            description + """
+                E: 1.000000 0001 001d 0001
+                E: 1.000000 0000 0000 0000
+                E: 1.100000 0001 0031 0001
+                E: 1.100000 0000 0000 0000
+                E: 1.110000 0001 0031 0000
+                E: 1.110000 0000 0000 0000
+                E: 1.200000 0001 001d 0000
+                E: 1.200000 0000 0000 0000
+                E: 1.300000 0001 0031 0001
+                E: 1.300000 0000 0000 0000
+
+                """)
+        let result = try kioskctl("replay", "--profile", "\(root)/policies/library-catalogue.toml", trace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == """
+                E: 1.000000 0001 001d 0001\t# EV_KEY / KEY_LEFTCTRL 1
+                E: 1.000000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+                E: 1.200000 0001 001d 0000\t# EV_KEY / KEY_LEFTCTRL 0
+                E: 1.200000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+                E: 1.300000 0001 0031 0001\t# EV_KEY / KEY_N 1
+                E: 1.300000 0000 0000 0000\t# ------------ SYN_REPORT (0) ----------
+
+                """, "\(result.stdout)")
+    }
+
     @Test func aProfileAllowingVolumePassesTheSameTraceUnchanged() throws {
         let profile = try temp("p.toml", "[buttons]\nvolume = \"allowed\"\n")
         let trace = try keyboardTrace()
