@@ -158,7 +158,10 @@ struct SharedState {
     /// key combination.
     @inline(__always)
     func completesBlockedChord(_ code: UInt16) -> Bool {
-        (policy.blockEscapeChords && isEscapeChord(code)) || completesLockedCombo(code)
+        // Chords and combos end with a keyboard key (KEY_*, below BTN_MISC): a touch or pointer
+        // button (BTN_TOUCH, BTN_TOOL_*, BTN_LEFT) is not looked up at all.
+        guard code < 0x100 else { return false }
+        return (policy.blockEscapeChords && isEscapeChord(code)) || completesLockedCombo(code)
     }
 
     private func completesLockedCombo(_ code: UInt16) -> Bool {
@@ -184,7 +187,7 @@ struct SharedState {
 
     @inline(__always)
     mutating func physicalKeyChanged(_ code: UInt16, down: Bool) {
-        modifiers.change(code, by: down ? 1 : -1)
+        if code <= KEY.rightMeta { modifiers.change(code, by: down ? 1 : -1) }  // no BTN_* is a modifier
     }
 
     /// Counts a physical press toward the exit gesture (whatever the locks say).

@@ -24,25 +24,26 @@ public struct KeyCombo: Sendable, Hashable {
     }
 }
 
-/// The modifier keys held across every keyboard, by side.
+/// The modifier keys held across every keyboard, by side: how many keyboards hold each (16 bits
+/// each, so that the filter's shared state stays small: it is read on every frame).
 struct ModifiersHeld {
-    private(set) var leftCtrl = 0, rightCtrl = 0, leftAlt = 0, rightAlt = 0
-    private(set) var leftShift = 0, rightShift = 0, leftMeta = 0, rightMeta = 0
+    private(set) var leftCtrl: Int16 = 0, rightCtrl: Int16 = 0, leftAlt: Int16 = 0, rightAlt: Int16 = 0
+    private(set) var leftShift: Int16 = 0, rightShift: Int16 = 0, leftMeta: Int16 = 0, rightMeta: Int16 = 0
 
-    var ctrl: Int { leftCtrl + rightCtrl }
-    var alt: Int { leftAlt + rightAlt }
+    var ctrl: Int16 { leftCtrl &+ rightCtrl }
+    var alt: Int16 { leftAlt &+ rightAlt }
 
     @inline(__always)
-    mutating func change(_ code: UInt16, by delta: Int) {
+    mutating func change(_ code: UInt16, by delta: Int16) {
         switch code {
-        case KEY.leftCtrl: leftCtrl += delta
-        case KEY.rightCtrl: rightCtrl += delta
-        case KEY.leftAlt: leftAlt += delta
-        case KEY.rightAlt: rightAlt += delta
-        case KEY.leftShift: leftShift += delta
-        case KEY.rightShift: rightShift += delta
-        case KEY.leftMeta: leftMeta += delta
-        case KEY.rightMeta: rightMeta += delta
+        case KEY.leftCtrl: leftCtrl &+= delta
+        case KEY.rightCtrl: rightCtrl &+= delta
+        case KEY.leftAlt: leftAlt &+= delta
+        case KEY.rightAlt: rightAlt &+= delta
+        case KEY.leftShift: leftShift &+= delta
+        case KEY.rightShift: rightShift &+= delta
+        case KEY.leftMeta: leftMeta &+= delta
+        case KEY.rightMeta: rightMeta &+= delta
         default: break
         }
     }
@@ -54,7 +55,7 @@ struct ModifiersHeld {
     }
 
     @inline(__always)
-    private static func held(_ side: KeyCombo.Side, _ left: Int, _ right: Int) -> Bool {
+    private static func held(_ side: KeyCombo.Side, _ left: Int16, _ right: Int16) -> Bool {
         switch side {
         case .none: true
         case .either: left > 0 || right > 0
