@@ -67,71 +67,45 @@ extension ProfileReader {
         {
             buttons.escapeChords = policy
         }
-        let chordsPath = path + [.key("allowed-chords")]
-        if let value = table["allowed-chords"], let array = array(value, at: chordsPath) {
-            let allowable = Profile.Buttons.allowableChords
-            for (index, element) in array.enumerated() {
-                let elementPath = chordsPath + [.index(index)]
-                guard let name = string(element, at: elementPath, what: "a chord like \"Alt+Left\"") else { continue }
-                guard allowable.contains(name) else {
-                    error(
-                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(name)); the escape chords a profile may let through are \(allowable.map { Text.quoted($0) }.joined(separator: " and "))",
-                        at: elementPath, value: true)
-                    continue
-                }
-                if !buttons.allowedChords.contains(name) { buttons.allowedChords.append(name) }
-            }
+        let allowable = Profile.Buttons.allowableChords
+        buttons.allowedChords = strings(table, "allowed-chords", at: path, what: "a chord like \"Alt+Left\"") { name in
+            allowable.contains(name)
+                ? nil
+                : "; the escape chords a profile may let through are \(allowable.map { Text.quoted($0) }.joined(separator: " and "))"
         }
-        let combosPath = path + [.key("locked-combos")]
-        if let value = table["locked-combos"], let array = array(value, at: combosPath) {
-            for (index, element) in array.enumerated() {
-                let elementPath = combosPath + [.index(index)]
-                guard let text = string(element, at: elementPath, what: "a key combination like \"Ctrl+N\"") else {
-                    continue
-                }
-                if case .failure(let problem) = Profile.combo(text) {
-                    error(
-                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(text)), which \(problem.message)", at: elementPath,
-                        value: true)
-                    continue
-                }
-                if !buttons.lockedCombos.contains(text) { buttons.lockedCombos.append(text) }
-            }
+        buttons.lockedCombos = strings(table, "locked-combos", at: path, what: "a key combination like \"Ctrl+N\"") {
+            if case .failure(let problem) = Profile.combo($0) { return ", which \(problem.message)" }
+            return nil
         }
-        let groupsPath = path + [.key("combo-groups")]
-        if let value = table["combo-groups"], let array = array(value, at: groupsPath) {
-            let known = Profile.comboGroups.map(\.name)
-            for (index, element) in array.enumerated() {
-                let elementPath = groupsPath + [.index(index)]
-                guard let name = string(element, at: elementPath, what: "a combo group like \"browser\"") else {
-                    continue
-                }
-                guard known.contains(name) else {
-                    error(
-                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(name)); the combo groups are \(known.map { Text.quoted($0) }.joined(separator: " and "))",
-                        at: elementPath, value: true)
-                    continue
-                }
-                if !buttons.comboGroups.contains(name) { buttons.comboGroups.append(name) }
-            }
+        let comboGroups = Profile.comboGroups.map(\.name)
+        buttons.comboGroups = strings(table, "combo-groups", at: path, what: "a combo group like \"browser\"") { name in
+            comboGroups.contains(name) ? nil : "; the combo groups are \(comboGroups.map { Text.quoted($0) }.joined(separator: " and "))"
         }
-        let keysPath = path + [.key("extra-locked-keys")]
-        if let value = table["extra-locked-keys"], let array = array(value, at: keysPath) {
-            for (index, element) in array.enumerated() {
-                let elementPath = keysPath + [.index(index)]
-                guard let name = string(element, at: elementPath, what: "an evdev key name like \"KEY_F11\"") else {
-                    continue
-                }
-                guard EventCodes.isKeyName(name) else {
-                    error(
-                        "\(ProfileReader.name(elementPath)) is \(Text.quoted(name)), which is not an evdev key name (like \"KEY_F11\" or \"BTN_LEFT\")",
-                        at: elementPath, value: true)
-                    continue
-                }
-                if !buttons.extraLockedKeys.contains(name) { buttons.extraLockedKeys.append(name) }
-            }
+        buttons.extraLockedKeys = strings(table, "extra-locked-keys", at: path, what: "an evdev key name like \"KEY_F11\"") {
+            EventCodes.isKeyName($0) ? nil : ", which is not an evdev key name (like \"KEY_F11\" or \"BTN_LEFT\")"
         }
         return buttons
+    }
+
+    /// The strings of the array `key` of `table`, each once, in order. An element that is not a
+    /// string (`what` says what it should be), or of which `problem` says what is wrong (the rest
+    /// of the sentence after "PATH is "VALUE""), is an error at its place and left out.
+    mutating func strings(
+        _ table: TOMLTable, _ key: String, at path: TOMLPath, what: String, problem: (String) -> String?
+    ) -> [String] {
+        let arrayPath = path + [.key(key)]
+        guard let value = table[key], let array = array(value, at: arrayPath) else { return [] }
+        var found: [String] = []
+        for (index, element) in array.enumerated() {
+            let elementPath = arrayPath + [.index(index)]
+            guard let text = string(element, at: elementPath, what: what) else { continue }
+            if let problem = problem(text) {
+                error("\(ProfileReader.name(elementPath)) is \(Text.quoted(text))\(problem)", at: elementPath, value: true)
+                continue
+            }
+            if !found.contains(text) { found.append(text) }
+        }
+        return found
     }
 
     mutating func touch(_ table: TOMLTable, at path: TOMLPath) -> Profile.Touch {
