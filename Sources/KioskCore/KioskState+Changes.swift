@@ -25,6 +25,13 @@ extension KioskState {
     /// `SessionActive` while the session's profile presets any of its restrictions: the session
     /// would lose what it restores at its end, and the app could come back without its locks.
     public mutating func unregister(_ appID: AppID) throws(KioskError) {
+        try checkUnregister(appID)
+        try registry.unregister(appID)
+    }
+
+    /// Throws what ``unregister(_:)`` would (`UnknownApplication`, `SessionActive`), changing
+    /// nothing: the method's validation step.
+    public func checkUnregister(_ appID: AppID) throws(KioskError) {
         _ = try registry.application(appID)
         if session.presets(anyOf: appID) {
             throw KioskError(
@@ -32,7 +39,6 @@ extension KioskState {
                 "The guided-access session \"\(session.profileName)\" presets restrictions of \(appID); end it before forgetting the application."
             )
         }
-        try registry.unregister(appID)
     }
 
     /// Sets a restriction's state as an admin (`SetRestrictionState`): during a session it

@@ -89,8 +89,7 @@ extension ManagerObject {
             throw KioskError(.invalidArgument, "UnregisterApplication takes (s app_id).")
         }
         let appID = try AppID(app)
-        var check = state
-        try check.unregister(appID)
+        try state.checkUnregister(appID)
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "forget applications"
