@@ -66,9 +66,9 @@ extension Profile {
     }
 
     /// A key position's code: an evdev name, or the name after `KEY_` in any case, or a common
-    /// alias (Esc, Del, Enter, PgUp, PgDn, Ins).
+    /// alias (Del, Return, PgUp, PgDn, Ins).
     static func keyCode(_ name: String) -> UInt16? {
-        let aliases = ["ESC": "ESC", "DEL": "DELETE", "RETURN": "ENTER", "PGUP": "PAGEUP", "PGDN": "PAGEDOWN", "INS": "INSERT"]
+        let aliases = ["DEL": "DELETE", "RETURN": "ENTER", "PGUP": "PAGEUP", "PGDN": "PAGEDOWN", "INS": "INSERT"]
         let upper = name.uppercased()
         let evdev = upper.hasPrefix("KEY_") ? upper : "KEY_" + (aliases[upper] ?? upper)
         guard let code = EventCodes.code(named: evdev), code.type == EV.key else { return nil }
