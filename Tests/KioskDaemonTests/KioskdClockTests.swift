@@ -49,7 +49,9 @@ import Testing
 
     @Test func afterARebootTheWaitStartsAgainInFullAndTheSessionLosesNoTime() throws {
         let (wait, before, after) = try downFor2s(reboot: true)
-        #expect(wait == 30, "pulling the plug never shortens a wait: \(wait) s left")
-        #expect(after >= before - 0.5, "time powered off does not count: \(before) s, then \(after) s")
+        // 30 s from kioskd's start (29 if that start took over a second on a loaded machine); a
+        // restart without a reboot leaves at most 28.
+        #expect(wait >= 29, "pulling the plug never shortens a wait: \(wait) s left")
+        #expect(after >= before - 1.0, "time powered off does not count: \(before) s, then \(after) s")
     }
 }
