@@ -15,6 +15,22 @@ import Testing
     "Real kernel: wall-clock jumps move no wait and no limit (VM, root)", .serialized,
     .enabled(if: VM.isEnabled, Comment(rawValue: VM.skipMessage)))
 struct WallClockVMTests {
+    /// The wall clock minus CLOCK_MONOTONIC, in seconds: what ``restoreWallClock(_:)`` puts back.
+    static func wallClockOffset() -> Int {
+        var real = timespec(), mono = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        return real.tv_sec - mono.tv_sec
+    }
+
+    /// Sets the wall clock back to `offset` from CLOCK_MONOTONIC, however the test ended.
+    static func restoreWallClock(_ offset: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        now.tv_sec += offset
+        _ = clock_settime(CLOCK_REALTIME, &now)
+    }
+
     static func setWallClock(by seconds: Int) throws {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -47,7 +63,8 @@ struct WallClockVMTests {
     @Test func wallClockJumpsInEitherDirectionMoveNeitherTheThrottleNorTheTimeLimit() throws {
         let profile = "[session]\ntime-limit = \"1h\"\n[passcode]\nhash = \"\(KioskdProcess.passcodeHash)\"\n"
         try withKioskd(profiles: ["timed": profile]) { kioskd, bus in
-            defer { try? Self.setWallClock(by: 2 * 3600) }  // back to about the right time
+            let offset = Self.wallClockOffset()
+            defer { Self.restoreWallClock(offset) }  // the later tests in the VM see the right time
             try kioskd.call("StartSession", "s", ["timed"])
             for _ in 0..<6 { #expect(throws: BusError.self) { try kioskd.endSession(passcode: "0000") } }
             let shown = try Self.deadline(kioskd)
