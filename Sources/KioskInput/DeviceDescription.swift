@@ -57,6 +57,9 @@ public struct DeviceDescription: Sendable, Equatable {
     public var absInfo: [UInt16: AbsInfo]
     /// `LIBINPUT_CALIBRATION_MATRIX`, when the device has one.
     public var calibration: CalibrationMatrix?
+    /// The node's udev properties, when known (the broker reads them; a recording has none),
+    /// for the profile's `[[device]]` entries that match on them.
+    public var udevProperties: [String: String]?
 
     public init(
         name: String, phys: String? = nil, uniq: String? = nil, id: ID = ID(), properties: Set<UInt16> = [],

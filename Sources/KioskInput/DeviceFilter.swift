@@ -12,6 +12,9 @@
 struct DeviceFilter {
     let id: DeviceID
     let description: DeviceDescription
+    private let pointerKind: PointerKind
+    /// What the policy lets this device do (recomputed on every policy change).
+    private var gate = DeviceGate()
 
     private var frame: [InputEvent] = []
     private var syntheticFrame: [InputEvent] = []
@@ -19,26 +22,51 @@ struct DeviceFilter {
     private var lastEvent = InputEvent(type: EV.syn, code: SYN.report, value: 0)
 
     private var keys = KeyLedger()
-    /// The device's touch protocol, which picks the touch part below that holds its contacts
-    /// (the others are nil). The parts are stored apart rather than as the enum's payloads:
-    /// mutating a payload means moving the part out and back, hundreds of bytes per frame.
-    private let kind: DeviceDescription.TouchProtocol
+    /// Which part below holds the device's contacts or strokes (the others are nil): its touch
+    /// protocol, or an absolute pointer's strokes. The parts are stored apart rather than as an
+    /// enum's payloads: mutating a payload means moving the part out and back, hundreds of bytes
+    /// per frame.
+    private enum Part { case none, multitouchB, multitouchA, singleTouch, strokes }
+    private let kind: Part
     private var slotsB: ProtocolBSlots?
     private var contactsA: ProtocolAContacts?
     private var single: SingleTouchContact?
+    private var strokes: AbsoluteStrokes?
 
-    init(id: DeviceID, description: DeviceDescription) {
+    init(id: DeviceID, description: DeviceDescription, shared: SharedState) {
         self.id = id
         self.description = description
-        kind = description.touchProtocol
-        switch kind {
-        case .multitouchB(let slots): slotsB = ProtocolBSlots(description: description, slots: slots)
-        case .multitouchA: contactsA = ProtocolAContacts(description: description)
-        case .singleTouch: single = SingleTouchContact(description: description)
-        case .none: break
+        pointerKind = description.pointerKind
+        if pointerKind == .absolute {
+            kind = .strokes
+            strokes = AbsoluteStrokes(description: description)
+        } else {
+            switch description.touchProtocol {
+            case .multitouchB(let slots):
+                kind = .multitouchB
+                slotsB = ProtocolBSlots(description: description, slots: slots)
+            case .multitouchA:
+                kind = .multitouchA
+                contactsA = ProtocolAContacts(description: description)
+            case .singleTouch:
+                kind = .singleTouch
+                single = SingleTouchContact(description: description)
+            case .none:
+                kind = .none
+            }
         }
         frame.reserveCapacity(256)
         syntheticFrame.reserveCapacity(256)
+        gate = DeviceGate(description: description, pointerKind: pointerKind, policy: shared.policy)
+    }
+
+    /// Whether the part, not the key ledger, holds a key code.
+    private func partOwnsKey(_ code: UInt16) -> Bool {
+        switch kind {
+        case .none: false
+        case .multitouchB, .multitouchA, .singleTouch: ProtocolBSlots.ownsKey(code)
+        case .strokes: AbsoluteStrokes.ownsKey(code)
+        }
     }
 
     // MARK: - Events in
@@ -79,28 +107,35 @@ struct DeviceFilter {
         switch kind {
         case .multitouchB:
             Self.filterFrame(
-                events, device: id, synthetic: synthetic, keys: &keys, touch: &slotsB!, shared: &shared, into: &output)
+                events, device: id, synthetic: synthetic, gate: gate, keys: &keys, touch: &slotsB!, shared: &shared,
+                into: &output)
         case .multitouchA:
             Self.filterFrame(
-                events, device: id, synthetic: synthetic, keys: &keys, touch: &contactsA!, shared: &shared,
-                into: &output)
+                events, device: id, synthetic: synthetic, gate: gate, keys: &keys, touch: &contactsA!,
+                shared: &shared, into: &output)
         case .singleTouch:
             Self.filterFrame(
-                events, device: id, synthetic: synthetic, keys: &keys, touch: &single!, shared: &shared, into: &output)
+                events, device: id, synthetic: synthetic, gate: gate, keys: &keys, touch: &single!, shared: &shared,
+                into: &output)
+        case .strokes:
+            Self.filterFrame(
+                events, device: id, synthetic: synthetic, gate: gate, keys: &keys, touch: &strokes!,
+                shared: &shared, into: &output)
         case .none:
             var none = NoTouch()
             Self.filterFrame(
-                events, device: id, synthetic: synthetic, keys: &keys, touch: &none, shared: &shared, into: &output)
+                events, device: id, synthetic: synthetic, gate: gate, keys: &keys, touch: &none, shared: &shared,
+                into: &output)
         }
     }
 
     private static func filterFrame<Touch: TouchContacts>(
-        _ events: [InputEvent], device id: DeviceID, synthetic: Bool, keys: inout KeyLedger, touch: inout Touch,
-        shared: inout SharedState, into output: inout OutputBuffer
+        _ events: [InputEvent], device id: DeviceID, synthetic: Bool, gate: DeviceGate, keys: inout KeyLedger,
+        touch: inout Touch, shared: inout SharedState, into output: inout OutputBuffer
     ) {
         let start = output.events.count
         let end = events.count - 1  // the SYN_REPORT
-        touch.prepare(events, end: end, shared: shared)
+        touch.prepare(events, end: end, rule: gate.contacts, shared: shared)
 
         var pendingScan: InputEvent?
         var index = 0
@@ -112,10 +147,8 @@ struct DeviceFilter {
                 pendingScan = event
                 continue
             }
-            if event.type == EV.key
-                && !(Touch.ownsTouchKeys && (event.code == BTN.touch || BTN.isFingerCountTool(event.code)))
-            {
-                let forward = keys.decide(event, synthetic: synthetic, shared: &shared)
+            if event.type == EV.key && !Touch.ownsKey(event.code) {
+                let forward = keys.decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
                 if forward {
                     if let scan = pendingScan { output.append(scan) }
                     output.append(event)
@@ -124,11 +157,23 @@ struct DeviceFilter {
                 continue
             }
             if let scan = pendingScan {
-                if !shared.holdsAll { output.append(scan) }
                 pendingScan = nil
+                if event.type == EV.key {
+                    // A button of the touch part: its scan code goes with it, or not at all.
+                    let before = output.events.count
+                    if !shared.holdsAll { output.append(scan) }
+                    _ = touch.route(event, holding: shared.holdsAll, into: &output)
+                    if output.events.count == before + 1 { output.removeLast() }
+                    continue
+                }
+                if !shared.holdsAll { output.append(scan) }
             }
             if touch.route(event, holding: shared.holdsAll, into: &output) { continue }
             if event.type == EV.syn { continue }  // SYN_CONFIG, stray SYN_MT_REPORT
+            if event.type == EV.rel || (event.type == EV.abs && gate.axesArePointer) {
+                if gate.pointerPasses && !shared.holdsAll { output.append(event) }
+                continue
+            }
             if !shared.holdsAll { output.append(event) }
         }
         if let scan = pendingScan, !shared.holdsAll { output.append(scan) }
@@ -140,20 +185,25 @@ struct DeviceFilter {
     // MARK: - Policy changes, grab-time state, resync
 
     mutating func applyPolicyChange(shared: inout SharedState, into output: inout OutputBuffer) {
+        gate = DeviceGate(description: description, pointerKind: pointerKind, policy: shared.policy)
         let start = output.events.count
         let time = lastEvent
-        keys.releaseLocked(shared: shared, time: time, into: &output)
-        if shared.touchIsOff {
+        keys.releaseLocked(shared: shared, gate: gate, time: time, into: &output)
+        if shared.holdsAll || gate.contacts == .suppressAll {
             endForwardedContacts(time: time, into: &output)
         }
         output.commitFrame(device: id, from: start, time: time)
     }
+
+    /// The allowed-device entry this device matches, if any (for the journal and replay).
+    var allowance: AllowedDevice? { gate.allowance }
 
     private mutating func endForwardedContacts(time: InputEvent, into output: inout OutputBuffer) {
         switch kind {
         case .multitouchB: slotsB!.endForwardedContacts(time: time, into: &output)
         case .multitouchA: contactsA!.endForwardedContacts(time: time, into: &output)
         case .singleTouch: single!.endForwardedContacts(time: time, into: &output)
+        case .strokes: strokes!.endForwardedContacts(time: time, into: &output)
         case .none: break
         }
     }
@@ -161,13 +211,14 @@ struct DeviceFilter {
     /// State held at grab time: keys down were never forwarded; live contacts stay suppressed.
     mutating func adopt(initialState state: DeviceState, shared: inout SharedState) {
         for code in state.keysDown where Int(code) < KEY.count {
-            if kind != .none && (code == BTN.touch || BTN.isFingerCountTool(code)) { continue }
+            if partOwnsKey(code) { continue }
             keys.adoptDown(code, shared: &shared)
         }
         switch kind {
         case .multitouchB: slotsB!.adopt(state)
         case .multitouchA: contactsA!.adopt(state)
         case .singleTouch: single!.adopt(state)
+        case .strokes: strokes!.adopt(state)
         case .none: break
         }
     }
@@ -182,7 +233,15 @@ struct DeviceFilter {
         frame.removeAll(keepingCapacity: true)
         let time = lastEvent
         syntheticFrame.removeAll(keepingCapacity: true)
-        keys.appendDifferences(to: state, skippingTouchKeys: slotsB != nil, time: time, into: &syntheticFrame)
+        keys.appendDifferences(
+            to: state, skipping: { [kind] code in
+                switch kind {
+                case .multitouchB: ProtocolBSlots.ownsKey(code)
+                case .strokes: AbsoluteStrokes.ownsKey(code)
+                case .none, .multitouchA, .singleTouch: false
+                }
+            }, time: time, into: &syntheticFrame)
+        strokes?.appendButtonDifferences(to: state, time: time, into: &syntheticFrame)
         for (code, value) in state.absValues.sorted(by: { $0.key < $1.key }) where code < ABS.mtSlot {
             syntheticFrame.append(time.with(type: EV.abs, code: code, value: value))
         }
@@ -195,5 +254,49 @@ struct DeviceFilter {
         ProtocolBSlots.appendStarts(starts, currentSlot: state.currentSlot, time: time, into: &syntheticFrame)
         syntheticFrame.append(time.with(type: EV.syn, code: SYN.report, value: 0))
         processFrame(syntheticFrame, synthetic: true, shared: &shared, into: &output)
+    }
+}
+
+/// What the policy lets one device do: how its contacts or strokes are decided, whether its
+/// pointer events with no place on the screen pass, whether its keys pass the key locks (an
+/// allowed device, ``AllowedDevice``).
+struct DeviceGate {
+    var contacts = ContactRule.forwardAll
+    /// `REL_*` and pointer buttons (and a relative pointer's or joystick's axes) pass.
+    var pointerPasses = true
+    /// The device's absolute axes are a pointer's (a mouse's or a joystick's), not touch.
+    var axesArePointer = false
+    var keysExempt = false
+    var allowance: AllowedDevice?
+
+    init() {}
+
+    init(description: DeviceDescription, pointerKind: PointerKind, policy: FilterPolicy) {
+        var pointerExempt = false
+        for entry in policy.allowedDevices where entry.matcher.matches(description) {
+            if allowance == nil { allowance = entry }
+            keysExempt = keysExempt || entry.passesKeys
+            pointerExempt = pointerExempt || entry.passesPointer
+        }
+        pointerPasses = pointerExempt || policy.pointer == .allowed
+        axesArePointer = pointerKind == .relative || pointerKind == .joystick
+        switch pointerKind {
+        case .touchpad:
+            contacts = pointerPasses ? .forwardAll : .suppressAll
+        case .absolute:
+            contacts =
+                pointerPasses ? .forwardAll : policy.pointer == .locked ? .suppressAll : .regions
+        case .none, .relative, .joystick:
+            // Touch contacts of a touchscreen (a relative pointer or joystick has none).
+            if pointerExempt {
+                contacts = .forwardAll
+            } else {
+                switch policy.touch {
+                case .all: contacts = .forwardAll
+                case .none: contacts = .suppressAll
+                case .regions: contacts = .regions
+                }
+            }
+        }
     }
 }

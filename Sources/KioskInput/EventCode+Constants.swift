@@ -68,6 +68,24 @@ public enum KEY {
 
 /// `EV_KEY` codes for buttons.
 public enum BTN {
+    /// `BTN_MISC` (`BTN_0`): the first button code; every code below is a keyboard key.
+    public static let misc: UInt16 = 0x100
+    /// `BTN_LEFT` (`BTN_MOUSE`), the first mouse button; `BTN_TASK` the last.
+    public static let left: UInt16 = 0x110
+    public static let task: UInt16 = 0x117
+    /// `BTN_JOYSTICK` (`BTN_TRIGGER`): joystick and gamepad buttons run to `BTN_DIGI` − 1.
+    public static let joystick: UInt16 = 0x120
+    public static let toolPen: UInt16 = 0x140
+    public static let toolStylus3: UInt16 = 0x149
+    public static let stylus: UInt16 = 0x14b
+    public static let stylus2: UInt16 = 0x14c
+    /// `BTN_GEAR_UP`: the last of the `BTN_*` block that starts at `BTN_MISC`.
+    public static let gearUp: UInt16 = 0x151
+    public static let dpadUp: UInt16 = 0x220
+    public static let dpadRight: UInt16 = 0x223
+    /// `BTN_TRIGGER_HAPPY1` … `BTN_TRIGGER_HAPPY40`: more joystick buttons.
+    public static let triggerHappy: UInt16 = 0x2c0
+    public static let triggerHappy40: UInt16 = 0x2e7
     public static let toolFinger: UInt16 = 0x145
     public static let toolQuintTap: UInt16 = 0x148
     public static let touch: UInt16 = 0x14a
@@ -84,6 +102,29 @@ public enum BTN {
     public static func isFingerCountTool(_ code: UInt16) -> Bool {
         code == toolFinger || code == toolQuintTap || (code >= toolDoubleTap && code <= toolQuadTap)
     }
+
+    /// Whether a key code is a pointer's button rather than a keyboard's key: mouse, joystick,
+    /// gamepad and tablet buttons, pen tools, `BTN_TOUCH` (`BTN_MISC`…`BTN_GEAR_UP`, the d-pad,
+    /// `BTN_TRIGGER_HAPPY*`). Pointer rules (`[pointer]`) decide them, not the key locks.
+    @inline(__always)
+    public static func isPointerButton(_ code: UInt16) -> Bool {
+        (code >= misc && code <= gearUp) || (code >= dpadUp && code <= dpadRight)
+            || (code >= triggerHappy && code <= triggerHappy40)
+    }
+
+    /// Whether a pointer button, held, means the pointer acts where it is (a click, a pen's
+    /// tip or barrel button): mouse buttons, `BTN_TOUCH`, `BTN_STYLUS`, `BTN_STYLUS2`,
+    /// `BTN_STYLUS3`. Tools (`BTN_TOOL_PEN`) only say the pen is near.
+    @inline(__always)
+    public static func isStrokeButton(_ code: UInt16) -> Bool {
+        (code >= left && code <= task) || code == touch || code == stylus || code == stylus2 || code == toolStylus3
+    }
+}
+
+/// `EV_REL` codes.
+public enum REL {
+    public static let x: UInt16 = 0x00
+    public static let y: UInt16 = 0x01
 }
 
 /// `EV_ABS` codes.
@@ -108,6 +149,7 @@ public enum ABS {
 
 /// Input properties (`INPUT_PROP_*`).
 public enum INPUT_PROP {
+    public static let pointer: UInt16 = 0x00
     public static let direct: UInt16 = 0x01
     public static let semiMT: UInt16 = 0x03
     /// `INPUT_PROP_MAX`: the highest property.

@@ -13,19 +13,31 @@ public struct FilterPolicy: Sendable, Equatable {
     /// Key combinations whose key is swallowed, press and autorepeat, while their modifiers are
     /// held on any keyboard (``KeyCombo``).
     public var lockedCombos: [KeyCombo]
+    /// Key combinations that pass even when their keys are locked (an assistive technology's
+    /// shortcut, like a screen reader's Super+Alt+S), when their modifiers are held on the same
+    /// device as their key: a locked modifier of one is held back when pressed and sent just
+    /// before the combo's key; pressed and released alone, it never reaches the kiosk. Escape
+    /// chords stay blocked.
+    public var allowedCombos: [KeyCombo]
     public var touch: TouchPolicy
+    /// Mice, touchpads, pens, tablets, joysticks (``PointerKind``).
+    public var pointer: PointerPolicy
+    /// Devices that keep working in the session (``AllowedDevice``).
+    public var allowedDevices: [AllowedDevice]
     public var exitGesture: ExitGesture?
     /// An expired session: nothing reaches the kiosk; only the exit gesture is still detected.
     public var holdAllInput: Bool
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],
-        lockedCombos: [KeyCombo] = [], touch: TouchPolicy = .all, exitGesture: ExitGesture? = nil,
+        lockedCombos: [KeyCombo] = [], allowedCombos: [KeyCombo] = [], touch: TouchPolicy = .all,
+        pointer: PointerPolicy = .allowed, allowedDevices: [AllowedDevice] = [], exitGesture: ExitGesture? = nil,
         holdAllInput: Bool = false
     ) {
         self.lockedKeys = lockedKeys; self.blockEscapeChords = blockEscapeChords
-        self.allowedAltChords = allowedAltChords; self.lockedCombos = lockedCombos; self.touch = touch
-        self.exitGesture = exitGesture; self.holdAllInput = holdAllInput
+        self.allowedAltChords = allowedAltChords; self.lockedCombos = lockedCombos
+        self.allowedCombos = allowedCombos; self.touch = touch; self.pointer = pointer
+        self.allowedDevices = allowedDevices; self.exitGesture = exitGesture; self.holdAllInput = holdAllInput
     }
 
     /// No session: everything passes.
@@ -39,6 +51,69 @@ public enum TouchPolicy: Sendable, Equatable {
     case none
     /// Contacts that start inside any of these regions are never forwarded.
     case regions([TouchRegion])
+}
+
+/// What pointers may do (``PointerKind``); a profile's `[pointer] mode` resolved against its
+/// touch mode.
+public enum PointerPolicy: Sendable, Equatable {
+    /// Every pointer works.
+    case allowed
+    /// No pointer event reaches the kiosk: no motion, no button, no pen near the screen.
+    case locked
+    /// Absolute pointers (pens, tablets, absolute mice) are judged like touch: a click, a
+    /// pen's tip or button, or a wheel turn that starts in a locked touch region is swallowed
+    /// until every button is up again; motion and hover pass. Pointers with no place on the
+    /// screen (mice, trackballs, touchpads, joysticks) are locked.
+    case regions
+}
+
+/// A device that keeps working in a session: its keys, its pointer, or both pass the locks
+/// (never the escape chords nor the exit gesture, and nothing passes while all input is held).
+public struct AllowedDevice: Sendable, Equatable {
+    /// Why it is allowed, for people: `accessibility`, `scanner`, `keypad`, `card-reader`…
+    public var role: String
+    public var matcher: DeviceMatcher
+    /// Its keyboard keys pass the key locks and locked combos.
+    public var passesKeys: Bool
+    /// Its pointer events and touch contacts pass the pointer and touch locks.
+    public var passesPointer: Bool
+
+    public init(role: String, matcher: DeviceMatcher, passesKeys: Bool, passesPointer: Bool) {
+        self.role = role; self.matcher = matcher; self.passesKeys = passesKeys; self.passesPointer = passesPointer
+    }
+}
+
+/// What identifies a device: every part given must match.
+public struct DeviceMatcher: Sendable, Equatable {
+    /// The device's name, exactly (`EVIOCGNAME`, a trace's `N:` line).
+    public var name: String?
+    public var vendor: UInt16?
+    public var product: UInt16?
+    /// udev properties, each equal to its value (sorted by name).
+    public var udev: [(key: String, value: String)]
+
+    public init(name: String? = nil, vendor: UInt16? = nil, product: UInt16? = nil, udev: [(String, String)] = []) {
+        self.name = name; self.vendor = vendor; self.product = product
+        self.udev = udev.sorted { $0.0 < $1.0 }.map { (key: $0.0, value: $0.1) }
+    }
+
+    public static func == (a: DeviceMatcher, b: DeviceMatcher) -> Bool {
+        a.name == b.name && a.vendor == b.vendor && a.product == b.product
+            && a.udev.map(\.key) == b.udev.map(\.key) && a.udev.map(\.value) == b.udev.map(\.value)
+    }
+
+    /// Whether the device is this one. A udev part never matches a device whose udev
+    /// properties are not known (a recording).
+    public func matches(_ device: DeviceDescription) -> Bool {
+        if let name, device.name != name { return false }
+        if let vendor, device.id.vendor != vendor { return false }
+        if let product, device.id.product != product { return false }
+        if !udev.isEmpty {
+            guard let properties = device.udevProperties else { return false }
+            for (key, value) in udev where properties[key] != value { return false }
+        }
+        return true
+    }
 }
 
 /// A point in screen fractions (0…1).

@@ -33,7 +33,7 @@ public final class InputFilter {
     public func addDevice(_ description: DeviceDescription, state: DeviceState? = nil) -> DeviceID {
         let index = freeSlots.popLast() ?? devices.count
         let id = DeviceID(rawValue: index)
-        var filter = DeviceFilter(id: id, description: description)
+        var filter = DeviceFilter(id: id, description: description, shared: shared)
         if let state { filter.adopt(initialState: state, shared: &shared) }
         if index == devices.count { devices.append(filter) } else { devices[index] = filter }
         return id
@@ -114,6 +114,8 @@ struct SharedState {
     private var lockedBits: [Bool]
     /// The keys some locked combo ends with: a press of any other key is not looked up.
     private var comboKeyBits: [Bool]
+    /// The keys some allowed combo ends with.
+    private var allowedComboKeyBits: [Bool]
     private var modifiers = ModifiersHeld()
     private var gestureTimes: [Int64] = []
     private var gesturePresses = 0
@@ -123,6 +125,7 @@ struct SharedState {
         self.policy = policy
         lockedBits = Array(repeating: false, count: KEY.count)
         comboKeyBits = Array(repeating: false, count: KEY.count)
+        allowedComboKeyBits = Array(repeating: false, count: KEY.count)
         setPolicy(policy)
     }
 
@@ -131,6 +134,8 @@ struct SharedState {
         for key in new.lockedKeys where Int(key) < KEY.count { lockedBits[Int(key)] = true }
         for index in comboKeyBits.indices { comboKeyBits[index] = false }
         for combo in new.lockedCombos where Int(combo.key) < KEY.count { comboKeyBits[Int(combo.key)] = true }
+        for index in allowedComboKeyBits.indices { allowedComboKeyBits[index] = false }
+        for combo in new.allowedCombos where Int(combo.key) < KEY.count { allowedComboKeyBits[Int(combo.key)] = true }
         if new.exitGesture != policy.exitGesture || gestureTimes.isEmpty {
             gestureTimes = Array(repeating: 0, count: new.exitGesture?.presses ?? 0)
             gesturePresses = 0
@@ -140,28 +145,34 @@ struct SharedState {
 
     var holdsAll: Bool { policy.holdAllInput }
 
-    var touchIsOff: Bool {
+    /// Whether a press of `code` is swallowed (hold, a lock, or an escape chord). A device whose
+    /// keys are exempt (an allowed device) is held to the escape chords alone.
+    @inline(__always)
+    func swallowsPress(of code: UInt16, keysExempt: Bool) -> Bool {
         if policy.holdAllInput { return true }
-        if case .none = policy.touch { return true }
-        return false
+        if !keysExempt, Int(code) < KEY.count, lockedBits[Int(code)] { return true }
+        return completesBlockedChord(code, keysExempt: keysExempt)
     }
 
-    /// Whether a press of `code` is swallowed (hold, a lock, or an escape chord).
+    /// Whether `code`, pressed or repeated now, completes a blocked escape chord or (unless the
+    /// device's keys are exempt) a locked key combination.
     @inline(__always)
-    func swallowsPress(of code: UInt16) -> Bool {
-        if policy.holdAllInput { return true }
-        if Int(code) < KEY.count, lockedBits[Int(code)] { return true }
-        return completesBlockedChord(code)
-    }
-
-    /// Whether `code`, pressed or repeated now, completes a blocked escape chord or a locked
-    /// key combination.
-    @inline(__always)
-    func completesBlockedChord(_ code: UInt16) -> Bool {
+    func completesBlockedChord(_ code: UInt16, keysExempt: Bool) -> Bool {
         // Chords and combos end with a keyboard key (KEY_*, below BTN_MISC): a touch or pointer
         // button (BTN_TOUCH, BTN_TOOL_*, BTN_LEFT) is not looked up at all.
-        guard code < 0x100 else { return false }
-        return (policy.blockEscapeChords && isEscapeChord(code)) || completesLockedCombo(code)
+        guard code < BTN.misc else { return false }
+        return (policy.blockEscapeChords && isEscapeChord(code)) || (!keysExempt && completesLockedCombo(code))
+    }
+
+    /// Whether `code`, pressed now, completes a blocked escape chord.
+    func completesBlockedEscapeChord(_ code: UInt16) -> Bool {
+        code < BTN.misc && policy.blockEscapeChords && isEscapeChord(code)
+    }
+
+    /// Whether some allowed combo ends with `code` (the cheap test before looking them up).
+    @inline(__always)
+    func endsAllowedCombo(_ code: UInt16) -> Bool {
+        Int(code) < KEY.count && allowedComboKeyBits[Int(code)]
     }
 
     private func completesLockedCombo(_ code: UInt16) -> Bool {
@@ -171,8 +182,8 @@ struct SharedState {
     }
 
     /// Whether a forwarded key must be released now (it is locked or everything is held).
-    func mustRelease(_ code: UInt16) -> Bool {
-        policy.holdAllInput || (Int(code) < KEY.count && lockedBits[Int(code)])
+    func mustRelease(_ code: UInt16, keysExempt: Bool) -> Bool {
+        policy.holdAllInput || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
     }
 
     private func isEscapeChord(_ code: UInt16) -> Bool {

@@ -11,11 +11,17 @@ struct KeyLedger {
     }
 
     /// Records a key event and returns whether it goes to the clone. A synthetic press (from a
-    /// resync) does not count toward the exit gesture. Out of line on purpose: inlined into the
-    /// frame loop, its writes made the optimizer check both arrays for uniqueness at the start
-    /// of every frame, keys or not.
+    /// resync) does not count toward the exit gesture. A pointer button follows the device's
+    /// pointer rule (`gate`), a keyboard key the key locks (unless the device's keys are
+    /// exempt). A key that completes an allowed combo passes, and the combo's modifiers held on
+    /// this device that were held back go to `output` first. Out of line on purpose: inlined
+    /// into the frame loop, its writes made the optimizer check both arrays for uniqueness at
+    /// the start of every frame, keys or not.
     @inline(never)
-    mutating func decide(_ event: InputEvent, synthetic: Bool, shared: inout SharedState) -> Bool {
+    mutating func decide(
+        _ event: InputEvent, synthetic: Bool, gate: DeviceGate, shared: inout SharedState,
+        into output: inout OutputBuffer
+    ) -> Bool {
         let key = Int(event.code)
         guard key < KEY.count else { return !shared.holdsAll }
         switch event.value {
@@ -26,7 +32,15 @@ struct KeyLedger {
                 shared.physicalKeyChanged(event.code, down: true)
                 if !synthetic { shared.notePress(of: event.code, at: event.time) }
             }
-            if shared.swallowsPress(of: event.code) { return false }
+            if BTN.isPointerButton(event.code) {
+                if shared.holdsAll || !gate.pointerPasses { return false }
+            } else if shared.endsAllowedCombo(event.code), !shared.holdsAll,
+                !shared.completesBlockedEscapeChord(event.code), let combo = allowedCombo(endingWith: event.code, shared)
+            {
+                sendHeldBack(combo, time: event, into: &output)
+            } else if shared.swallowsPress(of: event.code, keysExempt: gate.keysExempt) {
+                return false
+            }
             keyForwarded[key] = true
             return true
         case 0:
@@ -42,14 +56,55 @@ struct KeyLedger {
         default:  // autorepeat: only for a press that was forwarded, and not while it completes
             // a blocked chord (a key held before Ctrl+Alt went down: a text console takes the
             // repeat as a press, and Ctrl+Alt+Del reboots)
-            return keyForwarded[key] && !shared.completesBlockedChord(event.code)
+            return keyForwarded[key] && !shared.completesBlockedChord(event.code, keysExempt: gate.keysExempt)
         }
     }
 
-    /// Releases on the clone every forwarded key the (new) policy locks.
-    mutating func releaseLocked(shared: SharedState, time: InputEvent, into output: inout OutputBuffer) {
-        for key in 0..<KEY.count where keyForwarded[key] && shared.mustRelease(UInt16(key)) {
-            output.append(time.with(type: EV.key, code: UInt16(key), value: 0))
+    /// The first allowed combo that `code` ends whose modifiers are all held on this device.
+    private func allowedCombo(endingWith code: UInt16, _ shared: SharedState) -> KeyCombo? {
+        for combo in shared.policy.allowedCombos where combo.key == code && holds(combo) { return combo }
+        return nil
+    }
+
+    private func holds(_ combo: KeyCombo) -> Bool {
+        held(combo.ctrl, KEY.leftCtrl, KEY.rightCtrl) && held(combo.alt, KEY.leftAlt, KEY.rightAlt)
+            && held(combo.shift, KEY.leftShift, KEY.rightShift) && held(combo.meta, KEY.leftMeta, KEY.rightMeta)
+    }
+
+    private func held(_ side: KeyCombo.Side, _ left: UInt16, _ right: UInt16) -> Bool {
+        switch side {
+        case .none: true
+        case .either: keyDown[Int(left)] || keyDown[Int(right)]
+        case .left: keyDown[Int(left)]
+        case .right: keyDown[Int(right)]
+        }
+    }
+
+    /// Sends the presses of the combo's modifiers that are down on this device but were held
+    /// back (locked), so the kiosk sees the whole combo.
+    private mutating func sendHeldBack(_ combo: KeyCombo, time: InputEvent, into output: inout OutputBuffer) {
+        let sides: [(KeyCombo.Side, UInt16, UInt16)] = [
+            (combo.ctrl, KEY.leftCtrl, KEY.rightCtrl), (combo.alt, KEY.leftAlt, KEY.rightAlt),
+            (combo.shift, KEY.leftShift, KEY.rightShift), (combo.meta, KEY.leftMeta, KEY.rightMeta),
+        ]
+        for (side, left, right) in sides where side != .none {
+            for code in [left, right] where keyDown[Int(code)] && !keyForwarded[Int(code)] {
+                if side == .left && code == right || side == .right && code == left { continue }
+                output.append(time.with(type: EV.key, code: code, value: 1))
+                keyForwarded[Int(code)] = true
+            }
+        }
+    }
+
+    /// Releases on the clone every forwarded key or button the (new) policy locks.
+    mutating func releaseLocked(shared: SharedState, gate: DeviceGate, time: InputEvent, into output: inout OutputBuffer) {
+        for key in 0..<KEY.count where keyForwarded[key] {
+            let code = UInt16(key)
+            let release =
+                BTN.isPointerButton(code)
+                ? shared.holdsAll || !gate.pointerPasses : shared.mustRelease(code, keysExempt: gate.keysExempt)
+            guard release else { continue }
+            output.append(time.with(type: EV.key, code: code, value: 0))
             keyForwarded[key] = false
         }
     }
@@ -68,16 +123,14 @@ struct KeyLedger {
     }
 
     /// Appends a press or release for every key whose state differs from `state`, in code
-    /// order; with `skippingTouchKeys`, `BTN_TOUCH` and `BTN_TOOL_*` are left out (recomputed).
+    /// order, but those `skipping` names (a touch part's, recomputed or tracked there).
     func appendDifferences(
-        to state: DeviceState, skippingTouchKeys: Bool, time: InputEvent, into frame: inout [InputEvent]
+        to state: DeviceState, skipping: (UInt16) -> Bool, time: InputEvent, into frame: inout [InputEvent]
     ) {
         for key in 0..<KEY.count {
             let down = state.keysDown.contains(UInt16(key))
             if down != keyDown[key] {
-                if skippingTouchKeys && (UInt16(key) == BTN.touch || BTN.isFingerCountTool(UInt16(key))) {
-                    continue
-                }
+                if skipping(UInt16(key)) { continue }
                 frame.append(time.with(type: EV.key, code: UInt16(key), value: down ? 1 : 0))
             }
         }

@@ -34,6 +34,9 @@ public struct OutputBuffer: Sendable {
     @inline(__always)
     mutating func append(_ event: InputEvent) { events.append(event) }
 
+    @inline(__always)
+    mutating func removeLast() { events.removeLast() }
+
     /// Closes the frame that started at `start`: if anything was appended since, adds the
     /// `SYN_REPORT` (with `time`'s timestamp) and records the frame; otherwise emits nothing.
     @inline(__always)

@@ -11,7 +11,8 @@ struct PointerEmulation {
     // What the clone was last sent.
     private var outTouch: Int32 = 0
     private var outTools: [Int32] = [0, 0, 0, 0, 0]
-    private var outX: Int32?, outY: Int32?, outPressure: Int32?
+    /// The clone starts with no contact, so with no pressure: a contact never forwarded sends none.
+    private var outX: Int32?, outY: Int32?, outPressure: Int32? = 0
 
     init(description: DeviceDescription) {
         hasTouchKey = description.supports(type: EV.key, code: BTN.touch)

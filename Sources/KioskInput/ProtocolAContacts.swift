@@ -26,7 +26,7 @@ struct ProtocolAContacts: TouchContacts {
         previous.reserveCapacity(32)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState) {
         group = 0
         contacts.removeAll(keepingCapacity: true)
         var current = Contact()
@@ -74,11 +74,11 @@ struct ProtocolAContacts: TouchContacts {
             }
             if best >= 0 {
                 previous[best].matched = true
-                contacts[index].forwarded = previous[best].forwarded && !shared.touchIsOff
+                contacts[index].forwarded = previous[best].forwarded && !shared.holdsAll && rule != .suppressAll
                 contacts[index].sequence = previous[best].sequence
             } else {
                 contacts[index].forwarded = !locator.isLocked(
-                    x: contacts[index].x, y: contacts[index].y, shared: shared)
+                    x: contacts[index].x, y: contacts[index].y, rule: rule, shared: shared)
                 contacts[index].sequence = nextSequence
                 nextSequence &+= 1
             }

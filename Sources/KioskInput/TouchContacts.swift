@@ -4,12 +4,14 @@
 /// compiler specializes per type, never as `any TouchContacts`: no box, no dynamic dispatch,
 /// no allocation per event.
 protocol TouchContacts {
-    /// Whether `BTN_TOUCH` and `BTN_TOOL_*` belong to touch (not to the key ledger).
-    static var ownsTouchKeys: Bool { get }
+    /// Whether a key code belongs to this part (not to the key ledger): `BTN_TOUCH` and the
+    /// finger-count `BTN_TOOL_*` of touch devices, every pointer button of an absolute pointer.
+    static func ownsKey(_ code: UInt16) -> Bool
 
     /// Reads the frame (`events[..<end]`, before its `SYN_REPORT`) before it is filtered:
-    /// records positions and decides the contacts that start in it, with its final position.
-    mutating func prepare(_ events: [InputEvent], end: Int, shared: SharedState)
+    /// records positions and decides the contacts that start in it, with its final position,
+    /// by `rule`.
+    mutating func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState)
 
     /// Filters one event of the frame that is not a key of the ledger nor `MSC_SCAN`. Returns
     /// whether it was touch's to decide; otherwise the device filter forwards it (unless all
@@ -27,13 +29,15 @@ protocol TouchContacts {
 }
 
 extension TouchContacts {
-    static var ownsTouchKeys: Bool { true }
+    @inline(__always)
+    static func ownsKey(_ code: UInt16) -> Bool { code == BTN.touch || BTN.isFingerCountTool(code) }
 }
 
 /// A device with no touch axes: keys, buttons, relative axes only.
 struct NoTouch: TouchContacts {
-    static var ownsTouchKeys: Bool { false }
-    func prepare(_ events: [InputEvent], end: Int, shared: SharedState) {}
+    @inline(__always)
+    static func ownsKey(_ code: UInt16) -> Bool { false }
+    func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState) {}
     @inline(__always)
     func route(_ event: InputEvent, holding: Bool, into output: inout OutputBuffer) -> Bool { false }
     func finish(time: InputEvent, into output: inout OutputBuffer) {}

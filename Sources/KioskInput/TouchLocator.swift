@@ -1,3 +1,13 @@
+/// How one device's contacts, or an absolute pointer's strokes, are decided under the policy
+/// now: a touchscreen follows `[touch]`, a touchpad and a pen follow `[pointer]`, an allowed
+/// device passes (``DeviceGate``). Holding all input suppresses everything whatever the rule.
+enum ContactRule: Equatable {
+    case forwardAll
+    case suppressAll
+    /// By where they start, against the policy's touch regions.
+    case regions
+}
+
 /// Where a contact lands on the screen: device coordinates through the axes' ranges and the
 /// device's calibration matrix to screen fractions, checked against the policy's regions.
 struct TouchLocator {
@@ -13,8 +23,13 @@ struct TouchLocator {
     }
 
     /// Whether a contact starting at device coordinates (x, y) must be suppressed.
-    func isLocked(x: Int32, y: Int32, shared: SharedState) -> Bool {
-        if shared.touchIsOff { return true }
+    func isLocked(x: Int32, y: Int32, rule: ContactRule, shared: SharedState) -> Bool {
+        if shared.holdsAll { return true }
+        switch rule {
+        case .forwardAll: return false
+        case .suppressAll: return true
+        case .regions: break
+        }
         guard case .regions(let regions) = shared.policy.touch, !regions.isEmpty else { return false }
         guard let xAxis, let yAxis else { return false }
         var point = Point(x: xAxis.fraction(of: x), y: yAxis.fraction(of: y))

@@ -209,9 +209,14 @@ struct Scenario: CustomStringConvertible {
         var yRange: (Int32, Int32) = (0, 999)
         var calibration: CalibrationMatrix?
         var tools = false
+        var name: String?
+        var id = DeviceDescription.ID()
         for option in options {
             let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
             switch parts[0] {
+            case "name": name = parts[1]
+            case "vendor": id.vendor = UInt16(parts[1].dropFirst(2), radix: 16)!
+            case "product": id.product = UInt16(parts[1].dropFirst(2), radix: 16)!
             case "slots": slots = Int(parts[1])!
             case "x", "y":
                 let bounds = parts[1].components(separatedBy: "..").compactMap { Int32($0) }
@@ -226,12 +231,50 @@ struct Scenario: CustomStringConvertible {
         let x = DeviceDescription.AbsInfo(minimum: xRange.0, maximum: xRange.1)
         let y = DeviceDescription.AbsInfo(minimum: yRange.0, maximum: yRange.1)
         let touchKeys: Set<UInt16> = tools ? [330, 325, 333, 334, 335, 328] : [330]
+        var description = try Self.device(
+            kind: kind, x: x, y: y, slots: slots, touchKeys: touchKeys, calibration: calibration, line: line)
+        if let name { description.name = name }
+        description.id = id
+        return description
+    }
+
+    static func device(
+        kind: String, x: DeviceDescription.AbsInfo, y: DeviceDescription.AbsInfo, slots: Int, touchKeys: Set<UInt16>,
+        calibration: CalibrationMatrix?, line: Int
+    ) throws -> DeviceDescription {
+        let slot = DeviceDescription.AbsInfo(minimum: 0, maximum: Int32(slots - 1))
+        let tracking = DeviceDescription.AbsInfo(minimum: 0, maximum: 65535)
         switch kind {
+        case "mouse", "trackball":
+            // REL_X, REL_Y, REL_WHEEL; BTN_LEFT, BTN_RIGHT, BTN_MIDDLE (BTN_SIDE, BTN_EXTRA on the
+            // trackball); MSC_SCAN.
+            let buttons: Set<UInt16> = kind == "mouse" ? [0x110, 0x111, 0x112] : [0x110, 0x111, 0x112, 0x113, 0x114]
+            return DeviceDescription(name: kind, codes: [1: buttons, 2: [0, 1, 8], 4: [4]])
+        case "pen":
+            // A pen display: ABS_X, ABS_Y, ABS_PRESSURE 0…1023, ABS_DISTANCE; BTN_TOOL_PEN,
+            // BTN_TOOL_RUBBER, BTN_TOUCH, BTN_STYLUS, BTN_STYLUS2; MSC_SERIAL; INPUT_PROP_DIRECT.
+            return DeviceDescription(
+                name: "pen", properties: [1], codes: [1: [0x140, 0x141, 0x14a, 0x14b, 0x14c], 3: [0, 1, 0x18, 0x19], 4: [0]],
+                absInfo: [0: x, 1: y, 0x18: .init(minimum: 0, maximum: 1023), 0x19: .init(minimum: 0, maximum: 63)],
+                calibration: calibration)
+        case "absmouse":
+            // A VM's "tablet": ABS_X, ABS_Y, BTN_LEFT, BTN_RIGHT, REL_WHEEL.
+            return DeviceDescription(
+                name: "absmouse", codes: [1: [0x110, 0x111], 2: [8], 3: [0, 1]], absInfo: [0: x, 1: y],
+                calibration: calibration)
+        case "touchpad":
+            // A clickpad: protocol B, BTN_LEFT, BTN_TOOL_FINGER…QUINTTAP, INPUT_PROP_POINTER + BUTTONPAD.
+            return DeviceDescription(
+                name: "touchpad", properties: [0, 2],
+                codes: [1: [0x110, 330, 325, 333, 334, 335, 328], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+                absInfo: [0: x, 1: y, 0x2f: slot, 0x35: x, 0x36: y, 0x39: tracking])
+        case "joystick":
+            return DeviceDescription(
+                name: "joystick", codes: [1: [0x120, 0x121], 3: [0, 1]],
+                absInfo: [0: .init(minimum: -127, maximum: 127), 1: .init(minimum: -127, maximum: 127)])
         case "keyboard":
             return DeviceDescription(name: "keyboard", codes: [1: Set(1..<0x2ff), 4: [4], 20: []])
         case "touchscreen":
-            let slot = DeviceDescription.AbsInfo(minimum: 0, maximum: Int32(slots - 1))
-            let tracking = DeviceDescription.AbsInfo(minimum: 0, maximum: 65535)
             return DeviceDescription(
                 name: "touchscreen", properties: [1], codes: [1: touchKeys, 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
                 absInfo: [0: x, 1: y, 0x2f: slot, 0x35: x, 0x36: y, 0x39: tracking], calibration: calibration)
@@ -263,6 +306,25 @@ struct Scenario: CustomStringConvertible {
                 policy.allowedAltChords = Set(
                     try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "hold": policy.holdAllInput = true
+            case "pointer":
+                switch parts[1] {
+                case "allowed": policy.pointer = .allowed
+                case "locked": policy.pointer = .locked
+                case "regions": policy.pointer = .regions
+                default: throw Failure(description: "line \(line): pointer=allowed|locked|regions")
+                }
+            case "allow-combo":  // allow-combo=super+alt+KEY_S
+                policy.allowedCombos.append(try combo(parts[1], line: line))
+            case "allow-device":  // allow-device=NAME:keys|pointer|all[:vendor:product] (NAME as the device's name=)
+                let p = parts[1].split(separator: ":").map(String.init)
+                let matcher =
+                    p.count >= 4
+                    ? DeviceMatcher(
+                        name: p[0] == "*" ? nil : p[0], vendor: UInt16(p[2], radix: 16), product: UInt16(p[3], radix: 16))
+                    : DeviceMatcher(name: p[0])
+                policy.allowedDevices.append(
+                    AllowedDevice(
+                        role: "test", matcher: matcher, passesKeys: p[1] != "pointer", passesPointer: p[1] != "keys"))
             case "touch":
                 switch parts[1] {
                 case "all": policy.touch = .all
