@@ -12,6 +12,8 @@ extension Profile.Buttons {
 
     /// The key codes these settings lock. `keyboard = "locked"` locks every `KEY_*` code;
     /// `BTN_*` codes (touch, mouse buttons) are the touch settings' business.
+    public static let allowedAltChordCodes = ["Alt+Left": KEY.left, "Alt+Right": KEY.right]
+
     public var lockedKeyCodes: Set<UInt16> {
         var names: [String] = extraLockedKeys
         if power == .locked { names += Self.powerKeys }
@@ -64,12 +66,41 @@ extension Profile {
             case .all, .regions: .regions(touch.lockedRegions.map(\.filterRegion))
             }
         return FilterPolicy(
-            lockedKeys: buttons.lockedKeyCodes,
+            lockedKeys: buttons.lockedKeyCodes.subtracting(
+                accessibility.allowedKeys.compactMap { EventCodes.code(named: $0)?.code }),
             blockEscapeChords: buttons.escapeChords == .blocked,
-            allowedAltChords: Set(buttons.allowedChords.compactMap { ["Alt+Left": KEY.left, "Alt+Right": KEY.right][$0] }),
+            allowedAltChords: Set(buttons.allowedChords.compactMap { Buttons.allowedAltChordCodes[$0] }),
             lockedCombos: buttons.allLockedCombos,
+            allowedCombos: accessibility.allowedCombos.compactMap { try? Profile.combo($0).get() },
             touch: touchPolicy,
+            pointer: pointerPolicy(touch: touchPolicy),
+            allowedDevices: devices.map(\.filterDevice),
             exitGesture: session.exitGesture?.filterGesture)
+    }
+
+    /// `[pointer] mode` in the filter's terms; `follow-touch` takes the touch policy's.
+    func pointerPolicy(touch: TouchPolicy) -> PointerPolicy {
+        switch pointer.mode {
+        case .locked: return .locked
+        case .allowed: return .allowed
+        case .followTouch:
+            switch touch {
+            case .none: return .locked
+            case .all: return .allowed
+            case .regions: return .regions
+            }
+        }
+    }
+}
+
+extension Profile.Device {
+    var filterDevice: AllowedDevice {
+        AllowedDevice(
+            role: role,
+            matcher: DeviceMatcher(
+                name: name, vendor: vendor.map { UInt16($0) }, product: product.map { UInt16($0) },
+                udev: udev.map { ($0.key, $0.value) }),
+            passesKeys: passes != .pointer, passesPointer: passes != .keys)
     }
 }
 

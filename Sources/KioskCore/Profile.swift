@@ -77,6 +77,67 @@ public struct Profile: Hashable, Sendable, Encodable {
         }
     }
 
+    /// What mice, touchpads, trackballs, pens, tablets and joysticks may do.
+    public enum PointerMode: String, Hashable, Sendable, Encodable {
+        /// As touch: touch `none` locks pointers, `all` allows them; with locked regions,
+        /// absolute pointers (pens, tablets, absolute mice) are judged like touch where they
+        /// click, and pointers with no place on the screen (mice, touchpads) are locked.
+        case followTouch = "follow-touch"
+        case locked
+        case allowed
+    }
+
+    public struct Pointer: Hashable, Sendable, Encodable {
+        public var mode: PointerMode = .followTouch
+    }
+
+    /// Keys and combos that keep working for assistive technology whatever the key locks say.
+    public struct Accessibility: Hashable, Sendable, Encodable {
+        /// evdev key names (`KEY_SPACE`) that pass even when `keyboard` or `home` lock them.
+        public var allowedKeys: [String] = []
+        /// Combos (`Super+Alt+S`, a screen reader's toggle) that pass even when their keys are locked.
+        public var allowedCombos: [String] = []
+
+        enum CodingKeys: String, CodingKey {
+            case allowedKeys = "allowed-keys"
+            case allowedCombos = "allowed-combos"
+        }
+    }
+
+    /// A `[[device]]` entry: a device that keeps working in a session.
+    public struct Device: Hashable, Sendable, Encodable {
+        /// What of its events pass the locks.
+        public enum Passes: String, Hashable, Sendable, Encodable {
+            /// Its keys and its pointer.
+            case all
+            /// Its keyboard keys (a switch interface, a keypad, a barcode or card reader).
+            case keys
+            /// Its pointer events and touch contacts.
+            case pointer
+        }
+
+        /// Why it is allowed (`accessibility`, `scanner`, `keypad`, `card-reader`…), for the journal.
+        public var role: String
+        public var name: String?
+        public var vendor: Int?
+        public var product: Int?
+        /// udev properties the node must have, each with this value (`ID_PATH`, `ID_SERIAL`…).
+        public var udev: [String: String] = [:]
+        public var passes: Passes
+        /// Where the entry is in its file (`line`), for warnings about it.
+        public var line: Int
+
+        /// The entry in words, for warnings: `keypad (vendor 0x1234, product 0x5678)`.
+        public var summary: String {
+            var parts: [String] = []
+            if let name { parts.append("name \(Text.quoted(name))") }
+            if let vendor { parts.append("vendor 0x" + String(vendor, radix: 16, uppercase: false)) }
+            if let product { parts.append("product 0x" + String(product, radix: 16, uppercase: false)) }
+            for (key, value) in udev.sorted(by: { $0.key < $1.key }) { parts.append("\(key)=\(Text.quoted(value))") }
+            return "\(role) (\(parts.joined(separator: ", ")))"
+        }
+    }
+
     /// N presses of a key within a time, seen even while the key is locked.
     public struct ExitGesture: Hashable, Sendable, Encodable {
         public var key: String
@@ -137,6 +198,10 @@ public struct Profile: Hashable, Sendable, Encodable {
     public var description: String = ""
     public var buttons = Buttons()
     public var touch = Touch()
+    public var pointer = Pointer()
+    public var accessibility = Accessibility()
+    /// `[[device]]` entries, in file order.
+    public var devices: [Device] = []
     /// Presets in the order the file gives them.
     public var presets: [Preset] = []
     public var session = Session()
@@ -147,7 +212,8 @@ public struct Profile: Hashable, Sendable, Encodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case app, description, buttons, touch, presets, session
+        case app, description, buttons, touch, pointer, accessibility, presets, session
+        case devices = "device"
         case passcodeHash = "passcode-hash"
     }
 }

@@ -7,7 +7,10 @@ import TOMLKit
 extension ProfileReader {
     // MARK: The profile
 
-    static let topKeys = ["app", "description", "buttons", "touch", "restrictions", "session", "passcode"]
+    static let topKeys = [
+        "app", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions", "session",
+        "passcode",
+    ]
 
     mutating func profile(_ root: TOMLTable) -> Profile {
         var profile = Profile()
@@ -31,6 +34,20 @@ extension ProfileReader {
         }
         if let value = root["touch"], let table = table(value, at: [.key("touch")]) {
             profile.touch = touch(table, at: [.key("touch")])
+        }
+        if let value = root["pointer"], let table = table(value, at: [.key("pointer")]) {
+            checkKeys(table, at: [.key("pointer")], allowed: ["mode"])
+            if let mode = table["mode"],
+                let chosen = choice(mode, at: [.key("pointer"), .key("mode")], [Profile.PointerMode.followTouch, .locked, .allowed])
+            {
+                profile.pointer.mode = chosen
+            }
+        }
+        if let value = root["accessibility"], let table = table(value, at: [.key("accessibility")]) {
+            profile.accessibility = accessibility(table, at: [.key("accessibility")], buttons: profile.buttons)
+        }
+        if let value = root["device"], let array = array(value, at: [.key("device")]) {
+            profile.devices = devices(array, at: [.key("device")])
         }
         if let value = root["restrictions"], let table = table(value, at: [.key("restrictions")]) {
             profile.presets = presets(table, at: [.key("restrictions")])
@@ -106,6 +123,144 @@ extension ProfileReader {
             if !found.contains(text) { found.append(text) }
         }
         return found
+    }
+
+    mutating func accessibility(_ table: TOMLTable, at path: TOMLPath, buttons: Profile.Buttons) -> Profile.Accessibility {
+        var accessibility = Profile.Accessibility()
+        checkKeys(table, at: path, allowed: ["allowed-keys", "allowed-combos"])
+        accessibility.allowedKeys = strings(table, "allowed-keys", at: path, what: "an evdev key name like \"KEY_SPACE\"") {
+            guard EventCodes.isKeyName($0), $0.hasPrefix("KEY_") else {
+                return ", which is not an evdev keyboard key name (like \"KEY_SPACE\"; pointer buttons follow [pointer])"
+            }
+            if buttons.extraLockedKeys.contains($0) {
+                return ", which buttons.extra-locked-keys also names; a key is either locked or allowed"
+            }
+            return nil
+        }
+        let allowedAlt = Set(buttons.allowedChords.compactMap { Profile.Buttons.allowedAltChordCodes[$0] })
+        accessibility.allowedCombos = strings(table, "allowed-combos", at: path, what: "a key combination like \"Super+Alt+S\"") {
+            switch Profile.combo($0) {
+            case .failure(let problem): return ", which \(problem.message)"
+            case .success(let combo):
+                if buttons.escapeChords == .blocked && combo.isEscapeChord(allowedAltChords: allowedAlt) {
+                    return ", an escape chord: buttons.escape-chords = \"blocked\" keeps every escape chord blocked"
+                }
+                return nil
+            }
+        }
+        return accessibility
+    }
+
+    /// The most `[[device]]` entries a profile may have.
+    static let maximumDevices = 32
+
+    mutating func devices(_ array: TOMLArray, at path: TOMLPath) -> [Profile.Device] {
+        var devices: [Profile.Device] = []
+        for (index, element) in array.enumerated() {
+            let entryPath = path + [.index(index)]
+            if let table = self.table(element, at: entryPath), let device = device(table, at: entryPath) {
+                devices.append(device)
+            }
+        }
+        if array.count > Self.maximumDevices {
+            error("device has \(array.count) entries; at most \(Self.maximumDevices) are allowed", at: path)
+        }
+        return devices
+    }
+
+    mutating func device(_ table: TOMLTable, at path: TOMLPath) -> Profile.Device? {
+        checkKeys(table, at: path, allowed: ["role", "name", "vendor", "product", "udev", "passes"])
+        let line = map.position(of: path).line
+        var problem = false
+        var role: String?
+        if let value = table["role"], let text = string(value, at: path + [.key("role")], what: "a word like \"accessibility\"") {
+            let valid = !text.isEmpty && text.utf8.count <= 32
+                && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+            if valid { role = text } else {
+                error(
+                    "\(ProfileReader.name(path + [.key("role")])) is \(Text.quoted(text)); a role is a lower-case word of up to 32 letters, digits and '-', like \"accessibility\", \"scanner\", \"keypad\" or \"card-reader\"",
+                    at: path + [.key("role")], value: true)
+                problem = true
+            }
+        } else if table["role"] == nil {
+            error("\(ProfileReader.name(path)) has no role; say why it is allowed, like role = \"accessibility\"", at: path)
+            problem = true
+        } else {
+            problem = true
+        }
+        var passes: Profile.Device.Passes?
+        if let value = table["passes"] {
+            passes = choice(value, at: path + [.key("passes")], [Profile.Device.Passes.all, .keys, .pointer])
+            if passes == nil { problem = true }
+        } else {
+            error("\(ProfileReader.name(path)) has no passes; say what of the device passes the locks: \"keys\", \"pointer\" or \"all\"", at: path)
+            problem = true
+        }
+        var name: String?
+        if let value = table["name"], let text = string(value, at: path + [.key("name")]) {
+            if text.isEmpty || text.utf8.count > 255 {
+                error("\(ProfileReader.name(path + [.key("name")])) must be a device name of 1 to 255 bytes", at: path + [.key("name")], value: true)
+                problem = true
+            } else {
+                name = text
+            }
+        }
+        var ids: [String: Int] = [:]
+        for key in ["vendor", "product"] {
+            guard let value = table[key] else { continue }
+            let idPath = path + [.key(key)]
+            guard expect(value, .int, at: idPath, what: "an integer like 0x1234"), let int = value.int else {
+                problem = true
+                continue
+            }
+            guard (0...0xFFFF).contains(int) else {
+                error("\(ProfileReader.name(idPath)) is \(int), outside 0x0000…0xffff", at: idPath, value: true)
+                problem = true
+                continue
+            }
+            ids[key] = int
+        }
+        if ids["product"] != nil && ids["vendor"] == nil {
+            error("\(ProfileReader.name(path)) has a product but no vendor; product ids are per vendor", at: path + [.key("product")])
+            problem = true
+        }
+        var udev: [String: String] = [:]
+        if let value = table["udev"], let properties = self.table(value, at: path + [.key("udev")]) {
+            for key in properties.keys {
+                let propertyPath = path + [.key("udev"), .key(key)]
+                guard let text = string(properties[key]!, at: propertyPath) else { problem = true; continue }
+                let validKey = !key.isEmpty && key.unicodeScalars.allSatisfy {
+                    ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                }
+                if !validKey {
+                    error("\(ProfileReader.name(propertyPath)): \(Text.quoted(key)) is not a udev property name (upper-case letters, digits and _)", at: propertyPath)
+                    problem = true
+                } else {
+                    udev[key] = text
+                }
+            }
+        }
+        let identifying = name != nil || ids["vendor"] != nil || udev.keys.contains { !Self.isGenericClassProperty($0) }
+        if !identifying {
+            let generic = udev.keys.sorted().filter(Self.isGenericClassProperty)
+            let why =
+                generic.isEmpty
+                ? "has nothing to match a device by"
+                : "matches only on \(generic.joined(separator: ", ")), which every device of its class has"
+            error(
+                "\(ProfileReader.name(path)) \(why); match one device by name, vendor and product, or a udev property such as ID_PATH or ID_SERIAL",
+                at: path)
+            problem = true
+        }
+        guard !problem, let role, let passes else { return nil }
+        return Profile.Device(
+            role: role, name: name, vendor: ids["vendor"], product: ids["product"], udev: udev, passes: passes, line: line)
+    }
+
+    /// udev's device-class properties (`ID_INPUT`, `ID_INPUT_KEYBOARD`, `ID_INPUT_MOUSE`, …):
+    /// every keyboard has `ID_INPUT_KEYBOARD`, so matching on it alone would unlock them all.
+    static func isGenericClassProperty(_ key: String) -> Bool {
+        key == "ID_INPUT" || key.hasPrefix("ID_INPUT_") || key == "SUBSYSTEM" || key == "ID_BUS" || key == "ID_TYPE"
     }
 
     mutating func touch(_ table: TOMLTable, at path: TOMLPath) -> Profile.Touch {

@@ -28,6 +28,8 @@ struct AbsoluteStrokes: TouchContacts {
     private var clone: [Int32]
     private var sourceDown: [Bool]
     private var cloneDown: [Bool]
+    /// Buttons the profile locks by name (their events are dropped, as read in `prepare`).
+    private var blocked: [Bool]
     private var strokeButtonsDown = 0
     private var decision = Decision.idle
     private var rule = ContactRule.forwardAll
@@ -49,6 +51,7 @@ struct AbsoluteStrokes: TouchContacts {
         clone = source
         sourceDown = Array(repeating: false, count: KEY.count)
         cloneDown = sourceDown
+        blocked = sourceDown
     }
 
     @inline(__always)
@@ -60,8 +63,8 @@ struct AbsoluteStrokes: TouchContacts {
         return source[Int(ABS.pressure)] > pressureMinimum
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState) {
-        self.rule = rule
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
+        rule = gate.contacts
         holding = shared.holdsAll
         var wheel = false
         var index = 0
@@ -72,6 +75,10 @@ struct AbsoluteStrokes: TouchContacts {
             case EV.abs where Int(event.code) < ABS.count:
                 source[Int(event.code)] = event.value
             case EV.key where BTN.isPointerButton(event.code) && event.value != 2:
+                // A button the profile locks by name (extra-locked-keys) never reaches the clone
+                // and starts no stroke.
+                blocked[Int(event.code)] = shared.locksButton(event.code, pointerExempt: gate.pointerExempt)
+                if blocked[Int(event.code)] { continue }
                 let down = event.value != 0
                 if sourceDown[Int(event.code)] != down {
                     sourceDown[Int(event.code)] = down
@@ -107,7 +114,9 @@ struct AbsoluteStrokes: TouchContacts {
     mutating func route(_ event: InputEvent, holding: Bool, into output: inout OutputBuffer) -> Bool {
         switch event.type {
         case EV.abs, EV.rel: break
-        case EV.key: guard BTN.isPointerButton(event.code) else { return false }
+        case EV.key:
+            guard BTN.isPointerButton(event.code) else { return false }
+            if blocked[Int(event.code)] { return true }
         case EV.msc: guard event.code != MSC.scan else { return false }
         default: return false
         }

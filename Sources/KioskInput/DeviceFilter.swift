@@ -135,7 +135,7 @@ struct DeviceFilter {
     ) {
         let start = output.events.count
         let end = events.count - 1  // the SYN_REPORT
-        touch.prepare(events, end: end, rule: gate.contacts, shared: shared)
+        touch.prepare(events, end: end, gate: gate, shared: shared)
 
         var pendingScan: InputEvent?
         var index = 0
@@ -264,6 +264,8 @@ struct DeviceGate {
     var contacts = ContactRule.forwardAll
     /// `REL_*` and pointer buttons (and a relative pointer's or joystick's axes) pass.
     var pointerPasses = true
+    /// An allowed device's pointer: even buttons the profile locks by name pass.
+    var pointerExempt = false
     /// The device's absolute axes are a pointer's (a mouse's or a joystick's), not touch.
     var axesArePointer = false
     var keysExempt = false
@@ -272,7 +274,6 @@ struct DeviceGate {
     init() {}
 
     init(description: DeviceDescription, pointerKind: PointerKind, policy: FilterPolicy) {
-        var pointerExempt = false
         for entry in policy.allowedDevices where entry.matcher.matches(description) {
             if allowance == nil { allowance = entry }
             keysExempt = keysExempt || entry.passesKeys

@@ -181,19 +181,21 @@ struct SharedState {
         return false
     }
 
+    /// Whether the profile locks a pointer button by name (`extra-locked-keys = ["BTN_RIGHT"]`),
+    /// which an allowed device's pointer passes.
+    @inline(__always)
+    func locksButton(_ code: UInt16, pointerExempt: Bool) -> Bool {
+        !pointerExempt && Int(code) < KEY.count && lockedBits[Int(code)]
+    }
+
     /// Whether a forwarded key must be released now (it is locked or everything is held).
     func mustRelease(_ code: UInt16, keysExempt: Bool) -> Bool {
         policy.holdAllInput || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
     }
 
     private func isEscapeChord(_ code: UInt16) -> Bool {
-        guard modifiers.alt > 0 else { return false }
-        if code == KEY.sysRq { return true }
-        // The console's VT switches: Alt+F1…F12 (Ctrl+Alt in X11, AltGr for VTs 13–24), Alt+←/→.
-        if (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12 { return true }
-        if code == KEY.left || code == KEY.right { return !policy.allowedAltChords.contains(code) }
-        guard modifiers.ctrl > 0 else { return false }
-        return code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
+        EscapeChord.completes(
+            code, alt: modifiers.alt > 0, ctrl: modifiers.ctrl > 0, allowedAltChords: policy.allowedAltChords)
     }
 
     @inline(__always)

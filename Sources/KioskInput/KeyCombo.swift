@@ -24,6 +24,29 @@ public struct KeyCombo: Sendable, Hashable {
     }
 }
 
+extension KeyCombo {
+    /// Whether pressing this combo would complete an escape chord (``FilterPolicy/blockEscapeChords``),
+    /// which an allowed combo can never let through.
+    public func isEscapeChord(allowedAltChords: Set<UInt16> = []) -> Bool {
+        EscapeChord.completes(key, alt: alt != .none, ctrl: ctrl != .none, allowedAltChords: allowedAltChords)
+    }
+}
+
+/// The escape chords: Ctrl+Alt+Backspace, Ctrl+Alt+Del (and keypad Del), Alt+SysRq, and the
+/// console's VT switches Alt+F1…F12 (Ctrl+Alt in X11, AltGr for VTs 13–24) and Alt+←/→.
+enum EscapeChord {
+    /// Whether `code`, pressed with Alt (and Ctrl) held or not, completes one.
+    @inline(__always)
+    static func completes(_ code: UInt16, alt: Bool, ctrl: Bool, allowedAltChords: Set<UInt16>) -> Bool {
+        guard alt else { return false }
+        if code == KEY.sysRq { return true }
+        if (code >= KEY.f1 && code <= KEY.f10) || code == KEY.f11 || code == KEY.f12 { return true }
+        if code == KEY.left || code == KEY.right { return !allowedAltChords.contains(code) }
+        guard ctrl else { return false }
+        return code == KEY.backspace || code == KEY.delete || code == KEY.kpDot
+    }
+}
+
 /// The modifier keys held across every keyboard, by side: how many keyboards hold each (16 bits
 /// each, so that the filter's shared state stays small: it is read on every frame).
 struct ModifiersHeld {

@@ -34,6 +34,7 @@ struct KeyLedger {
             }
             if BTN.isPointerButton(event.code) {
                 if shared.holdsAll || !gate.pointerPasses { return false }
+                if shared.locksButton(event.code, pointerExempt: gate.pointerExempt) { return false }
             } else if shared.endsAllowedCombo(event.code), !shared.holdsAll,
                 !shared.completesBlockedEscapeChord(event.code), let combo = allowedCombo(endingWith: event.code, shared)
             {
@@ -102,7 +103,8 @@ struct KeyLedger {
             let code = UInt16(key)
             let release =
                 BTN.isPointerButton(code)
-                ? shared.holdsAll || !gate.pointerPasses : shared.mustRelease(code, keysExempt: gate.keysExempt)
+                ? shared.holdsAll || !gate.pointerPasses || shared.locksButton(code, pointerExempt: gate.pointerExempt)
+                : shared.mustRelease(code, keysExempt: gate.keysExempt)
             guard release else { continue }
             output.append(time.with(type: EV.key, code: code, value: 0))
             keyForwarded[key] = false

@@ -26,7 +26,7 @@ struct ProtocolAContacts: TouchContacts {
         previous.reserveCapacity(32)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
         group = 0
         contacts.removeAll(keepingCapacity: true)
         var current = Contact()
@@ -74,11 +74,11 @@ struct ProtocolAContacts: TouchContacts {
             }
             if best >= 0 {
                 previous[best].matched = true
-                contacts[index].forwarded = previous[best].forwarded && !shared.holdsAll && rule != .suppressAll
+                contacts[index].forwarded = previous[best].forwarded && !shared.holdsAll && gate.contacts != .suppressAll
                 contacts[index].sequence = previous[best].sequence
             } else {
                 contacts[index].forwarded = !locator.isLocked(
-                    x: contacts[index].x, y: contacts[index].y, rule: rule, shared: shared)
+                    x: contacts[index].x, y: contacts[index].y, rule: gate.contacts, shared: shared)
                 contacts[index].sequence = nextSequence
                 nextSequence &+= 1
             }

@@ -47,7 +47,7 @@ struct ProtocolBSlots: TouchContacts {
 
     // MARK: - Frames
 
-    mutating func prepare(_ events: [InputEvent], end: Int, rule: ContactRule, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
         slotSelected = false
         var slot = inSlot
         var index = 0
@@ -76,7 +76,7 @@ struct ProtocolBSlots: TouchContacts {
         for s in 0..<slotCount where startsInFrame[s] > 0 {
             startDecision[s] = !locator.isLocked(
                 x: slotValues[s * 16 + Int(ABS.mtPositionX - ABS.mtFirst)],
-                y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], rule: rule, shared: shared)
+                y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], rule: gate.contacts, shared: shared)
         }
     }
 

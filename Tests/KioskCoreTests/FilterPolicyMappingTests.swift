@@ -188,4 +188,78 @@ import Testing
         #expect(regions[0].contains(Point(x: 0.95, y: 0.05)) && !regions[0].contains(Point(x: 0.5, y: 0.5)))
         #expect(policy.exitGesture == ExitGesture(key: key("KEY_POWER"), presses: 3, within: 1_500_000))
     }
+
+    /// Issue 14: `[pointer] mode = "follow-touch"` (the default) takes the touch mode's.
+    @Test func pointerFollowsTouchByDefault() throws {
+        #expect(try profile("").filterPolicy.pointer == .allowed)
+        #expect(try profile("[touch]\nmode = \"none\"").filterPolicy.pointer == .locked)
+        let regions = """
+            [touch]
+            mode = "regions"
+            [[touch.locked-region]]
+            rect = { x = 0.0, y = 0.0, width = 0.5, height = 0.5 }
+            """
+        #expect(try profile(regions).filterPolicy.pointer == .regions)
+        #expect(try profile(regions + "\n[pointer]\nmode = \"allowed\"").filterPolicy.pointer == .allowed)
+        #expect(try profile("[pointer]\nmode = \"locked\"").filterPolicy.pointer == .locked)
+        #expect(try profile("[touch]\nmode = \"none\"\n[pointer]\nmode = \"allowed\"").filterPolicy.pointer == .allowed)
+    }
+
+    @Test func accessibilityKeysAndCombosPassTheLocks() throws {
+        let policy = try profile(
+            """
+            [buttons]
+            keyboard = "locked"
+            [accessibility]
+            allowed-keys = ["KEY_SPACE", "KEY_ENTER"]
+            allowed-combos = ["Super+Alt+S", "Ctrl+Alt+Z"]
+            """
+        ).filterPolicy
+        #expect(!policy.lockedKeys.contains(key("KEY_SPACE")))
+        #expect(!policy.lockedKeys.contains(key("KEY_ENTER")))
+        #expect(policy.lockedKeys.contains(key("KEY_A")))
+        #expect(policy.lockedKeys.contains(key("KEY_LEFTMETA")))
+        #expect(
+            policy.allowedCombos == [
+                KeyCombo(alt: .either, meta: .either, key: key("KEY_S")),
+                KeyCombo(ctrl: .either, alt: .either, key: key("KEY_Z")),
+            ])
+        // With the escape chords allowed, an allowed combo may be one.
+        #expect(
+            try profile("[buttons]\nescape-chords = \"allowed\"\n[accessibility]\nallowed-combos = [\"Alt+F2\"]")
+                .filterPolicy.allowedCombos.count == 1)
+    }
+
+    @Test func deviceEntriesBecomeAllowedDevices() throws {
+        let parsed = try profile(
+            """
+            [[device]]
+            role = "keypad"
+            vendor = 0x1234
+            product = 0xabcd
+            passes = "keys"
+
+            [[device]]
+            role = "accessibility"
+            name = "AbleNet Switch"
+            udev = { ID_PATH = "pci-0000:00:14.0-usb-0:2:1.0", ID_INPUT_KEYBOARD = "1" }
+            passes = "all"
+            """)
+        #expect(parsed.devices.map(\.line) == [1, 7])
+        #expect(parsed.devices[0].summary == "keypad (vendor 0x1234, product 0xabcd)")
+        let devices = parsed.filterPolicy.allowedDevices
+        #expect(devices.count == 2)
+        #expect(devices[0].passesKeys && !devices[0].passesPointer)
+        #expect(devices[1].passesKeys && devices[1].passesPointer)
+        var keypad = DeviceDescription(name: "Keypad", id: .init(bus: 3, vendor: 0x1234, product: 0xabcd))
+        #expect(devices[0].matcher.matches(keypad))
+        keypad.id.product = 0xabce
+        #expect(!devices[0].matcher.matches(keypad))
+        var switchDevice = DeviceDescription(name: "AbleNet Switch")
+        #expect(!devices[1].matcher.matches(switchDevice), "a udev match never matches a device of unknown udev")
+        switchDevice.udevProperties = ["ID_PATH": "pci-0000:00:14.0-usb-0:2:1.0", "ID_INPUT_KEYBOARD": "1"]
+        #expect(devices[1].matcher.matches(switchDevice))
+        switchDevice.udevProperties?["ID_PATH"] = "pci-0000:00:14.0-usb-0:3:1.0"
+        #expect(!devices[1].matcher.matches(switchDevice))
+    }
 }

@@ -157,6 +157,29 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "it must be \"allow\" or \"deny\""
         ),
         ("[restrictions.\"org.example.A\"]\n\"org..x\" = \"deny\"\n", "2:1", "empty label"),
+        // Issue 14: pointers, accessibility, allowed devices.
+        ("[pointer]\nmode = \"regions\"\n", "2:8", "it must be \"follow-touch\" or \"locked\" or \"allowed\""),
+        ("[pointer]\nmodes = \"locked\"\n", "2:1", "did you mean \"mode\""),
+        ("[accessibility]\nallowed-keys = [\"BTN_LEFT\"]\n", "2:17", "not an evdev keyboard key name"),
+        (
+            "[buttons]\nextra-locked-keys = [\"KEY_SPACE\"]\n[accessibility]\nallowed-keys = [\"KEY_SPACE\"]\n",
+            "4:17", "a key is either locked or allowed"
+        ),
+        ("[accessibility]\nallowed-combos = [\"Ctrl+Alt+Delete\"]\n", "2:19", "an escape chord"),
+        ("[accessibility]\nallowed-combos = [\"Alt+F2\"]\n", "2:19", "an escape chord"),
+        ("[accessibility]\nallowed-combos = [\"Super\"]\n", "2:19", "needs at least one modifier"),
+        ("[[device]]\nrole = \"keypad\"\npasses = \"keys\"\n", "1:1", "has nothing to match a device by"),
+        (
+            "[[device]]\nrole = \"keypad\"\npasses = \"keys\"\nudev = { ID_INPUT_KEYBOARD = \"1\" }\n", "1:1",
+            "matches only on ID_INPUT_KEYBOARD, which every device of its class has"
+        ),
+        ("[[device]]\nrole = \"keypad\"\nproduct = 0x1234\npasses = \"keys\"\n", "3:1", "product but no vendor"),
+        ("[[device]]\nname = \"Pad\"\npasses = \"keys\"\n", "1:1", "has no role"),
+        ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\n", "1:1", "has no passes"),
+        ("[[device]]\nname = \"Pad\"\nrole = \"Key Pad\"\npasses = \"keys\"\n", "3:8", "a role is a lower-case word"),
+        ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"everything\"\n", "4:10", "it must be \"all\""),
+        ("[[device]]\nvendor = 0x10000\nrole = \"keypad\"\npasses = \"keys\"\n", "2:10", "outside 0x0000…0xffff"),
+        ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"keys\"\nmatch = \"x\"\n", "5:1", "unknown key \"match\""),
         // TOML syntax errors carry TOMLKit's position.
         ("[buttons\npower = \"locked\"\n", "1:9", "TOML syntax"),
         ("a = \"x\"\na = \"y\"\n", "2:5", "cannot redefine"),
