@@ -30,6 +30,9 @@ public enum KioskWire {
         public static let sessionDeadline = "SessionDeadline"
         /// Why the restored session runs with the strictest locks ("" when it runs with its profile).
         public static let sessionProblem = "SessionProblem"
+        /// Problems with the active session that do not change its locks (a `[[device]]` entry
+        /// that matches no device); empty otherwise.
+        public static let sessionWarnings = "SessionWarnings"
         public static let version = "Version"
     }
 

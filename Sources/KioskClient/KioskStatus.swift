@@ -12,11 +12,16 @@ public struct KioskStatus: Hashable, Sendable {
     /// Why the session cannot be enforced as its profile asks, when a daemon says so
     /// (the `SessionProblem` property); nil when the daemon has no such property.
     public var sessionProblem: String?
+    /// Problems with the session that do not change its locks (the `SessionWarnings` property,
+    /// e.g. a profile's `[[device]]` entry that matches no device); empty when there are none
+    /// or the daemon has no such property.
+    public var sessionWarnings: [String]
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,
-        version: String, sessionProblem: String? = nil
+        version: String, sessionProblem: String? = nil, sessionWarnings: [String] = []
     ) {
+        self.sessionWarnings = sessionWarnings
         self.sessionState = sessionState
         self.activeProfile = activeProfile
         self.sessionDeadline = sessionDeadline

@@ -71,6 +71,9 @@ enum ManagerWire {
             case KioskWire.Member.sessionProblem:
                 guard let text = value.string else { throw .unexpected("SessionProblem is not a string") }
                 status.sessionProblem = text.isEmpty ? nil : text
+            case KioskWire.Member.sessionWarnings:
+                guard let warnings = value.strings else { throw .unexpected("SessionWarnings is not an array of strings") }
+                status.sessionWarnings = warnings
             default:
                 continue  // a property this client does not know
             }

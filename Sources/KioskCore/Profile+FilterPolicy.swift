@@ -94,7 +94,8 @@ extension Profile {
 }
 
 extension Profile.Device {
-    var filterDevice: AllowedDevice {
+    /// The entry in the filter's terms.
+    public var filterDevice: AllowedDevice {
         AllowedDevice(
             role: role,
             matcher: DeviceMatcher(

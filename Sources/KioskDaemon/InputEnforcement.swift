@@ -11,12 +11,16 @@ public protocol SessionEnforcer: AnyObject {
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
-    /// Called (on the loop) whenever ``problem`` changes; set by `ManagerObject`.
+    /// What is wrong with the session's locks but does not weaken them (a `[[device]]` entry that
+    /// matches no device): `SessionWarnings` while a session is active.
+    var warnings: [String] { get }
+    /// Called (on the loop) whenever ``problem`` or ``warnings`` change; set by `ManagerObject`.
     var onProblemChanged: (() -> Void)? { get set }
 }
 
 extension SessionEnforcer {
     public var problem: String { "" }
+    public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
         get { nil }
         set {}
@@ -41,13 +45,25 @@ final class InputEnforcement: SessionEnforcer {
     /// logind's inhibitor, wanted (the session locks the power key) and not held.
     var problem: String { inhibitor?.problem ?? "" }
 
+    private(set) var warnings: [String] = []
+    /// The active profile's `[[device]]` entries, and its file name for warnings.
+    private var deviceEntries: [Profile.Device] = []
+    private var profileFile = ""
+    private var problemChanged: (() -> Void)?
+
     var onProblemChanged: (() -> Void)? {
-        get { inhibitor?.onProblemChanged }
-        set { inhibitor?.onProblemChanged = newValue }
+        get { problemChanged }
+        set {
+            problemChanged = newValue
+            inhibitor?.onProblemChanged = newValue
+        }
     }
 
     func enforce(_ state: KioskState, profile: Profile?) {
         let next = state.filterPolicy(profile: profile)
+        deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
+        profileFile = state.session.profileName + ".toml"
+        defer { updateWarnings() }
         guard next != policy else { return }
         policy = next
         broker?.setPolicy(next)
@@ -58,5 +74,22 @@ final class InputEnforcement: SessionEnforcer {
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
                 "input.hold-all": "\(next.holdAllInput)",
             ])
+    }
+
+    /// A device was plugged in: an entry may match now.
+    func deviceBrokered() { updateWarnings() }
+
+    /// Every `[[device]]` entry of the session's profile that matches no brokered device is a
+    /// warning (journal, `SessionWarnings`): the device it means keeps every lock until it is
+    /// plugged in, or the entry is mistyped. Without a broker (`--no-input`) nothing is judged.
+    private func updateWarnings() {
+        guard let broker else { return }
+        let next = deviceEntries.filter { !broker.brokers($0.filterDevice.matcher) }.map { entry in
+            "The [[device]] entry at line \(entry.line) of \(profileFile), \(entry.summary), matches no input device: none gets through the locks until one that matches is plugged in"
+        }
+        guard next != warnings else { return }
+        for warning in next where !warnings.contains(warning) { logger.warning("\(warning)") }
+        warnings = next
+        problemChanged?()
     }
 }

@@ -67,8 +67,10 @@ public enum KioskService {
             manager.wallClockChanged()
         }
         let broker = options.brokerInput ? InputBroker(loop: loop, logger: logger) : nil
-        manager.enforcer = InputEnforcement(
+        let enforcement = InputEnforcement(
             broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
+        manager.enforcer = enforcement
+        broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()

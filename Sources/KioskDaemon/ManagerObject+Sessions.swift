@@ -151,6 +151,13 @@ extension ManagerObject {
         return problems.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
+    /// What is wrong with the active session but does not change its locks (the enforcer's
+    /// warnings: `[[device]]` entries that match no device); empty otherwise.
+    public var sessionWarnings: [String] {
+        guard state.session.isActive else { return [] }
+        return enforcer?.warnings ?? []
+    }
+
     /// Emits `ExitRequested`: the exit gesture was seen, the kiosk UI should ask for the passcode.
     public func requestExit() {
         logger.notice("Exit gesture seen", metadata: ["session.profile": "\(state.session.profileName)"])

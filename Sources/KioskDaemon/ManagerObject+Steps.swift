@@ -241,19 +241,20 @@ extension ManagerObject {
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface,
                 properties: [
                     Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-                    Member.sessionProblem,
+                    Member.sessionProblem, Member.sessionWarnings,
                 ])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
         }
     }
 
-    /// `SessionProblem` changed on its own (the enforcer's problem came or went).
+    /// `SessionProblem` or `SessionWarnings` changed on their own (the enforcer's problem or
+    /// warnings came or went).
     func emitSessionProblemChanged() {
         do {
             try bus.emitPropertiesChanged(
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                properties: [Member.sessionProblem])
+                properties: [Member.sessionProblem, Member.sessionWarnings])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
         }

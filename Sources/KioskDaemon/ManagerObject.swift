@@ -171,6 +171,9 @@ public final class ManagerObject {
                     .uint64(UInt64(max(0, state.session.deadline.map(displayTime)?.microseconds ?? 0)))
                 },
                 BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
+                BusProperty(Member.sessionWarnings, "as") { [unowned self] in
+                    .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
+                },
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },
             ])
     }

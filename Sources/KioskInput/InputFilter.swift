@@ -51,6 +51,11 @@ public final class InputFilter {
         devices.indices.contains(id.rawValue) ? devices[id.rawValue]?.description : nil
     }
 
+    /// The policy's allowed-device entry a device matches (the first), if any.
+    public func allowance(of id: DeviceID) -> AllowedDevice? {
+        devices.indices.contains(id.rawValue) ? devices[id.rawValue]?.allowance : nil
+    }
+
     /// Feeds one event from a device. When it completes a frame, the filtered frame (if
     /// anything is left of it) is appended to `output`.
     @discardableResult

@@ -45,8 +45,25 @@ public enum Replay {
         return result
     }
 
+    /// What the profile's allowed-device entries come to on this recording, as comment lines: the
+    /// devices each one lets through (matched on the recording's `N:` name and `I:` ids), and
+    /// the entries that match on udev properties, which a recording does not have.
+    public static func allowedDeviceNotes(trace: Trace, policy: FilterPolicy) -> [String] {
+        policy.allowedDevices.map { entry in
+            if !entry.matcher.udev.isEmpty {
+                let keys = entry.matcher.udev.map(\.key).joined(separator: ", ")
+                return "# [[device]] \(entry.role): matches on udev properties (\(keys)), which a recording does not have: here it lets no device through"
+            }
+            let matched = trace.devices.indices.filter { entry.matcher.matches(trace.devices[$0].description) }
+            guard !matched.isEmpty else { return "# [[device]] \(entry.role): matches no device of the recording" }
+            let passes = entry.passesKeys && entry.passesPointer ? "all" : entry.passesKeys ? "keys" : "pointer"
+            let names = matched.map { "device \($0) (\(trace.devices[$0].description.name))" }
+            return "# [[device]] \(entry.role): lets through \(names.joined(separator: ", ")): \(passes)"
+        }
+    }
+
     static func lines(trace: Trace, policy: FilterPolicy) -> [String] {
-        var lines: [String] = []
+        var lines: [String] = allowedDeviceNotes(trace: trace, policy: policy)
         var lastDevice = -1
         for frame in frames(trace: trace, policy: policy) {
             if frame.exitRequested {

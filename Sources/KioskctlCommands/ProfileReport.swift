@@ -1,4 +1,5 @@
 import KioskCore
+import KioskInput
 
 /// The human form of `kioskctl profile show`: every setting, defaults included, one per line.
 enum ProfileReport {
@@ -31,6 +32,14 @@ enum ProfileReport {
                 )
             }
         }
+        lines.append("pointer      \(profile.pointer.mode.rawValue) (\(pointerMeaning(profile)))")
+        let a = profile.accessibility
+        if !a.allowedKeys.isEmpty || !a.allowedCombos.isEmpty {
+            lines.append("accessible   always pass: \((a.allowedKeys + a.allowedCombos).joined(separator: ", "))")
+        }
+        for device in profile.devices {
+            lines.append("  device     \(device.summary): \(device.passes.rawValue) pass")
+        }
         if profile.presets.isEmpty { lines.append("presets      none") }
         for preset in profile.presets {
             lines.append("  preset     \(preset.restriction) = \(preset.state.rawValue)")
@@ -51,5 +60,14 @@ enum ProfileReport {
                 + (profile.passcodeHash.map { "hash in profile (\($0.prefix(4))…)" }
                     ?? "the one set with `kioskctl passcode set`"))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What the pointer mode comes to with this profile's touch mode.
+    static func pointerMeaning(_ profile: Profile) -> String {
+        switch profile.filterPolicy.pointer {
+        case .allowed: "mice, touchpads and pens work"
+        case .locked: "mice, touchpads and pens are locked"
+        case .regions: "pens judged like touch; mice and touchpads locked"
+        }
     }
 }

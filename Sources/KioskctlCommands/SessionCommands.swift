@@ -36,6 +36,14 @@ struct StartCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.run("start the session") { try await $0.startSession(profile: profile) }
         let summary = try await StatusSummary.readForJSON(options, after: "the session was started")
+        // What kioskd found wrong without weakening a lock (a [[device]] entry that matches no
+        // device): said at once, on stderr, so an admin sees a mistyped entry when it matters.
+        if summary == nil {
+            let status = try await options.run("read the session's warnings (the session was started)") {
+                try await $0.status()
+            }
+            for warning in status.sessionWarnings { printError("warning: \(warning)") }
+        }
         // Another host's escape paths cannot be read from here; its admin runs start there.
         let escapePaths = options.host == nil ? EscapePaths.audit(root: escapePathsRoot) : nil
         if var json = summary?.json {

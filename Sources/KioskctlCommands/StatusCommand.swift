@@ -62,6 +62,10 @@ struct StatusSummary {
             let wrapped = TextLayout.wrap(problem, width: 80 - 13, maxLines: 3)
             lines.append("problem      " + wrapped.joined(separator: "\n             "))
         }
+        for warning in status.sessionWarnings {
+            let wrapped = TextLayout.wrap(warning, width: 80 - 13, maxLines: 4)
+            lines.append("warning      " + wrapped.joined(separator: "\n             "))
+        }
         lines += [
             "apps         \(apps)",
             "restrictions \(restrictions), \(denied) denied",
@@ -94,8 +98,9 @@ struct StatusSummary {
         StatusJSON(
             sessionState: status.sessionState.rawValue, activeProfile: status.activeProfile,
             sessionDeadline: UInt64(max(0, status.sessionDeadline?.microseconds ?? 0)),
-            sessionProblem: status.sessionProblem, apps: apps, restrictions: restrictions, denied: denied,
-            version: status.version)
+            sessionProblem: status.sessionProblem,
+            sessionWarnings: status.sessionWarnings.isEmpty ? nil : status.sessionWarnings, apps: apps,
+            restrictions: restrictions, denied: denied, version: status.version)
     }
 }
 
@@ -107,6 +112,8 @@ struct StatusJSON: Encodable {
     var sessionDeadline: UInt64
     /// Only present when kioskd reports a problem with the session.
     var sessionProblem: String?
+    /// Only present when kioskd reports warnings about the session (`SessionWarnings`).
+    var sessionWarnings: [String]?
     var apps: Int
     var restrictions: Int
     var denied: Int
@@ -116,7 +123,8 @@ struct StatusJSON: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
-        case sessionProblem = "session_problem", apps, restrictions, denied, version
+        case sessionProblem = "session_problem", sessionWarnings = "session_warnings", apps, restrictions, denied
+        case version
         case escapePaths = "escape_paths"
     }
 }

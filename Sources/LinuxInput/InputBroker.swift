@@ -97,6 +97,14 @@ public final class InputBroker {
     /// The nodes brokered now.
     public var devices: [BrokeredDevice] { open.values.compactMap(\.summary).sorted { $0.path < $1.path } }
 
+    /// Whether a node brokered now is this device (its name, ids and udev properties).
+    public func brokers(_ matcher: DeviceMatcher) -> Bool {
+        nodesByID.contains { node in
+            guard let id = node?.id, let description = filter.description(of: id) else { return false }
+            return matcher.matches(description)
+        }
+    }
+
     /// Starts monitoring input devices (udev's source: after rules ran), then brokers every
     /// node that exists. The monitor comes first so that no node plugged in meanwhile is
     /// missed; a node both listed and announced is brokered once. When the monitor's buffer
@@ -143,6 +151,20 @@ public final class InputBroker {
         filter.setPolicy(policy, into: &output)
         flush()
         perform(lifecycle.policyChanged(locksOn: policy != .passThrough, at: now))
+        for node in nodesByID { if let node { logAllowance(of: node) } }
+    }
+
+    /// Says in the journal that a node keeps working through the session's locks (a profile's
+    /// `[[device]]` entry matches it).
+    private func logAllowance(of node: Node) {
+        guard let id = node.id, let entry = filter.allowance(of: id) else { return }
+        let passes = entry.passesKeys && entry.passesPointer ? "all" : entry.passesKeys ? "keys" : "pointer"
+        logger.notice(
+            "Input device allowed through the session's locks",
+            metadata: [
+                "device.node": "\(node.device.devnode ?? node.device.syspath)", "device.name": "\(node.description.name)",
+                "device.role": "\(entry.role)", "device.passes": "\(passes)",
+            ])
     }
 
     // MARK: Discovery
@@ -373,6 +395,7 @@ public final class InputBroker {
     private func install(_ node: Node, clone: UInputClone, state: DeviceState, metadata: Logger.Metadata) {
         var filtered = node.description
         filtered.calibration = calibration(of: node.device, metadata)
+        filtered.udevProperties = node.device.properties
         let id = filter.addDevice(filtered, state: state)
         node.clone = clone
         node.id = id
@@ -393,6 +416,7 @@ public final class InputBroker {
         perform(lifecycle.brokered(node.device))
         logger.info(
             "Brokering an input device", metadata: metadata.merging(["device.clone": "\(clone.devnode ?? "?")"]) { $1 })
+        logAllowance(of: node)
         if let summary = node.summary { onDeviceBrokered?(summary) }
     }
 

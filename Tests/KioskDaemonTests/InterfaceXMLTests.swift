@@ -32,7 +32,7 @@ import FoundationXML
         #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])
         #expect(
             Set(xml.properties.keys) == [
-                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.version,
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

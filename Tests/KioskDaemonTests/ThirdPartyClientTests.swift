@@ -69,7 +69,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -180,7 +180,7 @@ import Testing
         let preset =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
         let properties =
-            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>}, @as [])"
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>}, @as [])"
         let (output, seen) = try monitor(
             Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
             ready: "is owned by"
@@ -222,7 +222,7 @@ import Testing
         #expect(changed?["ActiveProfile"]?["data"] as? String == "museum")
         #expect(
             Set(changed?.keys.map { $0 } ?? []) == [
-                "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem",
+                "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem", "SessionWarnings",
             ])
     }
 

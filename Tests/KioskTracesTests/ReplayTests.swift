@@ -54,4 +54,44 @@ import Testing
                 "# device 0: Power Button", "# device 1: kbd", "# device 0: Power Button",
             ])
     }
+
+    /// Issue 14: replay honours `[pointer]` and `[[device]]` entries, matched on the recording's
+    /// own `N:`/`I:` lines; a udev match cannot be judged offline, and replay says so.
+    @Test func replayHonoursPointerRulesAndAllowedDevices() throws {
+        let text = """
+            N: AbleNet Switch
+            I: 0003 0b00 0001 0110
+            B: 00 13 00 00 00 00 00 00 00
+            E: 0.100000 0001 0039 0001
+            E: 0.100000 0000 0000 0000
+            E: 0.200000 0001 0039 0000
+            E: 0.200000 0000 0000 0000
+            """
+        let trace = try Trace.parse(text)
+        let byName = AllowedDevice(
+            role: "accessibility", matcher: DeviceMatcher(name: "AbleNet Switch"), passesKeys: true, passesPointer: false)
+        let byPath = AllowedDevice(
+            role: "scanner", matcher: DeviceMatcher(udev: [("ID_PATH", "pci-0000:00:14.0-usb-0:2:1.0")]),
+            passesKeys: true, passesPointer: true)
+        let locked = FilterPolicy(lockedKeys: [0x39], allowedDevices: [byName, byPath])
+        let lines = Replay.run(trace: trace, policy: locked).split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        #expect(
+            lines == [
+                "# [[device]] accessibility: lets through device 0 (AbleNet Switch): keys",
+                "# [[device]] scanner: matches on udev properties (ID_PATH), which a recording does not have: here it lets no device through",
+                "E: 0.100000 0001 0039 0001", "E: 0.100000 0000 0000 0000",
+                "E: 0.200000 0001 0039 0000", "E: 0.200000 0000 0000 0000",
+            ])
+        // Matched by vendor and product from the I: line; without an entry, Space is locked.
+        let byIDs = AllowedDevice(
+            role: "keypad", matcher: DeviceMatcher(vendor: 0x0b00, product: 0x0001), passesKeys: true, passesPointer: false)
+        #expect(Replay.run(trace: trace, policy: FilterPolicy(lockedKeys: [0x39], allowedDevices: [byIDs])).contains("E: 0.100000 0001 0039 0001"))
+        #expect(Replay.run(trace: trace, policy: FilterPolicy(lockedKeys: [0x39])) == "")
+    }
+
+    @Test func replayOfAMouseTraceUnderALockedPointerForwardsNothing() throws {
+        let mouse = try Fixtures.trace("saitek-cyborg-rat5-mouse.motion-and-clicks.evemu")
+        #expect(Replay.run(trace: mouse, policy: FilterPolicy(lockedKeys: EventCodes.keyboardKeys, touch: .none, pointer: .locked)) == "")
+        #expect(!Replay.run(trace: mouse, policy: .passThrough).isEmpty)
+    }
 }

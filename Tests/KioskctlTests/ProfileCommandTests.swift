@@ -80,6 +80,7 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 touch        works outside 2 locked region(s)
                   region     settings gear: rect x 0.9 y 0.0 width 0.1 height 0.12
                   region     legend: polygon (0.0, 0.8) (0.3, 0.8) (0.3, 1.0) (0.0, 1.0)
+                pointer      follow-touch (pens judged like touch; mice and touchpads locked)
                   preset     org.example.MuseumMap.controls = deny
                   preset     org.example.MuseumMap.zoom = allow
                 time limit   none
@@ -98,6 +99,8 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect(session?["time-limit"] as? String == "30m")
         #expect(session?["warnings"] as? [String] == ["5m", "1m"])
         #expect((json?["buttons"] as? [String: Any])?["volume"] as? String == "allowed")
+        #expect((json?["pointer"] as? [String: Any])?["mode"] as? String == "follow-touch")
+        #expect((json?["accessibility"] as? [String: Any])?["allowed-combos"] as? [String] == ["Super+Alt+S"])
     }
 
     @Test func usageErrorsExit64() throws {
