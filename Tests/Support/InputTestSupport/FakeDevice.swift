@@ -50,6 +50,48 @@ public enum FakeDevice {
             absInfo: Dictionary(uniqueKeysWithValues: axes.map { (code($0.0), $0.1) }))
     }
 
+    /// A USB mouse: REL_X, REL_Y, REL_WHEEL, BTN_LEFT, BTN_RIGHT, BTN_MIDDLE, MSC_SCAN.
+    public static func mouse(name: String = "kioskd test mouse", phys: String = "kioskd-vm-test/mouse") -> DeviceDescription {
+        DeviceDescription(
+            name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x046d, product: 0xc077, version: 0x0111),
+            codes: [
+                type("EV_KEY"): Set(["BTN_LEFT", "BTN_RIGHT", "BTN_MIDDLE"].map(code)),
+                type("EV_REL"): Set(["REL_X", "REL_Y", "REL_WHEEL"].map(code)),
+                type("EV_MSC"): [code("MSC_SCAN")],
+            ])
+    }
+
+    /// A pen display's pen node (as a Wacom's): ABS_X 0…9999, ABS_Y 0…5999, pressure 0…2047,
+    /// distance, BTN_TOOL_PEN, BTN_TOOL_RUBBER, BTN_TOUCH, BTN_STYLUS, BTN_STYLUS2, MSC_SERIAL,
+    /// INPUT_PROP_DIRECT.
+    public static func pen(name: String = "kioskd test pen", phys: String = "kioskd-vm-test/pen") -> DeviceDescription {
+        let axes: [(String, DeviceDescription.AbsInfo)] = [
+            ("ABS_X", .init(minimum: 0, maximum: 9999, resolution: 40)),
+            ("ABS_Y", .init(minimum: 0, maximum: 5999, resolution: 40)),
+            ("ABS_PRESSURE", .init(minimum: 0, maximum: 2047)),
+            ("ABS_DISTANCE", .init(minimum: 0, maximum: 63)),
+        ]
+        return DeviceDescription(
+            name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x056a, product: 0x0333, version: 0x0110),
+            properties: [EventCodes.property(named: "INPUT_PROP_DIRECT")!],
+            codes: [
+                type("EV_KEY"): Set(["BTN_TOOL_PEN", "BTN_TOOL_RUBBER", "BTN_TOUCH", "BTN_STYLUS", "BTN_STYLUS2"].map(code)),
+                type("EV_ABS"): Set(axes.map { code($0.0) }), type("EV_MSC"): [code("MSC_SERIAL")],
+            ],
+            absInfo: Dictionary(uniqueKeysWithValues: axes.map { (code($0.0), $0.1) }))
+    }
+
+    /// The frames of a pen coming near at (x, y), touching down there, lifting and leaving.
+    public static func penStroke(x: Int32, y: Int32) -> [[InputEvent]] {
+        [
+            [event("EV_ABS", "ABS_X", x), event("EV_ABS", "ABS_Y", y), event("EV_ABS", "ABS_DISTANCE", 20), event("EV_KEY", "BTN_TOOL_PEN", 1)],
+            [event("EV_ABS", "ABS_DISTANCE", 0), event("EV_ABS", "ABS_PRESSURE", 900), event("EV_KEY", "BTN_TOUCH", 1)],
+            [event("EV_ABS", "ABS_X", x + 50), event("EV_ABS", "ABS_PRESSURE", 1000)],
+            [event("EV_ABS", "ABS_PRESSURE", 0), event("EV_KEY", "BTN_TOUCH", 0), event("EV_ABS", "ABS_DISTANCE", 20)],
+            [event("EV_KEY", "BTN_TOOL_PEN", 0)],
+        ]
+    }
+
     /// The frames of one whole touch in slot `slot` at (x, y) device units: down (tracking id,
     /// position, BTN_TOUCH and the legacy axes), a small move, up.
     public static func tap(slot: Int32 = 0, trackingID: Int32, x: Int32, y: Int32) -> [[InputEvent]] {
