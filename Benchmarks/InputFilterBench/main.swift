@@ -147,6 +147,41 @@ func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
 
+/// A keyboard typing: MSC_SCAN + key press, release, with Ctrl and Shift now and then.
+func syntheticTyping(keys: Int) -> (DeviceDescription, [InputEvent]) {
+    let description = DeviceDescription(name: "synthetic keyboard", codes: [1: Set(1..<0x100), 4: [4]])
+    var events: [InputEvent] = []
+    var time: Int64 = 0
+    func frame(_ code: UInt16, _ value: Int32) {
+        time += 8_000
+        let (s, us) = (Int(time / 1_000_000), Int(time % 1_000_000))
+        events.append(InputEvent(seconds: s, microseconds: us, type: 4, code: 4, value: 0x70000 + Int32(code)))
+        events.append(InputEvent(seconds: s, microseconds: us, type: 1, code: code, value: value))
+        events.append(InputEvent(seconds: s, microseconds: us, type: 0, code: 0, value: 0))
+    }
+    let letters: [UInt16] = [30, 48, 46, 32, 18, 33, 34, 35, 23, 36, 37, 38, 50, 49, 24, 25, 16, 19, 31, 20]
+    for index in 0..<keys {
+        let modifier: UInt16? = index % 10 == 0 ? 29 : index % 7 == 0 ? 42 : nil  // Ctrl, Shift
+        if let modifier { frame(modifier, 1) }
+        let key = letters[index % letters.count]
+        frame(key, 1)
+        frame(key, 0)
+        if let modifier { frame(modifier, 0) }
+    }
+    return (description, events)
+}
+
+let typingPolicy = FilterPolicy(
+    lockedKeys: [102, 125, 126], blockEscapeChords: true,
+    lockedCombos: [
+        KeyCombo(ctrl: .either, key: 49), KeyCombo(ctrl: .either, key: 20), KeyCombo(ctrl: .either, key: 17),
+        KeyCombo(alt: .either, key: 62),
+    ],
+    allowedCombos: [KeyCombo(alt: .either, meta: .either, key: 31)],
+    allowedDevices: [
+        AllowedDevice(role: "keypad", matcher: DeviceMatcher(name: "keypad"), passesKeys: true, passesPointer: false)
+    ])
+
 // MARK: - Main
 
 let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskTracesTests/Fixtures"
@@ -208,17 +243,40 @@ workloads.append(
         name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents,
         policy: leftStrip))
 
+// Issue 14's rules: pointers (real mouse, trackpad and pen recordings) and typing under a
+// session's key rules (escape chords, locked and allowed combos, an allowed-device entry).
+let pointerTraces: [(String, String, FilterPolicy)] = [
+    ("saitek-cyborg-rat5-mouse.motion-and-clicks.evemu", "+pointer allowed", FilterPolicy(pointer: .allowed)),
+    ("saitek-cyborg-rat5-mouse.motion-and-clicks.evemu", "+pointer locked", FilterPolicy(pointer: .locked)),
+    ("cypress-trackpad.two-finger-tap.evemu", "+pointer locked", FilterPolicy(pointer: .locked)),
+    ("wacom-cintiq-13hd-pen.strokes.evemu", "+regions", FilterPolicy(touch: leftStrip.touch, pointer: .regions)),
+]
+for (name, label, policy) in pointerTraces {
+    guard let text = readFile("\(fixtureDirectory)/\(name)") else {
+        print("missing fixture \(fixtureDirectory)/\(name) (run from the package root)")
+        exit(1)
+    }
+    let device = try Trace.parse(text).devices[0]
+    let short = String(name.dropLast(".evemu".count))
+    workloads.append(Workload(name: "\(short) \(label)", description: device.description, events: device.events, policy: policy))
+}
+let (keyboardDescription, typingEvents) = syntheticTyping(keys: 20_000)
+workloads.append(
+    Workload(
+        name: "synthetic typing +chords, combos, devices", description: keyboardDescription, events: typingEvents,
+        policy: typingPolicy))
+
 let minimumEvents = 4_000_000
 print("")
 print(
-    pad("workload", 52) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8)
+    pad("workload", 62) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8)
         + "allocs/event")
 for workload in workloads {
     let filter = measureFilter(workload, minimumEvents: minimumEvents)
     let copy = measureCopy(workload, minimumEvents: minimumEvents)
     let ratio = Double(Int(copy / filter.eventsPerSecond * 100)) / 100
     print(
-        pad(workload.name, 52) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
+        pad(workload.name, 62) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
             + pad(format(copy), 14) + pad("\(ratio)x", 8) + "\(filter.allocationsPerEvent)")
 }
 print("")
