@@ -95,4 +95,28 @@ import Testing
         #expect(kiosk.frame("pen", [("ABS_PRESSURE", 300), ("BTN_TOUCH", 1)]) == ["ABS_PRESSURE 300", "BTN_TOUCH 1"])
         #expect(kiosk.frame("mouse", [("REL_X", 3), ("BTN_LEFT", 1)]).isEmpty)
     }
+
+    /// Each predefined combo group, combo by combo through the filter: the combo is swallowed
+    /// with its modifiers held (on another keyboard too), its key alone passes.
+    @Test("every combo of every combo group is locked; its key alone is not", arguments: Profile.comboGroups.map(\.name))
+    func comboGroup(_ group: String) throws {
+        let policy = try ProfileParser.parse(
+            source: "[buttons]\nhome = \"allowed\"\ncombo-groups = [\"\(group)\"]", file: "p.toml"
+        ).filterPolicy
+        let combos = Profile.comboGroups.first { $0.name == group }!.combos
+        for text in combos {
+            let combo = try Profile.combo(text).get()
+            var kiosk = Kiosk(policy, devices: ["kbd": Self.keyboard, "other": Self.keyboard])
+            let key = EventCodes.name(type: 1, code: combo.key)!
+            #expect(kiosk.frame("kbd", [(key, 1)]) == ["\(key) 1"], "\(text): the key alone")
+            _ = kiosk.frame("kbd", [(key, 0)])
+            let modifiers = [
+                (combo.ctrl, "KEY_LEFTCTRL", "KEY_RIGHTCTRL"), (combo.alt, "KEY_LEFTALT", "KEY_RIGHTALT"),
+                (combo.shift, "KEY_LEFTSHIFT", "KEY_RIGHTSHIFT"), (combo.meta, "KEY_LEFTMETA", "KEY_RIGHTMETA"),
+            ].compactMap { side, left, right -> String? in side == .none ? nil : side == .right ? right : left }
+            for modifier in modifiers { _ = kiosk.frame("other", [(modifier, 1)]) }
+            #expect(kiosk.frame("kbd", [(key, 1)]).isEmpty, "\(text) with the modifiers on another keyboard")
+            #expect(kiosk.frame("kbd", [(key, 2)]).isEmpty, "\(text): its autorepeat")
+        }
+    }
 }

@@ -37,8 +37,9 @@ struct PointerVMTests {
         hash = "\(demoPasscodeHash)"
         """
 
-    static let (mousePhys, penPhys, switchPhys, keyboardPhys) = (
-        "kioskd-vm-test/mouse", "kioskd-vm-test/pen", "kioskd-vm-test/switch", "kioskd-vm-test/keyboard"
+    static let (mousePhys, penPhys, switchPhys, keyboardPhys, touchPhys) = (
+        "kioskd-vm-test/mouse", "kioskd-vm-test/pen", "kioskd-vm-test/switch", "kioskd-vm-test/keyboard",
+        "i2c-ELAN0001:00"
     )
     static func clone(_ phys: String) -> String { "kioskd-clone/" + phys }
 
@@ -55,11 +56,13 @@ struct PointerVMTests {
         let keyboard = try UInputClone(description: FakeDevice.keyboard())
         let switchDevice = try UInputClone(
             description: FakeDevice.keyboard(name: "kioskd test switch", phys: Self.switchPhys))
-        let watcher = try Probe.Watcher(spying: try [mouse, pen, keyboard, switchDevice].map { try #require($0.devnode) })
+        let touch = try UInputClone(description: FakeDevice.touchscreen())
+        let watcher = try Probe.Watcher(
+            spying: try [mouse, pen, keyboard, switchDevice, touch].map { try #require($0.devnode) })
         defer { watcher.stop() }
         try kioskd.start(input: true)
         defer { kioskd.stop() }
-        for phys in [Self.mousePhys, Self.penPhys, Self.keyboardPhys, Self.switchPhys] {
+        for phys in [Self.mousePhys, Self.penPhys, Self.keyboardPhys, Self.switchPhys, Self.touchPhys] {
             _ = try watcher.clone(of: phys, timeout: .seconds(60))
         }
 
@@ -83,6 +86,9 @@ struct PointerVMTests {
         // (0.75, 0.75): its tool coming near is the sentinel that the first stroke was handled.
         try pen.write(frames: FakeDevice.penStroke(x: 2000, y: 1200))
         try pen.write(frames: FakeDevice.penStroke(x: 7500, y: 4500))
+        // The touchscreen next to them: a tap in the quarter never arrives, one outside does.
+        try touch.write(frames: FakeDevice.tap(trackingID: 1, x: 1000, y: 600))
+        try touch.write(frames: FakeDevice.tap(trackingID: 2, x: 3000, y: 1800))
         // The keyboard is locked; the switch's keys pass.
         try press(keyboard, ["KEY_A", "KEY_B"])
         try press(switchDevice, ["KEY_A", "KEY_B"])
@@ -92,6 +98,7 @@ struct PointerVMTests {
                 let new = snapshot.events.dropFirst(mark)
                 return new.keys(phys: penClone).contains("BTN_TOUCH 0")
                     && new.keys(phys: Self.clone(Self.switchPhys)).contains("KEY_B 0")
+                    && new.nonSync(phys: Self.clone(Self.touchPhys)).contains("BTN_TOUCH 0")
             }.events[mark...])
         let penEvents = seen.nonSync(phys: penClone)
         #expect(penEvents.filter { $0.hasPrefix("BTN_TOUCH") } == ["BTN_TOUCH 1", "BTN_TOUCH 0"], "\(penEvents)")
@@ -104,6 +111,8 @@ struct PointerVMTests {
         #expect(penEvents[..<second].contains("ABS_X 2000"), "hover passes: \(penEvents)")
         #expect(penEvents.contains("ABS_X 7500") && penEvents.contains("ABS_PRESSURE 900"), "\(penEvents)")
         #expect(seen.keys(phys: Self.clone(Self.switchPhys)) == ["KEY_A 1", "KEY_A 0", "KEY_B 1", "KEY_B 0"])
+        let touches = seen.nonSync(phys: Self.clone(Self.touchPhys)).filter { $0.hasPrefix("ABS_MT_TRACKING_ID") }
+        #expect(touches == ["ABS_MT_TRACKING_ID 2", "ABS_MT_TRACKING_ID -1"], "\(touches)")
 
         // The session ends: the mouse and the keyboard work again. What reached their clones
         // before these events is what the session let through: nothing.
