@@ -63,7 +63,7 @@ struct AbsoluteStrokes: TouchContacts {
         return source[Int(ABS.pressure)] > pressureMinimum
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
         rule = gate.contacts
         holding = shared.holdsAll
         var wheel = false
@@ -91,8 +91,8 @@ struct AbsoluteStrokes: TouchContacts {
             }
         }
         if decision == .idle && strokeIsDown {
-            let locked = locator.isLocked(
-                x: source[Int(ABS.x)], y: source[Int(ABS.y)], rule: rule, shared: shared)
+            let locked = locator.startIsLocked(
+                x: source[Int(ABS.x)], y: source[Int(ABS.y)], time: events[end].time, rule: rule, shared: &shared)
             decision = locked ? .suppressed : .forwarded
         }
         forwarding = isForwarding

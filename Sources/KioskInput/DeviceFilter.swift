@@ -135,7 +135,7 @@ struct DeviceFilter {
     ) {
         let start = output.events.count
         let end = events.count - 1  // the SYN_REPORT
-        touch.prepare(events, end: end, gate: gate, shared: shared)
+        touch.prepare(events, end: end, gate: gate, shared: &shared)
 
         var pendingScan: InputEvent?
         var index = 0

@@ -25,15 +25,25 @@ public struct FilterPolicy: Sendable, Equatable {
     /// Devices that keep working in the session (``AllowedDevice``).
     public var allowedDevices: [AllowedDevice]
     public var exitGesture: ExitGesture?
+    /// Taps in a corner of the touch surface that also make the exit gesture.
+    public var touchExitGesture: TouchExitGesture?
     /// An expired session: nothing reaches the kiosk; only the exit gesture is still detected.
     public var holdAllInput: Bool
+    /// kioskd's passcode prompt is open: nothing reaches the kiosk (as with ``holdAllInput``),
+    /// and each key press and each touch that starts on a key of ``pinPad`` is reported
+    /// (``FilterResult/promptKey``).
+    public var readsPasscode: Bool
+    /// The PIN pad read while ``readsPasscode``.
+    public var pinPad: [PadKey]
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],
         lockedCombos: [KeyCombo] = [], allowedCombos: [KeyCombo] = [], touch: TouchPolicy = .all,
         pointer: PointerPolicy = .allowed, allowedDevices: [AllowedDevice] = [], exitGesture: ExitGesture? = nil,
-        holdAllInput: Bool = false
+        touchExitGesture: TouchExitGesture? = nil, holdAllInput: Bool = false, readsPasscode: Bool = false,
+        pinPad: [PadKey] = PadKey.standardPad
     ) {
+        self.touchExitGesture = touchExitGesture; self.readsPasscode = readsPasscode; self.pinPad = pinPad
         self.lockedKeys = lockedKeys; self.blockEscapeChords = blockEscapeChords
         self.allowedAltChords = allowedAltChords; self.lockedCombos = lockedCombos
         self.allowedCombos = allowedCombos; self.touch = touch; self.pointer = pointer

@@ -96,8 +96,9 @@ struct PerEventState {
             return FilterResult()
         }
         shared.exitRequested = false
+        shared.promptKey = nil
         let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
-        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
+        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey)
     }
 
     mutating func applyPolicyChange(into output: inout OutputBuffer) {
@@ -124,7 +125,10 @@ struct SharedState {
     private var modifiers = ModifiersHeld()
     private var gestureTimes: [Int64] = []
     private var gesturePresses = 0
+    private var tapTimes: [Int64] = []
+    private var gestureTaps = 0
     var exitRequested = false
+    var promptKey: PromptKey?
 
     init(policy: FilterPolicy) {
         self.policy = policy
@@ -145,16 +149,21 @@ struct SharedState {
             gestureTimes = Array(repeating: 0, count: new.exitGesture?.presses ?? 0)
             gesturePresses = 0
         }
+        if new.touchExitGesture != policy.touchExitGesture || tapTimes.isEmpty {
+            tapTimes = Array(repeating: 0, count: new.touchExitGesture?.taps ?? 0)
+            gestureTaps = 0
+        }
         policy = new
     }
 
-    var holdsAll: Bool { policy.holdAllInput }
+    /// Nothing reaches the kiosk: an expired session, or the passcode prompt is open.
+    var holdsAll: Bool { policy.holdAllInput || policy.readsPasscode }
 
     /// Whether a press of `code` is swallowed (hold, a lock, or an escape chord). A device whose
     /// keys are exempt (an allowed device) is held to the escape chords alone.
     @inline(__always)
     func swallowsPress(of code: UInt16, keysExempt: Bool) -> Bool {
-        if policy.holdAllInput { return true }
+        if holdsAll { return true }
         if !keysExempt, Int(code) < KEY.count, lockedBits[Int(code)] { return true }
         return completesBlockedChord(code, keysExempt: keysExempt)
     }
@@ -195,7 +204,7 @@ struct SharedState {
 
     /// Whether a forwarded key must be released now (it is locked or everything is held).
     func mustRelease(_ code: UInt16, keysExempt: Bool) -> Bool {
-        policy.holdAllInput || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
+        holdsAll || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
     }
 
     private func isEscapeChord(_ code: UInt16) -> Bool {
@@ -207,6 +216,36 @@ struct SharedState {
     mutating func physicalKeyChanged(_ code: UInt16, down: Bool) {
         if code <= KEY.rightMeta { modifiers.change(code, by: down ? 1 : -1) }  // no BTN_* is a modifier
     }
+
+    /// A physical press while the prompt is open: the prompt key it is, if any.
+    @inline(__always)
+    mutating func notePromptPress(of code: UInt16) {
+        guard policy.readsPasscode, let key = PromptKey.forKey(code) else { return }
+        promptKey = key
+    }
+
+    /// A contact that starts at `point` (screen fractions, after calibration) at `time`: a key of
+    /// the PIN pad while the prompt is open, or a tap of the touch exit gesture. Returns whether
+    /// the contact is the prompt's or the gesture's (then it never reaches the kiosk).
+    mutating func noteContactStart(at point: Point, time: Int64) -> Bool {
+        if policy.readsPasscode {
+            if let key = policy.pinPad.first(where: { $0.contains(point) }) { promptKey = key.key }
+            return true
+        }
+        guard let gesture = policy.touchExitGesture, gesture.contains(point), !tapTimes.isEmpty else { return false }
+        let count = tapTimes.count
+        tapTimes[gestureTaps % count] = time
+        gestureTaps += 1
+        if gestureTaps >= count && time - tapTimes[gestureTaps % count] <= gesture.within {
+            exitRequested = true
+            gestureTaps = 0
+        }
+        return true
+    }
+
+    /// Whether contacts' starts need a look at where they are beyond the locks' regions (the
+    /// prompt's pad, the touch gesture's corner).
+    var watchesContactStarts: Bool { policy.readsPasscode || policy.touchExitGesture != nil }
 
     /// Counts a physical press toward the exit gesture (whatever the locks say).
     @inline(__always)

@@ -30,7 +30,10 @@ struct KeyLedger {
             if !wasDown {
                 keyDown[key] = true
                 shared.physicalKeyChanged(event.code, down: true)
-                if !synthetic { shared.notePress(of: event.code, at: event.time) }
+                if !synthetic {
+                    shared.notePress(of: event.code, at: event.time)
+                    shared.notePromptPress(of: event.code)
+                }
             }
             if BTN.isPointerButton(event.code) {
                 if shared.holdsAll || !gate.pointerPasses { return false }

@@ -54,7 +54,9 @@ public struct FilterResult: Sendable, Equatable {
     /// The event was `SYN_DROPPED`: read the device's state (libevdev-style) and call
     /// `InputFilter.resync(device:to:into:)`.
     public var resyncNeeded = false
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false) {
-        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded
+    /// The prompt is open (``FilterPolicy/readsPasscode``) and this event pressed one of its keys.
+    public var promptKey: PromptKey?
+    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil) {
+        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
     }
 }

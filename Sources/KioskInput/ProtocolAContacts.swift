@@ -26,7 +26,7 @@ struct ProtocolAContacts: TouchContacts {
         previous.reserveCapacity(32)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
         group = 0
         contacts.removeAll(keepingCapacity: true)
         var current = Contact()
@@ -77,8 +77,9 @@ struct ProtocolAContacts: TouchContacts {
                 contacts[index].forwarded = previous[best].forwarded && !shared.holdsAll && gate.contacts != .suppressAll
                 contacts[index].sequence = previous[best].sequence
             } else {
-                contacts[index].forwarded = !locator.isLocked(
-                    x: contacts[index].x, y: contacts[index].y, rule: gate.contacts, shared: shared)
+                contacts[index].forwarded = !locator.startIsLocked(
+                    x: contacts[index].x, y: contacts[index].y, time: events[end].time, rule: gate.contacts,
+                    shared: &shared)
                 contacts[index].sequence = nextSequence
                 nextSequence &+= 1
             }

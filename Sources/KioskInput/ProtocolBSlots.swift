@@ -47,7 +47,7 @@ struct ProtocolBSlots: TouchContacts {
 
     // MARK: - Frames
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
         slotSelected = false
         var slot = inSlot
         var index = 0
@@ -74,9 +74,10 @@ struct ProtocolBSlots: TouchContacts {
         }
         guard anyStart else { return }
         for s in 0..<slotCount where startsInFrame[s] > 0 {
-            startDecision[s] = !locator.isLocked(
+            startDecision[s] = !locator.startIsLocked(
                 x: slotValues[s * 16 + Int(ABS.mtPositionX - ABS.mtFirst)],
-                y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], rule: gate.contacts, shared: shared)
+                y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], time: events[end].time,
+                rule: gate.contacts, shared: &shared)
         }
     }
 

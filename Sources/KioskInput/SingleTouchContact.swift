@@ -16,7 +16,7 @@ struct SingleTouchContact: TouchContacts {
         locator = TouchLocator(description: description, x: ABS.x, y: ABS.y)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: SharedState) {
+    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
         downInFrame = false
         upInFrame = false
         var index = 0
@@ -30,7 +30,8 @@ struct SingleTouchContact: TouchContacts {
             }
         }
         if downInFrame && decision == .idle {
-            let locked = locator.isLocked(x: x ?? 0, y: y ?? 0, rule: gate.contacts, shared: shared)
+            let locked = locator.startIsLocked(
+                x: x ?? 0, y: y ?? 0, time: events[end].time, rule: gate.contacts, shared: &shared)
             decision = locked ? .suppressed : .forwarded
         }
     }

@@ -22,6 +22,30 @@ struct TouchLocator {
         calibration = description.calibration
     }
 
+    /// Whether a contact starting at device coordinates (x, y) at `time` must be suppressed:
+    /// one on the prompt's pad or in the touch gesture's corner is read there and always is;
+    /// otherwise as ``isLocked(x:y:rule:shared:)``.
+    func startIsLocked(x: Int32, y: Int32, time: Int64, rule: ContactRule, shared: inout SharedState) -> Bool {
+        if shared.watchesContactStarts, let point = screenPoint(x: x, y: y),
+            shared.noteContactStart(at: point, time: time)
+        {
+            return true
+        }
+        return isLocked(x: x, y: y, rule: rule, shared: shared)
+    }
+
+    /// Where device coordinates are on the screen, in fractions after the calibration; nil for
+    /// a device without both axes.
+    func screenPoint(x: Int32, y: Int32) -> Point? {
+        guard let xAxis, let yAxis else { return nil }
+        var point = Point(x: xAxis.fraction(of: x), y: yAxis.fraction(of: y))
+        if let matrix = calibration {
+            let mapped = matrix.apply(x: point.x, y: point.y)
+            point = Point(x: mapped.x, y: mapped.y)
+        }
+        return point
+    }
+
     /// Whether a contact starting at device coordinates (x, y) must be suppressed.
     func isLocked(x: Int32, y: Int32, rule: ContactRule, shared: SharedState) -> Bool {
         if shared.holdsAll { return true }
@@ -31,12 +55,7 @@ struct TouchLocator {
         case .regions: break
         }
         guard case .regions(let regions) = shared.policy.touch, !regions.isEmpty else { return false }
-        guard let xAxis, let yAxis else { return false }
-        var point = Point(x: xAxis.fraction(of: x), y: yAxis.fraction(of: y))
-        if let matrix = calibration {
-            let mapped = matrix.apply(x: point.x, y: point.y)
-            point = Point(x: mapped.x, y: mapped.y)
-        }
+        guard let point = screenPoint(x: x, y: y) else { return false }
         for region in regions where region.contains(point) { return true }
         return false
     }

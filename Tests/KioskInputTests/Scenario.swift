@@ -147,13 +147,21 @@ struct Scenario: CustomStringConvertible {
             }
             var exit = false
             var flagged = false
+            var promptKeys: [String] = []
             for event in events {
                 let result = filter.process(event, device: id, into: &output)
                 if result.exitRequested { exit = true }
                 if result.resyncNeeded { flagged = true }
+                if let key = result.promptKey {
+                    switch key {
+                    case .digit(let digit): promptKeys.append("prompt-key digit \(digit)")
+                    default: promptKeys.append("prompt-key \(key)")
+                    }
+                }
             }
             if cut && !flagged { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
             flush()
+            actual += promptKeys
             if exit { actual.append("exit-requested") }
         }
         return (actual, expected)
@@ -306,6 +314,12 @@ struct Scenario: CustomStringConvertible {
                 policy.allowedAltChords = Set(
                     try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "hold": policy.holdAllInput = true
+            case "prompt": policy.readsPasscode = true
+            case "touch-gesture":  // touch-gesture=top-left:TAPS:SECONDS
+                let g = parts[1].split(separator: ":").map(String.init)
+                policy.touchExitGesture = TouchExitGesture(
+                    corner: TouchExitGesture.Corner(rawValue: g[0])!, taps: Int(g[1])!,
+                    within: Int64(Double(g[2])! * 1_000_000))
             case "pointer":
                 switch parts[1] {
                 case "allowed": policy.pointer = .allowed
