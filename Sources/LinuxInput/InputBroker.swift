@@ -229,8 +229,10 @@ public final class InputBroker {
     private func attempt(_ device: Device) {
         let syspath = device.syspath
         let taken = takeEarly(device)
-        guard let devnode = device.devnode, !isOwnClone(device) else {
+        let owner = owner(ofClone: device)
+        guard let devnode = device.devnode, owner == nil else {
             taken?.evdev.close()
+            if let owner { checkCalibration(of: owner, clone: device) }
             return perform(lifecycle.notForBroker(syspath))
         }
         var metadata: Logger.Metadata = ["device.path": "\(devnode)"]
@@ -442,26 +444,52 @@ public final class InputBroker {
         removeCalibrationFile(of: node)  // once the clone is gone: udev never sees it without its file
     }
 
-    /// Whether the node belongs to one of this broker's clones (cheaper than opening it; the
-    /// phys marker catches any other kioskd's).
-    private func isOwnClone(_ device: Device) -> Bool {
-        open.values.contains { node in
+    /// The node one of this broker's clones belongs to, if `device` is one (cheaper than opening
+    /// it; the phys marker catches any other kioskd's).
+    private func owner(ofClone device: Device) -> Node? {
+        open.values.first { node in
             node.clone?.syspath.map { device.syspath.hasPrefix($0 + "/") } ?? false
         }
+    }
+
+    /// udev's record of a clone: libinput places the clone's touches with its matrix, so it must be
+    /// the one the filter judges the node's with. A rule that sorts after
+    /// `99-zz-kioskd-calibration.rules`, or one that matches the clone alone, breaks that; kioskd
+    /// cannot undo it, but says so (touch regions are then judged where the touch does not land).
+    private func checkCalibration(of node: Node, clone device: Device) {
+        guard calibrations != nil, node.clone != nil else { return }
+        // libinput ignores a matrix that is not six finite numbers, as the filter does.
+        let applied = device.calibrationMatrix.flatMap(Self.matrix) ?? .identity
+        guard applied != node.calibration ?? .identity else { return }
+        logger.error(
+            "An input device's clone has another LIBINPUT_CALIBRATION_MATRIX than the one kioskd judges its touch regions with; a udev rule after 99-zz-kioskd-calibration.rules sets it",
+            metadata: node.metadata.merging(
+                [
+                    "device.clone": "\(device.devnode ?? device.syspath)",
+                    "device.calibration": "\(node.device.calibrationMatrix ?? "")",
+                    "device.clone-calibration": "\(device.calibrationMatrix ?? "")",
+                ]
+            ) { $1 })
     }
 
     /// The node's matrix from its udev record, if it has one the filter can judge with: six finite
     /// numbers (libinput refuses nan and inf too). The clone carries it in decimal.
     private func calibration(of device: Device, _ metadata: Logger.Metadata) -> CalibrationMatrix? {
         guard let text = device.calibrationMatrix else { return nil }
-        guard let matrix = CalibrationMatrix(udevProperty: text),
-            [matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f].allSatisfy(\.isFinite)
-        else {
+        guard let matrix = Self.matrix(text) else {
             logger.warning(
-                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six numbers",
+                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six finite numbers",
                 metadata: metadata.merging(["device.calibration": "\(text)"]) { $1 })
             return nil
         }
+        return matrix
+    }
+
+    /// The matrix of a `LIBINPUT_CALIBRATION_MATRIX` text, if it is six finite numbers.
+    private static func matrix(_ text: String) -> CalibrationMatrix? {
+        guard let matrix = CalibrationMatrix(udevProperty: text),
+            [matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f].allSatisfy(\.isFinite)
+        else { return nil }
         return matrix
     }
 
