@@ -24,6 +24,8 @@ APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python
 APT_PACKAGES += udev
 # The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
 APT_PACKAGES += dmsetup e2fsprogs
+# The calibration VM test reads the clones as a compositor would: libinput list-devices, debug-events.
+APT_PACKAGES += libinput-tools
 
 .PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
 
@@ -67,7 +69,7 @@ check-module-graph:
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
-VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests|KioskdInputTests.SlowDiskVMTests|KioskdInputTests.WallClockVMTests
+VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests|KioskdInputTests.SlowDiskVMTests|KioskdInputTests.WallClockVMTests|KioskdInputTests.CalibrationVMTests
 test-vm: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
