@@ -24,6 +24,8 @@ APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python
 APT_PACKAGES += udev
 # The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
 APT_PACKAGES += dmsetup e2fsprogs
+# The calibration VM test reads the clones as a compositor would: libinput list-devices, debug-events.
+APT_PACKAGES += libinput-tools
 
 .PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
 
@@ -67,7 +69,7 @@ check-module-graph:
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
-VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests|KioskdInputTests.PointerVMTests|KioskdInputTests.SlowDiskVMTests|KioskdInputTests.WallClockVMTests
+VM_TEST_FILTER ?= LinuxInputTests|KioskdInputTests.KioskdVMTests|KioskdInputTests.PointerVMTests|KioskdInputTests.SlowDiskVMTests|KioskdInputTests.WallClockVMTests|KioskdInputTests.CalibrationVMTests
 test-vm: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
@@ -204,8 +206,10 @@ install-files:
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
 	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
-	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
-	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
+	for helper in kioskd-boot-profile kioskd-clone-calibration; do \
+	  sed $(INSTALL_SUBST) packaging/libexec/$$helper >$(DESTDIR)$(LIBEXECDIR)/kioskd/$$helper && \
+	  chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/$$helper || exit 1; \
+	done
 	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
 	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
@@ -215,6 +219,9 @@ install-files:
 	$(if $(wildcard packaging/dbus/*.xml),install -m 0644 $(wildcard packaging/dbus/*.xml) $(DESTDIR)$(DBUSDIR)/interfaces/)
 	install -m 0644 packaging/polkit/org.kioskd.GuidedAccess1.policy $(DESTDIR)$(POLKITDIR)/
 	install -m 0644 packaging/udev/70-kioskd.rules packaging/udev/71-kioskd-power-switch.rules $(DESTDIR)$(UDEVRULESDIR)/
+	# The calibration rule names its helper in $(LIBEXECDIR).
+	sed $(INSTALL_SUBST) packaging/udev/99-zz-kioskd-calibration.rules >$(DESTDIR)$(UDEVRULESDIR)/99-zz-kioskd-calibration.rules
+	chmod 0644 $(DESTDIR)$(UDEVRULESDIR)/99-zz-kioskd-calibration.rules
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/

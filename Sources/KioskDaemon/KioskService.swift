@@ -66,7 +66,11 @@ public enum KioskService {
             writeMarker(clock.marker, options, logger)
             manager.wallClockChanged()
         }
-        let broker = options.brokerInput ? InputBroker(loop: loop, logger: logger) : nil
+        // Each calibrated clone's matrix, for udev's 99-zz-kioskd-calibration.rules to give it.
+        let broker =
+            options.brokerInput
+            ? InputBroker(
+                loop: loop, logger: logger, calibrationDirectory: options.runtimeDirectory + "/calibration") : nil
         let enforcement = InputEnforcement(
             broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
         manager.enforcer = enforcement

@@ -14,6 +14,10 @@ extension InputBroker {
         /// What the clone is made from, as read from the node (no calibration).
         let description: DeviceDescription
         var clone: UInputClone?
+        /// The matrix the filter judges the node's touches with, from ``device``; the clone
+        /// carries it to libinput through file ``calibrationFile`` (``CloneCalibration``).
+        var calibration: CalibrationMatrix?
+        var calibrationFile: Int?
         var id: DeviceID?
         var input: EventSource?
         var feedback: EventSource?

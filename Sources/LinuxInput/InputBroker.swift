@@ -45,6 +45,8 @@ public final class InputBroker {
 
     let loop: EventLoop
     private let uinputPath: String
+    /// The files that give each clone the calibration the filter judges with; nil: clones carry none.
+    private var calibrations: CloneCalibration?
     private let monitorBufferSize: Int
     private var monitor: DeviceMonitor?
     /// The nodes kioskd has open, by syspath: being taken, brokered, or held silent (no clone).
@@ -73,11 +75,16 @@ public final class InputBroker {
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
     /// `grabEarly`: grab new nodes on the kernel's uevent, before udev's record (see
     /// InputBroker+EarlyGrab.swift); `udevWait`: how long such a node waits before that is logged.
+    /// `calibrationDirectory`: where each calibrated clone's file for udev goes
+    /// (``CloneCalibration``; kioskd's is `/run/kioskd/calibration`); without one a clone carries
+    /// no calibration of kioskd's, and libinput may place touches elsewhere than the filter judges.
     public init(
         loop: EventLoop, logger: Logger, policy: FilterPolicy = .passThrough, uinputPath: String = "/dev/uinput",
-        monitorBufferSize: Int = 8 << 20, grabEarly: Bool = true, udevWait: Duration = .seconds(5)
+        monitorBufferSize: Int = 8 << 20, grabEarly: Bool = true, udevWait: Duration = .seconds(5),
+        calibrationDirectory: String? = nil
     ) {
         self.loop = loop
+        calibrations = calibrationDirectory.map(CloneCalibration.init(directory:))
         self.listensToKernel = grabEarly
         self.udevWait = udevWait
         self.logger = logger
@@ -244,8 +251,10 @@ public final class InputBroker {
     private func attempt(_ device: Device) {
         let syspath = device.syspath
         let taken = takeEarly(device)
-        guard let devnode = device.devnode, !isOwnClone(device) else {
+        let owner = owner(ofClone: device)
+        guard let devnode = device.devnode, owner == nil else {
             taken?.evdev.close()
+            if let owner { checkCalibration(of: owner, clone: device) }
             return perform(lifecycle.notForBroker(syspath))
         }
         var metadata: Logger.Metadata = ["device.path": "\(devnode)"]
@@ -321,7 +330,7 @@ public final class InputBroker {
         let state = evdev.state  // what is held now was never forwarded
         let clone: UInputClone
         do {
-            clone = try UInputClone(cloning: evdev, uinputPath: uinputPath)
+            clone = try makeClone(of: node, metadata)
         } catch {
             return perform(lifecycle.cloneFailed(syspath, at: now), .clone, metadata.adding(error))
         }
@@ -378,23 +387,45 @@ public final class InputBroker {
     /// forwarded through it.
     private func reclone(_ device: Device, _ metadata: Logger.Metadata) {
         guard let node = open[device.syspath] else { return }
+        let renewed = Node(device: device, evdev: node.evdev, description: node.evdev.deviceDescription)
         let clone: UInputClone
         do {
-            clone = try UInputClone(cloning: node.evdev, uinputPath: uinputPath)
+            clone = try makeClone(of: renewed, metadata)
         } catch {
             return perform(lifecycle.failed(device.syspath, at: now), .reclone, metadata.adding(error))
         }
         unfilter(node)
         logger.info("Input device changed; cloned it again", metadata: metadata)
-        let renewed = Node(device: device, evdev: node.evdev, description: node.evdev.deviceDescription)
         open[device.syspath] = renewed
         install(renewed, clone: clone, state: renewed.evdev.state, metadata: metadata)
+    }
+
+    /// The clone of a grabbed node, carrying to libinput the calibration the filter will judge the
+    /// node's touches with (its udev record's, kept in ``Node/calibration``): when there is one,
+    /// its file for udev is written before the clone exists, so udev's first run of the rules on
+    /// the clone finds it (``CloneCalibration``). No file, no clone.
+    private func makeClone(of node: Node, _ metadata: Logger.Metadata) throws(EvdevError) -> UInputClone {
+        node.calibration = calibration(of: node.device, metadata)
+        if let matrix = node.calibration, calibrations != nil {
+            node.calibrationFile = try calibrations?.write(matrix)
+        }
+        do {
+            return try UInputClone(cloning: node.evdev, uinputPath: uinputPath, calibration: node.calibrationFile)
+        } catch {
+            removeCalibrationFile(of: node)
+            throw error
+        }
+    }
+
+    private func removeCalibrationFile(of node: Node) {
+        if let file = node.calibrationFile { calibrations?.remove(file) }
+        node.calibrationFile = nil
     }
 
     /// Puts a grabbed node and its new clone under the filter and watches both.
     private func install(_ node: Node, clone: UInputClone, state: DeviceState, metadata: Logger.Metadata) {
         var filtered = node.description
-        filtered.calibration = calibration(of: node.device, metadata)
+        filtered.calibration = node.calibration
         filtered.udevProperties = node.device.properties
         let id = filter.addDevice(filtered, state: state)
         node.clone = clone
@@ -434,24 +465,55 @@ public final class InputBroker {
         node.clone?.destroy()
         node.clone = nil
         node.id = nil
+        removeCalibrationFile(of: node)  // once the clone is gone: udev never sees it without its file
     }
 
-    /// Whether the node belongs to one of this broker's clones (cheaper than opening it; the
-    /// phys marker catches any other kioskd's).
-    private func isOwnClone(_ device: Device) -> Bool {
-        open.values.contains { node in
+    /// The node one of this broker's clones belongs to, if `device` is one (cheaper than opening
+    /// it; the phys marker catches any other kioskd's).
+    private func owner(ofClone device: Device) -> Node? {
+        open.values.first { node in
             node.clone?.syspath.map { device.syspath.hasPrefix($0 + "/") } ?? false
         }
     }
 
+    /// udev's record of a clone: libinput places the clone's touches with its matrix, so it must be
+    /// the one the filter judges the node's with. A rule that sorts after
+    /// `99-zz-kioskd-calibration.rules`, or one that matches the clone alone, breaks that; kioskd
+    /// cannot undo it, but says so (touch regions are then judged where the touch does not land).
+    private func checkCalibration(of node: Node, clone device: Device) {
+        guard calibrations != nil, node.clone != nil else { return }
+        // libinput ignores a matrix that is not six finite numbers, as the filter does.
+        let applied = device.calibrationMatrix.flatMap(Self.matrix) ?? .identity
+        guard applied != node.calibration ?? .identity else { return }
+        logger.error(
+            "An input device's clone has another LIBINPUT_CALIBRATION_MATRIX than the one kioskd judges its touch regions with; a udev rule after 99-zz-kioskd-calibration.rules sets it",
+            metadata: node.metadata.merging(
+                [
+                    "device.clone": "\(device.devnode ?? device.syspath)",
+                    "device.calibration": "\(node.device.calibrationMatrix ?? "")",
+                    "device.clone-calibration": "\(device.calibrationMatrix ?? "")",
+                ]
+            ) { $1 })
+    }
+
+    /// The node's matrix from its udev record, if it has one the filter can judge with: six finite
+    /// numbers (libinput refuses nan and inf too). The clone carries it in decimal.
     private func calibration(of device: Device, _ metadata: Logger.Metadata) -> CalibrationMatrix? {
         guard let text = device.calibrationMatrix else { return nil }
-        guard let matrix = CalibrationMatrix(udevProperty: text) else {
+        guard let matrix = Self.matrix(text) else {
             logger.warning(
-                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six numbers",
+                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six finite numbers",
                 metadata: metadata.merging(["device.calibration": "\(text)"]) { $1 })
             return nil
         }
+        return matrix
+    }
+
+    /// The matrix of a `LIBINPUT_CALIBRATION_MATRIX` text, if it is six finite numbers.
+    private static func matrix(_ text: String) -> CalibrationMatrix? {
+        guard let matrix = CalibrationMatrix(udevProperty: text),
+            [matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f].allSatisfy(\.isFinite)
+        else { return nil }
         return matrix
     }
 

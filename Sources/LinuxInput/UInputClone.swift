@@ -7,8 +7,8 @@ import SystemdKit
 /// A uinput device that is a 1:1 copy of a physical one: same name, ids, event
 /// codes, input properties (`INPUT_PROP_DIRECT` included) and axis ranges, so
 /// the compositor, udev rules and per-device settings treat it as the device
-/// itself. Its phys is ``phys(forSource:)``, `kioskd-clone/…`, so that kioskd never grabs its
-/// own clones and `70-kioskd.rules` leaves them visible to libinput.
+/// itself. Its phys is ``phys(forSource:calibration:)``, `kioskd-clone/…`, so that kioskd never
+/// grabs its own clones and `70-kioskd.rules` leaves them visible to libinput.
 ///
 /// What the clone does not copy: `EV_FF` (kioskd would have to answer force-
 /// feedback uploads), `EV_REP` (the source's own autorepeat events are
@@ -32,8 +32,13 @@ public final class UInputClone {
 
     /// The clone's phys for a source phys: the marker, then the source's phys (if any), so
     /// that a clone can be traced back to its device. Always starts with ``physMarker``.
-    public static func phys(forSource sourcePhys: String?) -> String {
-        physMarker + (sourcePhys ?? "")
+    /// A clone whose calibration kioskd wrote to file `calibration` (``CloneCalibration``) ends
+    /// in `/input-calibration-<n>`, what `99-zz-kioskd-calibration.rules` reads: at the end, and
+    /// starting with `/input`, because libinput groups devices (`LIBINPUT_DEVICE_GROUP`: a pen
+    /// and the touchscreen it shares a panel with) by the phys cut at its first `/input`, so
+    /// the number never splits a clone from its siblings' group.
+    public static func phys(forSource sourcePhys: String?, calibration: Int? = nil) -> String {
+        physMarker + (sourcePhys ?? "") + (calibration.map { "/input-calibration-\($0)" } ?? "")
     }
 
     /// A name cut to what uinput accepts (`UINPUT_MAX_NAME_SIZE` - 1 bytes), at a
@@ -51,12 +56,12 @@ public final class UInputClone {
         return result
     }
 
-    /// The clone's description as the source's: what ``init(cloning:uinputPath:)``
+    /// The clone's description as the source's: what ``init(cloning:uinputPath:calibration:)``
     /// asks uinput to create.
-    public static func cloneDescription(of source: DeviceDescription) -> DeviceDescription {
+    public static func cloneDescription(of source: DeviceDescription, calibration: Int? = nil) -> DeviceDescription {
         var clone = source
         clone.name = uinputName(source.name)
-        clone.phys = phys(forSource: source.phys)
+        clone.phys = phys(forSource: source.phys, calibration: calibration)
         clone.uniq = nil
         clone.calibration = nil
         clone.codes[EV.ff] = nil
@@ -80,16 +85,19 @@ public final class UInputClone {
     private var buffer: [input_event] = []
     private let uinputPath: String
 
-    /// Creates the clone of an opened device.
+    /// Creates the clone of an opened device; `calibration` is the number of the file kioskd
+    /// wrote its calibration to, if any (``phys(forSource:calibration:)``).
     ///
     /// The corresponding C calls are `open("/dev/uinput")`, `ioctl(UI_SET_PHYS)`
     /// and `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
     /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
     /// Its axes start where the source's are now.
-    public convenience init(cloning source: EvdevDevice, uinputPath: String = "/dev/uinput") throws(EvdevError) {
+    public convenience init(
+        cloning source: EvdevDevice, uinputPath: String = "/dev/uinput", calibration: Int? = nil
+    ) throws(EvdevError) {
         try self.init(
-            description: Self.cloneDescription(of: source.deviceDescription), axisValues: source.axisValues,
-            uinputPath: uinputPath)
+            description: Self.cloneDescription(of: source.deviceDescription, calibration: calibration),
+            axisValues: source.axisValues, uinputPath: uinputPath)
     }
 
     /// Creates a uinput device exactly as `description` describes it, its absolute axes at

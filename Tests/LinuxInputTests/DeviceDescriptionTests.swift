@@ -58,6 +58,15 @@ struct DeviceDescriptionTests {
     func clonePhysRule(source: String, clone: String) {
         #expect(UInputClone.phys(forSource: source) == clone)
         #expect(UInputClone.isClone(phys: clone))
+        // A calibrated clone names its file (99-zz-kioskd-calibration.rules), still under the
+        // marker, after "/input": libinput's device group (the phys cut there) stays the same.
+        let calibrated = UInputClone.phys(forSource: source, calibration: 7)
+        #expect(calibrated == "kioskd-clone/" + source + "/input-calibration-7")
+        #expect(UInputClone.isClone(phys: calibrated))
+        func group(_ phys: String) -> Substring {  // what libinput-device-group keeps
+            phys[..<(phys.firstRange(of: "/input")?.lowerBound ?? phys.endIndex)]
+        }
+        #expect(group(calibrated) == group(clone))
         #expect(UInputClone.phys(forSource: nil) == "kioskd-clone/")
         #expect(UInputClone.isClone(phys: UInputClone.phys(forSource: nil)))
         #expect(!UInputClone.isClone(phys: "kioskd-clone"))

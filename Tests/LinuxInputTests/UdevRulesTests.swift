@@ -2,8 +2,9 @@ import Foundation
 import Glibc
 import InputTestSupport
 import KioskInput
-import LinuxInput
 import Testing
+
+@testable import LinuxInput
 
 /// kioskd's udev rules (packaging/udev/) as `udevadm test` applies them to real nodes: a fake
 /// physical device and kioskd's clone of it. The rules go to /run/udev/rules.d for the test,
@@ -73,6 +74,78 @@ struct UdevRulesTests {
             #expect(source["LIBINPUT_IGNORE_DEVICE"] == "1", "the physical node: \(source)")
             #expect(cloned["LIBINPUT_IGNORE_DEVICE"] == nil, "the clone: \(cloned)")
             #expect(cloned["ID_INPUT_KEY"] == "1", "udevadm test ran the rules on the clone: \(cloned)")
+        }
+    }
+
+    /// `99-zz-kioskd-calibration.rules` as installed, but naming the helper in this tree and
+    /// `directory` where kioskd would use /run/kioskd/calibration (`make install`'s substitution).
+    static func calibrationRule(directory: String) throws -> String {
+        let libexec = packaging.deletingLastPathComponent().appendingPathComponent("libexec").path
+        return try String(
+            contentsOf: packaging.appendingPathComponent("99-zz-kioskd-calibration.rules"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "/usr/libexec/kioskd/", with: libexec + "/")
+        .replacingOccurrences(of: "/run/kioskd/calibration", with: directory)
+    }
+
+    /// Rule files written for the test's duration (name, text), udev told to reload.
+    static func withRuleTexts<T>(_ rules: [(String, String)], _ body: () throws -> T) throws -> T {
+        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
+        for (name, text) in rules {
+            try text.write(toFile: "/run/udev/rules.d/" + name, atomically: true, encoding: .utf8)
+        }
+        defer {
+            for (name, _) in rules { try? FileManager.default.removeItem(atPath: "/run/udev/rules.d/" + name) }
+            _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"])
+        }
+        try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        return try body()
+    }
+
+    /// An admin's calibration by the touchscreen's place on the bus. The fake touchscreen is a
+    /// uinput device (virtual: no ID_PATH), so an earlier rule gives it the ID_PATH a real one's
+    /// path_id would, by its phys, which its clone does not copy: the clone misses both, as a
+    /// real clone misses path_id's.
+    static let idPathRules: [(String, String)] = [
+        (
+            "10-kioskd-test-id-path.rules",
+            #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{phys}=="kioskd-vm-test/calibrated", ENV{ID_PATH}="platform-kioskd-test-i2c""#
+        ),
+        (
+            "70-kioskd-test-calibration.rules",
+            #"SUBSYSTEM=="input", KERNEL=="event*", ENV{ID_PATH}=="platform-kioskd-test-i2c", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0""#
+        ),
+    ]
+
+    @Test(
+        "an admin's calibration matched by ID_PATH reaches the physical node only; 99-zz-kioskd-calibration.rules gives the clone the file kioskd wrote for it, and nothing to a clone without one"
+    )
+    func calibrationReachesTheClone() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-udev-calibration").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var files = CloneCalibration(directory: directory)
+        let number = try files.write(CalibrationMatrix(-1, 0, 1, 0, 1, 0))
+        let rules =
+            Self.idPathRules + [("99-zz-kioskd-calibration.rules", try Self.calibrationRule(directory: directory))]
+        try Self.withRuleTexts(rules) {
+            let fake = try UInputClone(
+                description: FakeDevice.touchscreen(
+                    name: "kioskd udev calibrated touchscreen", phys: "kioskd-vm-test/calibrated"))
+            let physical = try #require(fake.devnode)
+            let device = try EvdevDevice(path: physical)
+            try device.grab()
+            let calibrated = try UInputClone(cloning: device, calibration: number)
+            let plain = try UInputClone(cloning: device)
+
+            let source = try Self.udevTest(physical)
+            #expect(source["ID_PATH"] == "platform-kioskd-test-i2c", "\(source)")
+            #expect(source["LIBINPUT_CALIBRATION_MATRIX"] == "-1 0 1 0 1 0", "\(source)")
+            let clone = try Self.udevTest(try #require(calibrated.devnode))
+            #expect(clone["ID_PATH"] == nil, "the admin's rule cannot match the clone: \(clone)")
+            #expect(clone["ID_INPUT_TOUCHSCREEN"] == "1", "\(clone)")
+            #expect(clone["LIBINPUT_CALIBRATION_MATRIX"] == "-1.0 0.0 1.0 0.0 1.0 0.0", "the file's matrix: \(clone)")
+            let without = try Self.udevTest(try #require(plain.devnode))
+            #expect(without["LIBINPUT_CALIBRATION_MATRIX"] == nil, "no number, no file: \(without)")
         }
     }
 
