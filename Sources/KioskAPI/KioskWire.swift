@@ -24,6 +24,7 @@ public enum KioskWire {
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
         public static let timeLimitWarning = "TimeLimitWarning"
+        public static let promptClosed = "PromptClosed"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -33,6 +34,12 @@ public enum KioskWire {
         /// Problems with the active session that do not change its locks (a `[[device]]` entry
         /// that matches no device); empty otherwise.
         public static let sessionWarnings = "SessionWarnings"
+        public static let promptState = "PromptState"
+        public static let promptLength = "PromptLength"
+        public static let promptDeadline = "PromptDeadline"
+        public static let promptRetryAfter = "PromptRetryAfter"
+        public static let promptPad = "PromptPad"
+        public static let speakWarnings = "SpeakWarnings"
         public static let version = "Version"
     }
 

@@ -75,7 +75,10 @@ extension Profile {
             touch: touchPolicy,
             pointer: pointerPolicy(touch: touchPolicy),
             allowedDevices: devices.map(\.filterDevice),
-            exitGesture: session.exitGesture?.filterGesture)
+            exitGesture: session.exitGesture?.filterGesture,
+            touchExitGesture: session.touchExitGesture.map {
+                KioskInput.TouchExitGesture(corner: $0.corner, taps: $0.taps, within: $0.within.microseconds)
+            })
     }
 
     /// `[pointer] mode` in the filter's terms; `follow-touch` takes the touch policy's.

@@ -1,4 +1,5 @@
 import KioskAPI
+import KioskInput
 
 /// A guided-access profile: what a session locks and presets (DESIGN §2).
 ///
@@ -45,6 +46,22 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var x: Double
         public var y: Double
         public init(x: Double, y: Double) { self.x = x; self.y = y }
+    }
+
+    /// Taps in a corner of the touch surface within a time, seen even while touch is locked.
+    public struct TouchExitGesture: Hashable, Sendable, Encodable {
+        public var corner: KioskInput.TouchExitGesture.Corner
+        public var taps: Int
+        public var within: Duration
+
+        enum CodingKeys: String, CodingKey { case corner, taps, within }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(corner.rawValue, forKey: .corner)
+            try c.encode(taps, forKey: .taps)
+            try c.encode(DurationText(within), forKey: .within)
+        }
     }
 
     /// The shape of a locked touch region, in fractions of the touch surface.
@@ -168,11 +185,17 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// Remaining times at which `TimeLimitWarning` is sent, longest first.
         public var warnings: [Duration] = []
         public var exitGesture: ExitGesture?
+        /// Taps in a corner of the touch surface that also make the exit gesture.
+        public var touchExitGesture: TouchExitGesture?
+        /// Whether the time-limit warnings are to be spoken (the kioskd-prompt client does it).
+        public var speakWarnings = false
 
         enum CodingKeys: String, CodingKey {
             case timeLimit = "time-limit"
             case warnings
             case exitGesture = "exit-gesture"
+            case touchExitGesture = "touch-exit-gesture"
+            case speakWarnings = "speak-warnings"
         }
 
         public init() {}
@@ -182,6 +205,8 @@ public struct Profile: Hashable, Sendable, Encodable {
             try c.encodeIfPresent(timeLimit.map(DurationText.init), forKey: .timeLimit)
             try c.encode(warnings.map(DurationText.init), forKey: .warnings)
             try c.encodeIfPresent(exitGesture, forKey: .exitGesture)
+            try c.encodeIfPresent(touchExitGesture, forKey: .touchExitGesture)
+            try c.encode(speakWarnings, forKey: .speakWarnings)
         }
     }
 

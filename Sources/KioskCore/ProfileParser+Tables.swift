@@ -427,7 +427,12 @@ extension ProfileReader {
 
     mutating func session(_ table: TOMLTable, at path: TOMLPath) -> Profile.Session {
         var session = Profile.Session()
-        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture"])
+        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings"])
+        if let value = table["speak-warnings"], expect(value, .bool, at: path + [.key("speak-warnings")]),
+            let speak = value.bool
+        {
+            session.speakWarnings = speak
+        }
         let limitPath = path + [.key("time-limit")]
         if let value = table["time-limit"], let limit = duration(value, at: limitPath) {
             if limit > Profile.Session.maximumTimeLimit {
@@ -459,11 +464,62 @@ extension ProfileReader {
             }
             session.warnings.sort(by: >)
         }
+        // One gesture (a table: a key's presses or a corner's taps), or both (an array of the two).
         let gesturePath = path + [.key("exit-gesture")]
-        if let value = table["exit-gesture"], let gesture = self.table(value, at: gesturePath) {
-            session.exitGesture = exitGesture(gesture, at: gesturePath)
+        if let value = table["exit-gesture"] {
+            var gestures: [(TOMLTable, TOMLPath)] = []
+            if value.type == .array, let array = value.array {
+                for (index, element) in array.enumerated() {
+                    if let gesture = self.table(element, at: gesturePath + [.index(index)]) {
+                        gestures.append((gesture, gesturePath + [.index(index)]))
+                    }
+                }
+                if array.count > 2 {
+                    error("session.exit-gesture has \(array.count) gestures; give at most one key gesture and one touch gesture", at: gesturePath, value: true)
+                }
+            } else if let gesture = self.table(value, at: gesturePath, what: "a table like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" } or { corner = \"top-left\", taps = 5, within = \"3s\" }, or an array of both") {
+                gestures.append((gesture, gesturePath))
+            }
+            for (gesture, gesturePath) in gestures {
+                if gesture["corner"] != nil || gesture["taps"] != nil {
+                    if session.touchExitGesture != nil {
+                        error("session.exit-gesture has two touch gestures; give at most one", at: gesturePath)
+                    }
+                    session.touchExitGesture = touchExitGesture(gesture, at: gesturePath)
+                } else {
+                    if session.exitGesture != nil {
+                        error("session.exit-gesture has two key gestures; give at most one", at: gesturePath)
+                    }
+                    session.exitGesture = exitGesture(gesture, at: gesturePath)
+                }
+            }
         }
         return session
+    }
+
+    mutating func touchExitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.TouchExitGesture? {
+        checkKeys(table, at: path, allowed: ["corner", "taps", "within"])
+        guard let cornerValue = table["corner"], let tapsValue = table["taps"], let withinValue = table["within"] else {
+            error(
+                "a touch exit gesture needs corner, taps and within, like { corner = \"top-left\", taps = 5, within = \"3s\" }",
+                at: path)
+            return nil
+        }
+        let corners = KioskInput.TouchExitGesture.Corner.allCases
+        guard let corner = choice(cornerValue, at: path + [.key("corner")], corners) else { return nil }
+        let tapsPath = path + [.key("taps")]
+        guard expect(tapsValue, .int, at: tapsPath), let taps = tapsValue.int else { return nil }
+        guard (2...10).contains(taps) else {
+            error("\(ProfileReader.name(tapsPath)) is \(taps), outside 2…10", at: tapsPath, value: true)
+            return nil
+        }
+        let withinPath = path + [.key("within")]
+        guard let within = duration(withinValue, at: withinPath) else { return nil }
+        guard within >= .milliseconds(500) && within <= .seconds(10) else {
+            error("\(ProfileReader.name(withinPath)) is \(within.kioskText), outside 500ms…10s", at: withinPath, value: true)
+            return nil
+        }
+        return Profile.TouchExitGesture(corner: corner, taps: taps, within: within)
     }
 
     mutating func exitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.ExitGesture? {

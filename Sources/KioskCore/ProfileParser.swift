@@ -190,8 +190,8 @@ struct ProfileReader {
         expect(value, .string, at: path) ? value.string : nil
     }
 
-    mutating func table(_ value: any TOMLValueConvertible, at path: TOMLPath) -> TOMLTable? {
-        expect(value, .table, at: path) ? value.table : nil
+    mutating func table(_ value: any TOMLValueConvertible, at path: TOMLPath, what: String? = nil) -> TOMLTable? {
+        expect(value, .table, at: path, what: what) ? value.table : nil
     }
 
     mutating func array(_ value: any TOMLValueConvertible, at path: TOMLPath) -> TOMLArray? {

@@ -8,6 +8,9 @@ import Logging
 /// after the locks are on).
 public protocol SessionEnforcer: AnyObject {
     func enforce(_ state: KioskState, profile: Profile?)
+    /// kioskd's passcode prompt opened or closed: while it is open, nothing reaches the kiosk and
+    /// the filter reads the prompt's keys.
+    func setPrompt(open: Bool)
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -19,6 +22,7 @@ public protocol SessionEnforcer: AnyObject {
 }
 
 extension SessionEnforcer {
+    public func setPrompt(open: Bool) {}
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -59,8 +63,19 @@ final class InputEnforcement: SessionEnforcer {
         }
     }
 
+    /// The last state and profile, and whether the prompt is open: the policy is made of all three.
+    private var last: (state: KioskState, profile: Profile?)?
+    private var promptOpen = false
+
+    func setPrompt(open: Bool) {
+        promptOpen = open
+        if let last { enforce(last.state, profile: last.profile) }
+    }
+
     func enforce(_ state: KioskState, profile: Profile?) {
-        let next = state.filterPolicy(profile: profile)
+        last = (state, profile)
+        var next = state.filterPolicy(profile: profile)
+        if promptOpen && state.session.isActive { next.readsPasscode = true }
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         profileFile = state.session.profileName + ".toml"
         defer { updateWarnings() }
@@ -72,7 +87,7 @@ final class InputEnforcement: SessionEnforcer {
             "Input locks changed",
             metadata: [
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
-                "input.hold-all": "\(next.holdAllInput)",
+                "input.hold-all": "\(next.holdAllInput)", "input.prompt": "\(next.readsPasscode)",
             ])
     }
 

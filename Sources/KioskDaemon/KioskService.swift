@@ -79,6 +79,7 @@ public enum KioskService {
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
+        broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
         broker?.start()
         try bus.requestName(KioskWire.busName)
 

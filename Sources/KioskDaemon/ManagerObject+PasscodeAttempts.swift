@@ -37,13 +37,21 @@ extension ManagerObject {
             }
         }
 
-        var call: MethodCall
+        var call: any Requester
         var caller: Caller
         var passcode: String
         var purpose: Purpose
+        /// Whose throttle count the attempt meets: the calling uid's, or the kiosk's for the
+        /// passcode typed at the kiosk.
+        var source: PasscodeSource
 
-        /// Whose throttle count the attempt meets: the calling uid's.
-        var source: PasscodeSource { .uid(caller.uid) }
+        init(call: any Requester, caller: Caller, passcode: String, purpose: Purpose, source: PasscodeSource? = nil) {
+            self.call = call
+            self.caller = caller
+            self.passcode = passcode
+            self.purpose = purpose
+            self.source = source ?? .uid(caller.uid)
+        }
     }
 
     /// What the worker found: whether the passcode matched, and for SetPasscode the new hash; or

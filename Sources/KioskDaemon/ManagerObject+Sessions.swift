@@ -89,7 +89,7 @@ extension ManagerObject {
     /// Ends the active session; with `checked`, only if it is still the session the passcode was
     /// checked for (another may have started meanwhile). The locks lift once the end is on disk.
     func applyEndSession(
-        _ call: MethodCall, caller: Caller, _ ending: KioskState.SessionEnding,
+        _ call: any Requester, caller: Caller, _ ending: KioskState.SessionEnding,
         finally: (() -> Void)? = nil
     ) {
         change(call, .privileged, finally: finally) { [unowned self] in
@@ -156,12 +156,6 @@ extension ManagerObject {
     public var sessionWarnings: [String] {
         guard state.session.isActive else { return [] }
         return enforcer?.warnings ?? []
-    }
-
-    /// Emits `ExitRequested`: the exit gesture was seen, the kiosk UI should ask for the passcode.
-    public func requestExit() {
-        logger.notice("Exit gesture seen", metadata: ["session.profile": "\(state.session.profileName)"])
-        emit(Member.exitRequested, [])
     }
 
     func scheduleSessionTimer() {

@@ -87,7 +87,7 @@ extension ManagerObject {
     /// changes nothing and answers `call` with the error. `finally` runs after all of that, on
     /// every path.
     func change(
-        _ call: MethodCall, _ lane: StateWriter<KioskState>.Lane, finally: (() -> Void)? = nil,
+        _ call: any Requester, _ lane: StateWriter<KioskState>.Lane, finally: (() -> Void)? = nil,
         _ compute: @escaping () throws -> Plan?
     ) {
         writer.submit(
@@ -147,7 +147,7 @@ extension ManagerObject {
         writer.stop(within: Self.stopTimeout, then: then)
     }
 
-    func attempt(_ call: MethodCall, _ step: () throws -> Void) {
+    func attempt(_ call: any Requester, _ step: () throws -> Void) {
         do {
             try step()
         } catch {
@@ -241,7 +241,7 @@ extension ManagerObject {
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface,
                 properties: [
                     Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-                    Member.sessionProblem, Member.sessionWarnings,
+                    Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings,
                 ])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])

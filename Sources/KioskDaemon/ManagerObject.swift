@@ -81,7 +81,10 @@ public final class ManagerObject {
     var exported: ExportedObject?
     /// Passcode attempts waiting for their turn, and the call of the one being hashed.
     var waitingPasscodeAttempts: [PasscodeAttempt] = []
-    var passcodeAttemptInFlight: MethodCall?
+    var passcodeAttemptInFlight: (any Requester)?
+    /// kioskd's passcode prompt at the kiosk (`PromptState`): closed unless the exit gesture opened it.
+    var prompt = PromptPhase()
+    var promptTimer: EventSource?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -163,6 +166,7 @@ public final class ManagerObject {
                     arguments: [("s", "app_id"), ("s", "restriction_id"), ("s", "state")]),
                 BusSignal(Member.exitRequested),
                 BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
+                BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
             ],
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
@@ -174,7 +178,8 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-                BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) },
+            ] + promptProperties + [
+                BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }
 
@@ -201,5 +206,6 @@ public final class ManagerObject {
         state = next
         if case .set(let profile) = profile { activeProfile = profile }
         enforcer?.enforce(state, profile: activeProfile)
+        sessionChangedUnderPrompt()
     }
 }

@@ -49,9 +49,10 @@ public struct PadKey: Sendable, Equatable {
     /// 0.02, large enough for a fingertip on a 10-inch screen.
     public static let standardPad: [PadKey] = {
         let labels = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "Cancel", "0", "OK"]
-        let (width, height, gap) = (0.12, 0.14, 0.02)
-        let left = 0.5 - (3 * width + 2 * gap) / 2
-        let top = 0.30
+        // Written out rather than summed, so that the published numbers are exactly these.
+        let columns = [0.30, 0.44, 0.58]
+        let rows = [0.30, 0.46, 0.62, 0.78]
+        let (width, height) = (0.12, 0.14)
         return labels.enumerated().map { index, label in
             let key: PromptKey =
                 switch label {
@@ -60,8 +61,7 @@ public struct PadKey: Sendable, Equatable {
                 default: .digit(UInt8(label)!)
                 }
             return PadKey(
-                label: label, key: key, x: left + Double(index % 3) * (width + gap),
-                y: top + Double(index / 3) * (height + gap), width: width, height: height)
+                label: label, key: key, x: columns[index % 3], y: rows[index / 3], width: width, height: height)
         }
     }()
 }

@@ -24,8 +24,11 @@ extension InputBroker {
                 return
             }
             var exitRequested = false
-            for event in events where filter.process(event, device: id, into: &output).exitRequested {
-                exitRequested = true
+            var promptKeys: [PromptKey] = []
+            for event in events {
+                let result = filter.process(event, device: id, into: &output)
+                if result.exitRequested { exitRequested = true }
+                if let key = result.promptKey { promptKeys.append(key) }
             }
             if status == .dropped {
                 // The events end with SYN_DROPPED; libevdev consumed what followed it and read
@@ -36,6 +39,7 @@ extension InputBroker {
             }
             flush()
             if exitRequested { onExitRequested?() }
+            for key in promptKeys { onPromptKey?(key) }
             if status == .drained { return }
         }
     }

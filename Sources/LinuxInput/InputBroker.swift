@@ -38,6 +38,9 @@ public final class InputBroker {
 
     /// Called on the loop when the exit gesture completes (the daemon emits `ExitRequested`).
     public var onExitRequested: (() -> Void)?
+    /// Called on the loop for each key of kioskd's passcode prompt the filter read
+    /// (``FilterPolicy/readsPasscode``), after the frame's output is written.
+    public var onPromptKey: ((PromptKey) -> Void)?
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.

@@ -29,10 +29,13 @@ import FoundationXML
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
             ])
-        #expect(Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning])
+        #expect(
+            Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])
         #expect(
             Set(xml.properties.keys) == [
-                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.version,
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
+                M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
+                M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
+import KioskInput
 import KioskdTestSupport
 import SystemdKit
 import Testing
@@ -69,7 +70,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -93,7 +94,7 @@ import Testing
                     ] + arguments)
                 let got: String
                 if out.status == 0 {
-                    got = out.stdout.trimmingCharacters(in: .newlines)
+                    got = Self.withPadChecked(out.stdout.trimmingCharacters(in: .newlines))
                 } else {
                     // "Error: GDBus.Error:<name>: <message>"
                     let name = out.stderr.components(separatedBy: "GDBus.Error:").dropFirst().first?.prefix {
@@ -174,13 +175,30 @@ import Testing
         }
     }
 
+    /// PromptPad as gdbus prints it is GVariant's text for doubles: read it back as numbers and
+    /// compare them with the pad, then stand `<PAD>` in its place.
+    static func withPadChecked(_ text: String) -> String {
+        guard let start = text.range(of: "'PromptPad': <["), let end = text.range(of: "]>", range: start.upperBound..<text.endIndex)
+        else { return text }
+        let body = text[start.upperBound..<end.lowerBound]
+        let keys = body.split(separator: ")").map { $0.drop { $0 == "," || $0 == " " || $0 == "(" } }.filter { !$0.isEmpty }
+        let parsed = keys.map { key -> String in
+            let parts = key.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let numbers = parts.dropFirst().compactMap(Double.init).map { ($0 * 1000).rounded() / 1000 }
+            return "\(parts.first ?? "") \(numbers)"
+        }
+        let expected = PadKey.standardPad.map { "'\($0.label)' \([$0.x, $0.y, $0.width, $0.height])" }
+        guard parsed == expected else { return text }
+        return text.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "'PromptPad': <PAD>")
+    }
+
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {
         let changed =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.controls)', 'deny')"
         let preset =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
         let properties =
-            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>}, @as [])"
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>}, @as [])"
         let (output, seen) = try monitor(
             Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
             ready: "is owned by"
@@ -223,6 +241,7 @@ import Testing
         #expect(
             Set(changed?.keys.map { $0 } ?? []) == [
                 "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem", "SessionWarnings",
+                "SpeakWarnings",
             ])
     }
 

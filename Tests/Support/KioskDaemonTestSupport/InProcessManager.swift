@@ -64,7 +64,12 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
             let listener = try Bus.open(address: bus.address)
             try listener.attach(to: listenerLoop)
             slot = try listener.addMatch(rule: "type='signal',sender='\(KioskWire.busName)'") { [journal] message in
-                journal.note("signal \(message.member ?? "")")
+                // PromptClosed is noted with its reason: `signal PromptClosed rejected`.
+                var entry = "signal \(message.member ?? "")"
+                if message.member == KioskWire.Member.promptClosed, let reason = try? message.readAll().first?.string {
+                    entry += " \(reason)"
+                }
+                journal.note(entry)
             }
             self.listener = listener
         }
@@ -72,6 +77,13 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         _ = try await listener?.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
             interface: "org.freedesktop.DBus", member: "GetId")
+    }
+
+    /// Runs `body` with the manager on its loop (what the input broker's callbacks do).
+    public func onLoop(_ body: @escaping @Sendable (ManagerObject) -> Void) async throws {
+        try await loop.perform { [self] in
+            if let manager { body(manager) }
+        }
     }
 
     /// Stops the manager, closes the connections and the bus.

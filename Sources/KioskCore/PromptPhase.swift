@@ -1,0 +1,104 @@
+import KioskAPI
+import KioskInput
+
+/// kioskd's passcode prompt at the kiosk, as a pure state machine: the exit gesture opens it,
+/// prompt keys (``PromptKey``, read by the filter from the brokered devices, never forwarded)
+/// type into it, Enter hands what was typed to the passcode check, Esc or the timeout close it.
+/// What is typed lives only here and is dropped when the prompt closes; nothing of it is ever
+/// published but its length.
+public struct PromptPhase: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable {
+        case closed, open
+        /// Enter was pressed: the passcode is being checked; keys do nothing until it is decided.
+        case checking
+    }
+
+    /// Why the prompt closed (`PromptClosed`'s reason).
+    public enum Reason: String, Sendable, Equatable {
+        /// The passcode was right: the session ended.
+        case accepted
+        /// It was wrong (counted by the kiosk's throttle).
+        case rejected
+        /// Enter came while the kiosk's throttle waits: nothing was checked.
+        case throttled
+        /// Esc or the pad's Cancel.
+        case cancelled
+        /// No key for ``timeout``.
+        case timeout
+        /// The session ended another way while the prompt was open.
+        case ended
+        /// The passcode could not be checked (libcrypt, the disk): not counted.
+        case failed
+    }
+
+    /// What a key press asks of the daemon.
+    public enum Effect: Sendable, Equatable {
+        case none
+        /// What a display shows changed (the length, the deadline).
+        case changed
+        /// Check this passcode (the prompt is now ``State/checking``).
+        case check(String)
+        case close(Reason)
+    }
+
+    /// How long the prompt waits for the next key.
+    public var timeout: Duration = .seconds(30)
+    /// The most digits the prompt holds; more are refused (a passcode's limit is far above).
+    public static let maximumLength = 64
+
+    public private(set) var state = State.closed
+    private var digits: [UInt8] = []
+    /// When the prompt closes unless a key comes (kiosk clock); nil when closed or checking.
+    public private(set) var deadline: WallClockTime?
+
+    public init() {}
+
+    /// How many characters are typed (a display's dots).
+    public var length: Int { digits.count }
+
+    /// Opens the prompt at `now`; false when it is open already (the gesture made again).
+    public mutating func open(at now: WallClockTime) -> Bool {
+        guard state == .closed else { return false }
+        state = .open
+        digits = []
+        deadline = now + timeout
+        return true
+    }
+
+    /// A key of the prompt at `now`. Every key moves the deadline on; a letter is refused
+    /// without closing the prompt, Enter with nothing typed does nothing.
+    public mutating func press(_ key: PromptKey, at now: WallClockTime) -> Effect {
+        guard state == .open else { return .none }
+        deadline = now + timeout
+        switch key {
+        case .digit(let digit):
+            if digits.count < Self.maximumLength { digits.append(digit) }
+            return .changed
+        case .backspace:
+            if !digits.isEmpty { digits.removeLast() }
+            return .changed
+        case .refused:
+            return .changed
+        case .cancel:
+            return .close(.cancelled)
+        case .enter:
+            guard !digits.isEmpty else { return .changed }
+            state = .checking
+            deadline = nil
+            return .check(String(digits.map { Character(String($0)) }))
+        }
+    }
+
+    /// Whether the prompt is open and its deadline has passed at `now`.
+    public func timedOut(at now: WallClockTime) -> Bool {
+        guard state == .open, let deadline else { return false }
+        return now >= deadline
+    }
+
+    public mutating func close() {
+        state = .closed
+        for index in digits.indices { digits[index] = 0 }
+        digits = []
+        deadline = nil
+    }
+}

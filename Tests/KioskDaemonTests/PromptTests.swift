@@ -1,0 +1,145 @@
+import BusTestSupport
+import Foundation
+import KioskCore
+import KioskDaemon
+import KioskDaemonTestSupport
+import KioskInput
+import KioskTestSupport
+import SystemdKit
+import Testing
+
+/// Issue 15: kioskd's passcode prompt at the kiosk, in process: the broker's callbacks
+/// (`requestExit`, `promptKey`) driven on the manager's loop, what a display reads and hears
+/// on the bus, and the kiosk's own throttle count. The filter's side (which keys are read, the
+/// pad, nothing forwarded) is in the scenarios; the whole path on real devices in the VM.
+@Suite(.serialized) struct PromptTests {
+    /// The demo passcode 1234.
+    static let hash = "$y$j9T$wu5EV0ZTWsGnMUW7dRD.v/$rUAZoDJKaSqm6adNI/J85tr9e.L1CawC/ZXm0damhMC"
+    static let museum = """
+        [session]
+        exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
+        speak-warnings = true
+        [passcode]
+        hash = "\(hash)"
+        """
+
+    func withSession(_ body: (InProcessManager, ManagerClient) async throws -> Void) async throws {
+        let manager = try await InProcessManager(uid: 0, profiles: ["museum": Self.museum])
+        do {
+            let client = try ManagerClient(address: manager.bus.address)
+            try client.call("StartSession", [.string("museum")])
+            try await body(manager, client)
+        } catch {
+            await manager.stop()
+            throw error
+        }
+        await manager.stop()
+    }
+
+    func type(_ manager: InProcessManager, _ keys: [PromptKey]) async throws {
+        for key in keys { try await manager.onLoop { $0.promptKey(key) } }
+    }
+
+    func digits(_ text: String) -> [PromptKey] { text.map { .digit(UInt8(String($0))!) } }
+
+    /// Waits until the journal holds `entry`, at most 10 s (a passcode check takes yescrypt's time).
+    func waitFor(_ entry: String, in manager: InProcessManager) -> Bool {
+        for _ in 0..<10_000 where !manager.journal.all.contains(entry) { usleep(1000) }
+        return manager.journal.all.contains(entry)
+    }
+
+    @Test("the right PIN typed at the kiosk ends the session; the display saw the prompt open, the dots and the close")
+    func rightPasscodeEndsTheSession() async throws {
+        try await withSession { manager, client in
+            #expect(try client.property("PromptState")?.string == "closed")
+            #expect(try client.property("SpeakWarnings")?.bool == true)
+            try await manager.onLoop { $0.requestExit() }
+            #expect(try client.property("PromptState")?.string == "open")
+            #expect((try client.property("PromptDeadline")?.uint64 ?? 0) > 0)
+            // A letter is refused and a digit taken back: what is checked is 1234.
+            try await type(manager, digits("129") + [.refused, .backspace] + digits("34"))
+            #expect(try client.property("PromptLength")?.uint64 == 4)
+            try await type(manager, [.enter])
+            #expect(waitFor("signal PromptClosed accepted", in: manager), "\(manager.journal.all)")
+            #expect(try client.property("SessionState")?.string == "inactive")
+            #expect(try client.property("PromptState")?.string == "closed")
+            #expect(try client.property("PromptLength")?.uint64 == 0)
+            #expect(manager.journal.all.contains("signal ExitRequested"))
+        }
+    }
+
+    @Test("a wrong PIN closes the prompt and leaves the session; the gesture opens another; Esc cancels")
+    func wrongThenCancelThenRight() async throws {
+        try await withSession { manager, client in
+            try await manager.onLoop { $0.requestExit() }
+            try await type(manager, digits("9999") + [.enter])
+            #expect(waitFor("signal PromptClosed rejected", in: manager), "\(manager.journal.all)")
+            #expect(try client.property("SessionState")?.string == "active")
+            #expect(try client.property("PromptState")?.string == "closed")
+            // Keys with the prompt closed do nothing.
+            try await type(manager, digits("1234") + [.enter])
+            #expect(try client.property("PromptState")?.string == "closed")
+            try await manager.onLoop { $0.requestExit() }
+            try await type(manager, digits("12") + [.cancel])
+            #expect(waitFor("signal PromptClosed cancelled", in: manager))
+            #expect(try client.property("SessionState")?.string == "active")
+            try await manager.onLoop { $0.requestExit() }
+            try await type(manager, digits("1234") + [.enter])
+            #expect(waitFor("signal PromptClosed accepted", in: manager))
+            #expect(try client.property("SessionState")?.string == "inactive")
+        }
+    }
+
+    @Test("wrong PINs at the kiosk meet the kiosk's throttle, shown as PromptRetryAfter; a bus caller's failures do not")
+    func theKiosksThrottleIsItsOwn() async throws {
+        // Every caller is uid 1000 here (polkit allows it to start the session).
+        let manager = try await InProcessManager(uid: 1000, profiles: ["museum": Self.museum])
+        let client = try ManagerClient(address: manager.bus.address)
+        try client.call("StartSession", [.string("museum")])
+        for _ in 0..<6 {
+            do { try client.call("EndSession", [.string("0000")]) } catch {}
+        }
+        #expect(throws: (any Error).self) { try client.call("EndSession", [.string("1234")]) }
+        // The kiosk is not throttled by that: five wrong PINs cost nothing, the sixth one counts…
+        for attempt in 1...6 {
+            try await manager.onLoop { $0.requestExit() }
+            try await type(manager, digits("9999") + [.enter])
+            #expect(waitFor("signal PromptClosed rejected", in: manager), "attempt \(attempt)")
+            manager.journal.removeAll()
+        }
+        #expect(try client.property("PromptRetryAfter")?.uint64 ?? 0 > 0)
+        // …and the next is refused unchecked while the wait runs, even with the right PIN.
+        try await manager.onLoop { $0.requestExit() }
+        try await type(manager, digits("1234") + [.enter])
+        #expect(waitFor("signal PromptClosed throttled", in: manager))
+        #expect(try client.property("SessionState")?.string == "active")
+        // After the wait, the right one ends the session.
+        manager.clock.advance(by: .seconds(31))
+        try await manager.onLoop { $0.requestExit() }
+        try await type(manager, digits("1234") + [.enter])
+        #expect(waitFor("signal PromptClosed accepted", in: manager))
+        await manager.stop()
+    }
+
+    @Test("the prompt times out 30 s after the last key, with every lock as it was")
+    func timeout() async throws {
+        try await withSession { manager, client in
+            try await manager.onLoop { $0.promptTimeout = .milliseconds(200) }
+            try await manager.onLoop { $0.requestExit() }
+            try await type(manager, digits("12"))
+            manager.clock.advance(by: .seconds(1))
+            #expect(waitFor("signal PromptClosed timeout", in: manager), "\(manager.journal.all)")
+            #expect(try client.property("SessionState")?.string == "active")
+        }
+    }
+
+    @Test("a session ended over the bus while the prompt is open closes it as ended")
+    func endedOverTheBus() async throws {
+        try await withSession { manager, client in
+            try await manager.onLoop { $0.requestExit() }
+            try client.call("ForceEndSession", [])
+            #expect(waitFor("signal PromptClosed ended", in: manager))
+            #expect(try client.property("PromptState")?.string == "closed")
+        }
+    }
+}
