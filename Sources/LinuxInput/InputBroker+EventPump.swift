@@ -6,14 +6,16 @@ import SystemdKit
 // one write each, and LEDs back from the clone to the node.
 
 extension InputBroker {
-    /// Everything the node has: through the filter, whole frames to the clone.
+    /// Everything the node has: through the filter, whole frames to the clone, each written as
+    /// soon as it is read (``EvdevDevice/readFrame(into:)``), before the read that finds the
+    /// node empty.
     func readInput(_ node: Node) {
         guard let id = node.id else { return }
         while true {
             events.removeAll(keepingCapacity: true)
             let status: EvdevDevice.ReadStatus
             do {
-                status = try node.evdev.readEvents(into: &events)
+                status = try node.evdev.readFrame(into: &events)
             } catch {
                 let syspath = node.device.syspath
                 if error.code == .noDevice {
