@@ -213,7 +213,7 @@ public final class EvdevDevice {
 
     // MARK: Events
 
-    /// What ``readEvents(into:)`` or ``readFrame(into:)`` ended with.
+    /// What ``readEvents(into:)`` ended with.
     public enum ReadStatus: Sendable, Equatable {
         /// The kernel has no more events for now.
         case drained
@@ -222,9 +222,6 @@ public final class EvdevDevice {
         /// of the device's state up to date: ``state`` is the device as it is now. Resync from
         /// it, then read on.
         case dropped
-        /// A whole frame was appended, ending in `SYN_REPORT` (``readFrame(into:)`` only); the
-        /// node may hold more: read again.
-        case frame
     }
 
     /// Appends pending events to `events`: every event until the kernel has nothing more
@@ -242,30 +239,12 @@ public final class EvdevDevice {
     /// after `LIBEVDEV_READ_STATUS_SYNC`.
     @discardableResult
     public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
-        try read(into: &events, frameAtATime: false)
-    }
-
-    /// Appends the next whole frame (``ReadStatus/frame``), or ends as ``readEvents(into:)``
-    /// does: ``ReadStatus/drained`` when the kernel has nothing more (with no events, or the
-    /// start of a frame the kernel has not finished), ``ReadStatus/dropped`` at a `SYN_DROPPED`.
-    ///
-    /// A broker calls it until ``ReadStatus/drained``, writing each frame to the clone as it
-    /// comes: the `read(2)` that finds the node empty then happens after the write, not on the
-    /// frame's way to the clone, as it does when ``readEvents(into:)`` drains the node first.
-    ///
-    /// The corresponding C call is `libevdev_next_event`.
-    public func readFrame(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
-        try read(into: &events, frameAtATime: true)
-    }
-
-    private func read(into events: inout [InputEvent], frameAtATime: Bool) throws(EvdevError) -> ReadStatus {
         guard let dev else { return .drained }
         do {
             while true {
                 switch try Libevdev.nextEvent(dev, sync: false) {
                 case .event(let event):
                     events.append(InputEvent(event))
-                    if frameAtATime && event.type == EV.syn && event.code == SYN.report { return .frame }
                 case .dropped(let event):
                     events.append(InputEvent(event))
                     // libevdev has read the device's state; consuming its sync events applies

@@ -6,16 +6,19 @@ import SystemdKit
 // one write each, and LEDs back from the clone to the node.
 
 extension InputBroker {
-    /// Everything the node has: through the filter, whole frames to the clone, each written as
-    /// soon as it is read (``EvdevDevice/readFrame(into:)``), before the read that finds the
-    /// node empty.
+    /// Everything the node has: through the filter, whole frames to the clone.
+    ///
+    /// A batch at a time (``EvdevDevice/readEvents(into:)``), then back to the loop: reading
+    /// and writing a frame at a time until the node is empty starved every other source of the
+    /// loop (udev, the bus) while a device kept sending faster than kioskd forwarded, which a
+    /// slow machine reaches (BrokerTests' udev change under a stream of taps, in the VM).
     func readInput(_ node: Node) {
         guard let id = node.id else { return }
         while true {
             events.removeAll(keepingCapacity: true)
             let status: EvdevDevice.ReadStatus
             do {
-                status = try node.evdev.readFrame(into: &events)
+                status = try node.evdev.readEvents(into: &events)
             } catch {
                 let syspath = node.device.syspath
                 if error.code == .noDevice {
