@@ -272,6 +272,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: LatencyBench — physical event → clone through kioskd next to a plain read→write loop, in the VM (`make bench-latency`)
+        .executableTarget(
+            name: "LatencyBench",
+            dependencies: ["BusTestSupport", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit"],
+            path: "Benchmarks/LatencyBench",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskdCommand — kioskd's flags, handed to KioskService (the kioskd executable and the multi-call binary run it)
         .target(
             name: "KioskdCommand",

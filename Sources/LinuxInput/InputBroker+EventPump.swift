@@ -7,6 +7,11 @@ import SystemdKit
 
 extension InputBroker {
     /// Everything the node has: through the filter, whole frames to the clone.
+    ///
+    /// A batch at a time (``EvdevDevice/readEvents(into:)``), then back to the loop: reading
+    /// and writing a frame at a time until the node is empty starved every other source of the
+    /// loop (udev, the bus) while a device kept sending faster than kioskd forwarded, which a
+    /// slow machine reaches (BrokerTests' udev change under a stream of taps, in the VM).
     func readInput(_ node: Node) {
         guard let id = node.id else { return }
         while true {
@@ -44,25 +49,32 @@ extension InputBroker {
         }
     }
 
-    /// Writes each filtered frame to its node's clone with one `write(2)`.
+    /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
+    /// once what the kernel echoed of it (``UInputClone/echoes(_:)``).
     func flush() {
         for frame in output.frames {
             guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
                 let clone = node.clone
             else { continue }
+            let written = output.events(of: frame)
             do {
-                try clone.write(frame: output.events(of: frame))
+                try clone.write(frame: written)
             } catch {
                 if !node.writeFailed {  // once per node: the next frames would fail the same way
                     node.writeFailed = true
                     logger.error("Could not write to an input device's clone", metadata: node.metadata.adding(error))
                 }
+                continue
             }
+            // The echo is on the clone's fd by the time write(2) returns: one read here, and the
+            // next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
+            if written.contains(where: UInputClone.echoes) { readFeedback(node) }
         }
         output.removeAll()
     }
 
-    /// What the kiosk wrote to a clone: LEDs go on to the physical node.
+    /// What the kiosk wrote to a clone: LEDs go on to the physical node; the kernel's echo of
+    /// what kioskd wrote itself (`MSC_SCAN` and the like) is dropped.
     func readFeedback(_ node: Node) {
         feedback.removeAll(keepingCapacity: true)
         do {

@@ -85,9 +85,17 @@ enum Libevdev {
         case empty
     }
 
+    /// The next event; `.empty` when libevdev holds none and the (non-blocking) fd has none.
+    ///
+    /// Outside sync mode the flags are `NORMAL | BLOCKING` although the fd is `O_NONBLOCK`:
+    /// with `NORMAL` alone libevdev calls `read(2)` on every call, even with events of the last
+    /// read still queued (4 reads for a 3-event frame); with `BLOCKING` it reads only when its
+    /// queue is empty, and on a non-blocking fd that read returns `EAGAIN` when nothing is
+    /// pending, which comes back as `.empty`, so nothing ever blocks.
     static func nextEvent(_ dev: OpaquePointer, sync: Bool) throws(Errno) -> Next {
         var event = input_event()
-        let flags = sync ? LIBEVDEV_READ_FLAG_SYNC.rawValue : LIBEVDEV_READ_FLAG_NORMAL.rawValue
+        let normal = LIBEVDEV_READ_FLAG_NORMAL.rawValue | LIBEVDEV_READ_FLAG_BLOCKING.rawValue
+        let flags = sync ? LIBEVDEV_READ_FLAG_SYNC.rawValue : normal
         let rc = libevdev_next_event(dev, flags, &event)
         switch rc {
         case Int32(LIBEVDEV_READ_STATUS_SUCCESS.rawValue): return .event(event)

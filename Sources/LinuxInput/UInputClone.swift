@@ -171,8 +171,26 @@ public final class UInputClone {
         }
     }
 
+    /// Whether the kernel hands `event`, once written to a clone, back to the clone's uinput fd
+    /// too, where ``readFeedback(into:)`` finds it. The input core passes `EV_MSC` (every code
+    /// the device has: `MSC_SCAN` with each key, `MSC_TIMESTAMP` with each touchpad frame),
+    /// `EV_LED`, `EV_SND` and `EV_PWR`, and `SYN_CONFIG`, to the device as well as to its
+    /// readers (`input_get_disposition`: `INPUT_PASS_TO_ALL`; `EV_LED` and `EV_SND` only when the
+    /// value changes), and uinput's `event()` handler queues each one for the fd's reader, as it
+    /// does a compositor's LED request. The clone keeps `EV_MSC`: its readers (libinput,
+    /// `evtest`, hwdb tooling) expect `MSC_SCAN` and `MSC_TIMESTAMP` where the source has them.
+    public static func echoes(_ event: InputEvent) -> Bool {
+        switch event.type {
+        case EV.msc, EV.led, 0x12 /* EV_SND */, 0x16 /* EV_PWR */: true
+        case EV.syn: event.code == SYN.config
+        default: false
+        }
+    }
+
     /// Appends what readers wrote to the clone (`EV_LED` for Caps Lock and the
-    /// like, to pass on with ``EvdevDevice/setLED(_:on:)``) and returns how many.
+    /// like, to pass on with ``EvdevDevice/setLED(_:on:)``), and the kernel's echo of what was
+    /// written to it (``echoes(_:)``), and returns how many. Reads until a read returns fewer
+    /// events than asked for: uinput then has none left, so the common case is one `read(2)`.
     ///
     /// The corresponding C call is `read(2)` on the uinput fd.
     @discardableResult
@@ -191,8 +209,8 @@ public final class UInputClone {
                     for event in buf[..<n] { events.append(InputEvent(event)) }
                     return n
                 }
-                if n == 0 { return total }
                 total += n
+                if n < 8 { return total }  // the chunk's size
             }
         } catch {
             throw EvdevError(error, path: uinputPath, operation: "read")
