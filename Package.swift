@@ -190,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "kioskctl-replay",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskTraces",
+                "KioskCore", "KioskInput", "KioskTraces", "KioskCrypt",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -239,6 +239,9 @@ let package = Package(
             providers: [.apt(["libcrypt-dev"])]
         ),
 
+        // MARK: KioskCrypt — passcode hashing and checking with libcrypt (kioskd, kioskctl-replay)
+        .target(name: "KioskCrypt", dependencies: ["KioskCore", "CCrypt"], swiftSettings: swiftSettings),
+
         // MARK: CMalloc — system library: glibc's malloc.h (malloc_trim), which Swift's Glibc module leaves out
         .systemLibrary(name: "CMalloc"),
 
@@ -246,7 +249,7 @@ let package = Package(
         .target(
             name: "KioskDaemon",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "CCrypt", "CMalloc",
+                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "KioskCrypt", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -306,7 +309,7 @@ let package = Package(
         .testTarget(
             name: "KioskDaemonTests",
             dependencies: [
-                "KioskDaemon", "KioskCore", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
+                "KioskDaemon", "KioskCore", "KioskCrypt", "KioskInput", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
                 "KioskDaemonTestSupport", "kioskd",
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import CMalloc
 import Glibc
 import KioskCore
+import KioskCrypt
 import KioskStore
 import LinuxInput
 import Logging

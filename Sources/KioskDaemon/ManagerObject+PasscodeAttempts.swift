@@ -1,4 +1,5 @@
 import KioskCore
+import KioskCrypt
 import Logging
 import SystemdKit
 

@@ -14,8 +14,8 @@ extension ManagerObject {
 
     /// How long the prompt waits for the next key (30 s; tests shorten it).
     public var promptTimeout: Duration {
-        get { prompt.timeout }
-        set { prompt.timeout = newValue }
+        get { .microseconds(prompt.timeout) }
+        set { prompt.timeout = newValue.microseconds }
     }
 
     /// The exit gesture was seen: `ExitRequested` for apps that draw their own prompt, and
@@ -23,7 +23,7 @@ extension ManagerObject {
     public func requestExit() {
         logger.notice("Exit gesture seen", metadata: ["session.profile": "\(state.session.profileName)"])
         emit(Member.exitRequested, [])
-        guard state.session.isActive, prompt.open(at: clock.now()) else { return }
+        guard state.session.isActive, prompt.open(at: clock.now().microseconds) else { return }
         logger.notice(
             "Passcode prompt opened at the kiosk: no input reaches the kiosk until it closes",
             metadata: ["session.profile": "\(state.session.profileName)"])
@@ -34,7 +34,7 @@ extension ManagerObject {
 
     /// A key of the prompt, read by the filter (``FilterResult/promptKey``).
     public func promptKey(_ key: PromptKey) {
-        switch prompt.press(key, at: clock.now()) {
+        switch prompt.press(key, at: clock.now().microseconds) {
         case .none:
             return
         case .changed:
@@ -87,14 +87,14 @@ extension ManagerObject {
 
     private func armPromptTimer() {
         guard let deadline = prompt.deadline else { return }
-        let delay = max(.zero, deadline - clock.now())
+        let delay = max(.zero, WallClockTime(microseconds: deadline) - clock.now())
         do {
             if let promptTimer {
                 try promptTimer.rearm(after: delay)
             } else {
                 promptTimer = try loop.addTimer(clock: .boottime, after: delay, accuracy: .milliseconds(50)) {
                     [unowned self] in
-                    if prompt.timedOut(at: clock.now()) { closePrompt(.timeout) } else { armPromptTimer() }
+                    if prompt.timedOut(at: clock.now().microseconds) { closePrompt(.timeout) } else { armPromptTimer() }
                 }
             }
         } catch {
@@ -111,7 +111,7 @@ extension ManagerObject {
             BusProperty(Member.promptState, "s") { [unowned self] in .string(prompt.state.rawValue) },
             BusProperty(Member.promptLength, "u") { [unowned self] in .uint32(UInt32(prompt.length)) },
             BusProperty(Member.promptDeadline, "t") { [unowned self] in
-                .uint64(UInt64(max(0, prompt.deadline.map(displayTime)?.microseconds ?? 0)))
+                .uint64(UInt64(max(0, prompt.deadline.map { displayTime(WallClockTime(microseconds: $0)).microseconds } ?? 0)))
             },
             BusProperty(Member.promptRetryAfter, "t") { [unowned self] in
                 let now = clock.now()

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import KioskCore
+import KioskInput
 import KioskStore
 import Logging
 import SystemPackage

@@ -1,5 +1,6 @@
 import KioskAPI
 import KioskCore
+import KioskInput
 import SystemPackage
 import SystemdKit
 

@@ -6,9 +6,16 @@ public enum Replay {
     /// Filtered output of every device, frames in time order, as evemu `E:` lines with
     /// libevdev-style comments. A `SYN_DROPPED` in the recording is resynced from the state the
     /// recording itself implies. A completed exit gesture prints `# ExitRequested`.
-    public static func run(trace: Trace, policy: FilterPolicy) -> String {
+    ///
+    /// With `passcode` (the profile holds a hash: it says whether a typed passcode matches it),
+    /// the exit gesture opens kioskd's prompt as in a session: nothing is forwarded while it is
+    /// open, and where it closes a comment says why (`# PasscodeAccepted`, after which events
+    /// pass unfiltered: the session ended; `# PasscodeRejected`, `# PromptCancelled`,
+    /// `# PromptTimeout`, after which the locks are as before). The kiosk's throttle is not
+    /// modelled.
+    public static func run(trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil) -> String {
         var text = ""
-        for line in lines(trace: trace, policy: policy) {
+        for line in lines(trace: trace, policy: policy, passcode: passcode) {
             text += line
             text += "\n"
         }
@@ -17,16 +24,32 @@ public enum Replay {
 
     /// The filtered frames, each tagged with the index of its device in `trace.devices`.
     public static func frames(
-        trace: Trace, policy: FilterPolicy
-    ) -> [(device: Int, events: [InputEvent], exitRequested: Bool)] {
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil
+    ) -> [(device: Int, events: [InputEvent], note: String?)] {
         let filter = InputFilter(policy: policy)
         let ids = trace.devices.map { filter.addDevice($0.description) }
         var states = trace.devices.map { DeviceState(for: $0.description) }
         var output = OutputBuffer()
         var pendingResync: Set<Int> = []
-        var result: [(device: Int, events: [InputEvent], exitRequested: Bool)] = []
+        var result: [(device: Int, events: [InputEvent], note: String?)] = []
+        var prompt = PromptPhase()
+        func collect() {
+            for frame in output.frames {
+                result.append((ids.firstIndex(of: frame.device) ?? 0, Array(output.events(of: frame)), nil))
+            }
+            output.removeAll()
+        }
+        /// Closes the prompt: the locks as before, or none once the passcode was right.
+        func close(_ note: String, accepted: Bool) {
+            prompt.close()
+            filter.setPolicy(accepted ? .passThrough : policy, into: &output)
+            collect()
+            result.append((0, [], note))
+        }
         for (deviceIndex, event) in mergedByFrame(trace) {
             let id = ids[deviceIndex]
+            let now = event.time
+            if prompt.timedOut(at: now) { close("PromptTimeout", accepted: false) }
             let outcome = filter.process(event, device: id, into: &output)
             // A recording goes on after a drop with the rest of the kernel's stream (discarded by
             // the filter up to the next SYN_REPORT); those events stand for the state after the
@@ -36,11 +59,25 @@ public enum Replay {
                 filter.resync(device: id, to: states[deviceIndex], into: &output)
             }
             if outcome.resyncNeeded { pendingResync.insert(deviceIndex) }
-            for frame in output.frames {
-                result.append((ids.firstIndex(of: frame.device) ?? 0, Array(output.events(of: frame)), false))
+            collect()
+            if outcome.exitRequested {
+                result.append((deviceIndex, [], "ExitRequested"))
+                if passcode != nil, filter.policy != .passThrough, prompt.open(at: now) {
+                    var reading = policy
+                    reading.readsPasscode = true
+                    filter.setPolicy(reading, into: &output)
+                    collect()
+                }
             }
-            if outcome.exitRequested { result.append((deviceIndex, [], true)) }
-            output.removeAll()
+            if let key = outcome.promptKey, let passcode {
+                switch prompt.press(key, at: now) {
+                case .none, .changed: break
+                case .close: close("PromptCancelled", accepted: false)
+                case .check(let typed):
+                    let right = passcode(typed)
+                    close(right ? "PasscodeAccepted" : "PasscodeRejected", accepted: right)
+                }
+            }
         }
         return result
     }
@@ -62,12 +99,12 @@ public enum Replay {
         }
     }
 
-    static func lines(trace: Trace, policy: FilterPolicy) -> [String] {
+    static func lines(trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil) -> [String] {
         var lines: [String] = allowedDeviceNotes(trace: trace, policy: policy)
         var lastDevice = -1
-        for frame in frames(trace: trace, policy: policy) {
-            if frame.exitRequested {
-                lines.append("# ExitRequested")
+        for frame in frames(trace: trace, policy: policy, passcode: passcode) {
+            if let note = frame.note {
+                lines.append("# \(note)")
                 continue
             }
             if trace.devices.count > 1 && frame.device != lastDevice {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskCore
+import KioskCrypt
 import KioskInput
 import KioskTraces
 
@@ -18,7 +19,11 @@ struct ReplayTool: ParsableCommand {
         discussion: """
             TRACE is an evemu recording (evemu-record) or a `libinput record` file; '-' reads it from \
             stdin. The output is evemu E: lines of the events that would be forwarded, with \
-            '# ExitRequested' where the exit gesture completes. No daemon and no device is involved.
+            '# ExitRequested' where the exit gesture completes. With a profile that holds a \
+            [passcode] hash, the gesture opens kioskd's prompt: nothing typed is forwarded, and \
+            '# PasscodeAccepted' (after which everything passes: the session ended), \
+            '# PasscodeRejected', '# PromptCancelled' or '# PromptTimeout' say where it closes. \
+            No daemon and no device is involved.
             """
     )
 
@@ -35,16 +40,22 @@ struct ReplayTool: ParsableCommand {
     func run() throws {
         let policy: FilterPolicy
         let recording: Trace
+        let hash: String?
         do {
-            var resolved = try Self.loadProfile(profile).filterPolicy
+            let loaded = try Self.loadProfile(profile)
+            var resolved = loaded.filterPolicy
             if expired { resolved.holdAllInput = true }
             policy = resolved
+            hash = loaded.passcodeHash
             recording = try Self.loadTrace(trace)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode.failure
         }
-        print(Replay.run(trace: recording, policy: policy), terminator: "")
+        // The prompt is modelled when the profile holds the hash (the one set with `kioskctl
+        // passcode set` is kioskd's, not in the file). A hash libcrypt cannot use rejects.
+        let check = hash.map { hash in { (typed: String) in (try? Passcode.verify(typed, against: hash)) ?? false } }
+        print(Replay.run(trace: recording, policy: policy, passcode: check), terminator: "")
     }
 
     /// kioskctl's `ProfileFile.load`, with the same messages (that one is in kioskctl, which

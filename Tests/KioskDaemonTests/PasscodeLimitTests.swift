@@ -1,4 +1,5 @@
 import KioskCore
+import KioskCrypt
 import Testing
 
 @testable import KioskDaemon

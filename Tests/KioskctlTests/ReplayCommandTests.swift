@@ -181,4 +181,34 @@ import Testing
 
                 """)
     }
+
+    /// Issue 15 §4: with a profile that holds a hash (the museum's: the demo passcode 1234), the
+    /// exit gesture (power ×3) opens kioskd's prompt in the replay: nothing typed is forwarded, a
+    /// wrong PIN is rejected, the right one (checked with libcrypt) ends the session, after which
+    /// the locked volume key passes.
+    @Test func replayModelsThePasscodePrompt() throws {
+        let description = try String(
+            contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
+        var time = 1.0
+        var lines: [String] = []
+        func press(_ code: Int) {
+            for value in [1, 0] {
+                time += 0.05
+                lines.append(String(format: "E: %.6f 0001 %04x %04d", time, code, value))
+                lines.append(String(format: "E: %.6f 0000 0000 0000", time))
+            }
+        }
+        for code in [0x74, 0x74, 0x74, 0x05, 0x05, 0x1c] { press(code) }  // gesture, 4 4, Enter
+        for code in [0x74, 0x74, 0x74, 0x02, 0x03, 0x04, 0x05, 0x1c, 0x73] { press(code) }  // 1234, volume up
+        let trace = try temp("prompt.evemu", description + lines.joined(separator: "\n") + "\n")
+        let result = try kioskctl("replay", "--profile", "\(root)/policies/museum-map.toml", trace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout.split(separator: "\n").map(String.init)
+        #expect(
+            out.filter { $0.hasPrefix("#") } == [
+                "# ExitRequested", "# PasscodeRejected", "# ExitRequested", "# PasscodeAccepted",
+            ], "\(result.stdout)")
+        let keys = out.filter { $0.contains(" 0001 ") }.map { $0.split(separator: "\t")[1] }
+        #expect(keys == ["# EV_KEY / KEY_VOLUMEUP 1", "# EV_KEY / KEY_VOLUMEUP 0"], "\(result.stdout)")
+    }
 }

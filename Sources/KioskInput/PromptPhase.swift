@@ -1,11 +1,9 @@
-import KioskAPI
-import KioskInput
-
 /// kioskd's passcode prompt at the kiosk, as a pure state machine: the exit gesture opens it,
 /// prompt keys (``PromptKey``, read by the filter from the brokered devices, never forwarded)
 /// type into it, Enter hands what was typed to the passcode check, Esc or the timeout close it.
 /// What is typed lives only here and is dropped when the prompt closes; nothing of it is ever
-/// published but its length.
+/// published but its length. Times are microseconds of the kiosk's clock (the daemon's) or of the
+/// events (a replay).
 public struct PromptPhase: Sendable, Equatable {
     public enum State: String, Sendable, Equatable {
         case closed, open
@@ -41,15 +39,15 @@ public struct PromptPhase: Sendable, Equatable {
         case close(Reason)
     }
 
-    /// How long the prompt waits for the next key.
-    public var timeout: Duration = .seconds(30)
+    /// How long the prompt waits for the next key, in microseconds (30 s).
+    public var timeout: Int64 = 30_000_000
     /// The most digits the prompt holds; more are refused (a passcode's limit is far above).
     public static let maximumLength = 64
 
     public private(set) var state = State.closed
     private var digits: [UInt8] = []
-    /// When the prompt closes unless a key comes (kiosk clock); nil when closed or checking.
-    public private(set) var deadline: WallClockTime?
+    /// When the prompt closes unless a key comes (µs); nil when closed or checking.
+    public private(set) var deadline: Int64?
 
     public init() {}
 
@@ -57,7 +55,7 @@ public struct PromptPhase: Sendable, Equatable {
     public var length: Int { digits.count }
 
     /// Opens the prompt at `now`; false when it is open already (the gesture made again).
-    public mutating func open(at now: WallClockTime) -> Bool {
+    public mutating func open(at now: Int64) -> Bool {
         guard state == .closed else { return false }
         state = .open
         digits = []
@@ -67,7 +65,7 @@ public struct PromptPhase: Sendable, Equatable {
 
     /// A key of the prompt at `now`. Every key moves the deadline on; a letter is refused
     /// without closing the prompt, Enter with nothing typed does nothing.
-    public mutating func press(_ key: PromptKey, at now: WallClockTime) -> Effect {
+    public mutating func press(_ key: PromptKey, at now: Int64) -> Effect {
         guard state == .open else { return .none }
         deadline = now + timeout
         switch key {
@@ -90,7 +88,7 @@ public struct PromptPhase: Sendable, Equatable {
     }
 
     /// Whether the prompt is open and its deadline has passed at `now`.
-    public func timedOut(at now: WallClockTime) -> Bool {
+    public func timedOut(at now: Int64) -> Bool {
         guard state == .open, let deadline else { return false }
         return now >= deadline
     }
