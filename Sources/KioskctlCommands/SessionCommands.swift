@@ -129,7 +129,10 @@ struct PasscodeCommand: AsyncParsableCommand {
                 Asks on the terminal, without echo, for the current passcode (leave it empty \
                 while none is set) and twice for the new one; with --passcode-stdin, reads the \
                 current passcode from the first line of stdin and the new one from the second. \
-                A profile's own [passcode] hash takes precedence over this passcode.
+                A profile's own [passcode] hash takes precedence over this passcode. Staff type \
+                the passcode at the kiosk on kioskd's prompt, digits only (a keyboard's digit keys \
+                or the PIN pad): a passcode with anything else can end sessions only over the bus, \
+                and setting one says so.
                 """
         )
 
@@ -139,6 +142,7 @@ struct PasscodeCommand: AsyncParsableCommand {
         var passcodeStdin = false
 
         func run() async throws {
+            var chosen = ""
             try await options.run("set the passcode") { manager in
                 let current: String, new: String
                 if passcodeStdin {
@@ -152,9 +156,18 @@ struct PasscodeCommand: AsyncParsableCommand {
                     }
                 }
                 try await manager.setPasscode(current: current, new: new)
+                chosen = new
             }
+            if let warning = Self.kioskWarning(for: chosen) { printError("warning: \(warning)") }
             if options.json { return Output.json([String: String]()) }
             Output.write("Set the passcode.\n")
+        }
+
+        /// Why a passcode cannot be typed on kioskd's prompt at the kiosk, which reads digits
+        /// only (by key code, so every layout types the same ones); nil when it can.
+        static func kioskWarning(for passcode: String) -> String? {
+            guard !passcode.isEmpty, !passcode.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+            return "the new passcode is not all digits, so staff cannot type it on the prompt at the kiosk (it reads digits only); it ends sessions over the bus (kioskctl end). Choose a PIN of at least 6 digits to end sessions at the kiosk."
         }
     }
 }
