@@ -72,7 +72,11 @@ let listening = Task {
         group.addTask {
             for await event in client.events() {
                 switch event {
-                case .exitRequested: say("exit requested: would show the passcode prompt")
+                case .exitRequested:
+                    // kioskd reads the passcode itself now (its prompt is open: PromptState) and
+                    // kioskd-prompt draws it; an app that draws its own prompt reads PromptLength
+                    // and PromptPad and hears PromptClosed. It never sees a key of the passcode.
+                    say("exit requested: kioskd's passcode prompt is open; staff type the PIN at the kiosk")
                 case .timeLimitWarning(let seconds): say("time limit warning: \(seconds) s left")
                 case .daemonStopped: say("kioskd stopped; keeping the last states")
                 case .daemonStarted: say("kioskd is back")
