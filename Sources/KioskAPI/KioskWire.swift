@@ -20,6 +20,9 @@ public enum KioskWire {
         public static let endSession = "EndSession"
         public static let forceEndSession = "ForceEndSession"
         public static let setPasscode = "SetPasscode"
+        public static let extendSession = "ExtendSession"
+        public static let setSessionDeadline = "SetSessionDeadline"
+        public static let listProfiles = "ListProfiles"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"

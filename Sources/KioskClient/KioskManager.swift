@@ -115,6 +115,38 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.startSession, [.string(profile)])
     }
 
+    /// `ExtendSession` (admin): moves the end of the session's time limit by `seconds` (negative
+    /// shortens), from now when the session has expired.
+    public func extendSession(bySeconds seconds: Int64) async throws {
+        try await call(KioskWire.Member.extendSession, [.int64(seconds)])
+    }
+
+    /// `SetSessionDeadline` (admin): the time limit ends at `deadline` (wall clock); nil removes it.
+    public func setSessionDeadline(_ deadline: WallClockTime?) async throws {
+        try await call(KioskWire.Member.setSessionDeadline, [.uint64(UInt64(max(0, deadline?.microseconds ?? 0)))])
+    }
+
+    /// One installed profile, as `ListProfiles` describes it.
+    public struct ProfileInfo: Hashable, Sendable {
+        public var name: String
+        public var description: String
+        /// It parses, and a passcode hash it holds is in a private file: it can start a session.
+        public var checks: Bool
+        public var holdsHash: Bool
+    }
+
+    /// `ListProfiles` (admin, as StartSession).
+    public func listProfiles() async throws -> [ProfileInfo] {
+        let reply = try await call(KioskWire.Member.listProfiles)
+        guard let entries = reply.first?.array else { throw KioskClientError.unexpected("ListProfiles replied \(reply)") }
+        return try entries.map { entry in
+            guard let f = entry.fields, f.count == 4, let name = f[0].string, let description = f[1].string,
+                let checks = f[2].bool, let holdsHash = f[3].bool
+            else { throw KioskClientError.unexpected("ListProfiles replied \(entry)") }
+            return ProfileInfo(name: name, description: description, checks: checks, holdsHash: holdsHash)
+        }
+    }
+
     /// `EndSession`: anyone who knows the passcode (wrong attempts are throttled).
     public func endSession(passcode: String) async throws {
         try await call(KioskWire.Member.endSession, [.string(passcode)])

@@ -164,6 +164,47 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         return deadline
     }
 
+    /// Moves the end of the time limit to `newDeadline` at `now` (nil: no limit), with the
+    /// profile's warning marks (`warnings`): the marks still ahead of the new end are pending
+    /// again; an expired session whose new end is ahead is active again; an end at or before
+    /// `now` expires the session now. At most ``Profile/Session/maximumTimeLimit`` ahead.
+    /// - Returns: what the change produced at once (a warning now due, the expiry).
+    /// - Throws: `NoSession` without a session; `InvalidArgs` for an end too far ahead.
+    public mutating func setDeadline(
+        _ newDeadline: WallClockTime?, warnings: [Duration], at now: WallClockTime
+    ) throws(KioskError) -> [Event] {
+        try checkActive()
+        if let newDeadline, newDeadline - now > Profile.Session.maximumTimeLimit {
+            throw KioskError(
+                .invalidArgument,
+                "The new end of the time limit is \((newDeadline - now).kioskText) from now; at most \(Profile.Session.maximumTimeLimit.kioskText) is allowed."
+            )
+        }
+        deadline = newDeadline
+        if let newDeadline {
+            pendingWarnings = warnings.filter { now < newDeadline + (.zero - $0) }.sorted(by: >)
+            if state == .expired && now < newDeadline { state = .active }
+        } else {
+            pendingWarnings = []
+            state = .active
+        }
+        return advance(to: now)
+    }
+
+    /// The end a time limit extended by `amount` at `now` has: from the current end, or from now
+    /// for an expired session (whoever asks for more time wants it from now on).
+    /// - Throws: `NoSession`; `InvalidArgs` for a session without a time limit (set one with a
+    ///   deadline instead).
+    public func extendedDeadline(by amount: Duration, at now: WallClockTime) throws(KioskError) -> WallClockTime {
+        try checkActive()
+        guard let deadline else {
+            throw KioskError(
+                .invalidArgument,
+                "The session has no time limit to extend; set one with SetSessionDeadline (kioskctl deadline).")
+        }
+        return (state == .expired ? max(deadline, now) : deadline) + amount
+    }
+
     /// Ends the session, restoring each preset restriction an admin did not change.
     /// - Returns: the restriction states that changed back.
     /// - Throws: `NoSession` if no session is active.

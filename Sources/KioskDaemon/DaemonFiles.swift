@@ -27,6 +27,21 @@ enum DaemonFiles {
         }
     }
 
+    /// The names in `directory` that end in `suffix` (without it), sorted; empty when the
+    /// directory cannot be read. At most `limit` names.
+    static func names(in directory: String, ending suffix: String, limit: Int) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while names.count < limit, let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(suffix), name.count > suffix.count { names.append(String(name.dropLast(suffix.count))) }
+        }
+        return names.sorted()
+    }
+
     /// Writes `text` to `path` atomically (a temporary file renamed over it), creating
     /// `directory` (0700) first if it is missing. No fsync: for what lives on a tmpfs.
     static func replace(_ path: String, in directory: String, with text: String) throws(Errno) {

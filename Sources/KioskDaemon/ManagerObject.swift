@@ -158,6 +158,9 @@ public final class ManagerObject {
                 method(Member.startSession, in: [("s", "profile")]) { [unowned self] in try startSession($0) },
                 method(Member.endSession, in: [("s", "passcode")]) { [unowned self] in try endSession($0) },
                 method(Member.forceEndSession) { [unowned self] in try forceEndSession($0) },
+                method(Member.extendSession, in: [("x", "seconds")]) { [unowned self] in try extendSession($0) },
+                method(Member.setSessionDeadline, in: [("t", "usec")]) { [unowned self] in try setSessionDeadline($0) },
+                method(Member.listProfiles, out: [("a(ssbb)", "profiles")]) { [unowned self] in try listProfiles($0) },
                 method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
                 },
             ],

@@ -14,6 +14,21 @@ struct ProfileDirectory {
     /// - Throws: `InvalidArgs` for a name that is not a plain file name, a profile that does not
     ///   parse (with its `file:line:col` diagnostics) or an unsafe file holding a hash;
     ///   `UnknownProfile` when there is no such file.
+    /// What `ListProfiles` says of each installed profile: its name, its description, whether
+    /// it can start a session (it parses, and a hash it holds is in a private file), whether it
+    /// holds a passcode hash. Names that are not plain profile names are left out; at most 1024.
+    func list() -> [(name: String, description: String, checks: Bool, holdsHash: Bool)] {
+        DaemonFiles.names(in: path, ending: ".toml", limit: 1024).compactMap { name in
+            guard (try? Profile.validateName(name)) != nil else { return nil }
+            guard let (bytes, _, _) = DaemonFiles.read(path + "/" + name + ".toml") else { return nil }
+            guard let profile = try? ProfileParser.parse(bytes: bytes, file: name) else {
+                return (name, "", false, false)
+            }
+            let usable = (try? load(name)) != nil
+            return (name, profile.description, usable, profile.passcodeHash != nil)
+        }
+    }
+
     func load(_ name: String) throws(KioskError) -> Profile {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"

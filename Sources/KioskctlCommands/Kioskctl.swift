@@ -23,6 +23,9 @@ struct Kioskctl: AsyncParsableCommand {
             StartCommand.self,
             EndCommand.self,
             ForceEndCommand.self,
+            ExtendCommand.self,
+            DeadlineCommand.self,
+            ProfilesCommand.self,
             PasscodeCommand.self,
             MonitorCommand.self,
             // Offline, no daemon:

@@ -172,4 +172,31 @@ import Testing
         clock.advance(by: .seconds(3600))
         #expect(session.advance(to: clock.now()) == [.expired])
     }
+
+    /// Issue 16: a deadline moved during the session sends the profile's warnings again for the
+    /// marks still ahead of the new end; one moved into the past expires the session at once.
+    @Test func aMovedDeadlineRearmsTheWarningsAheadOfIt() throws {
+        var registry = Registry()
+        let clock = ManualClock()
+        var session = GuidedSession()
+        let warnings: [Duration] = [.seconds(300), .seconds(60)]
+        _ = try session.start(
+            profileName: "p", profile: profile(limit: "10m", warnings: ["5m", "1m"]), at: clock.now(),
+            registry: &registry)
+        clock.advance(by: .seconds(301))
+        #expect(session.advance(to: clock.now()) == [.warning(secondsLeft: 299)])
+        // Ten minutes more: 14 m 59 s left; both marks are ahead again.
+        let later = try session.extendedDeadline(by: .seconds(600), at: clock.now())
+        #expect(try session.setDeadline(later, warnings: warnings, at: clock.now()) == [])
+        #expect(session.pendingWarnings == warnings)
+        clock.advance(by: .seconds(600))
+        #expect(session.advance(to: clock.now()) == [.warning(secondsLeft: 299)])
+        // Into the past: expired now; more time from now revives it.
+        #expect(try session.setDeadline(clock.now() + .seconds(-1), warnings: warnings, at: clock.now()) == [.expired])
+        #expect(session.state == .expired)
+        let revived = try session.extendedDeadline(by: .seconds(120), at: clock.now())
+        #expect(revived == clock.now() + .seconds(120))
+        #expect(try session.setDeadline(revived, warnings: warnings, at: clock.now()) == [])
+        #expect(session.state == .active && session.pendingWarnings == [.seconds(60)])
+    }
 }

@@ -1,0 +1,106 @@
+import BusTestSupport
+import Foundation
+import KioskCore
+import KioskDaemonTestSupport
+import KioskTestSupport
+import SystemdKit
+import Testing
+
+/// Issue 16 §1: a live session's time limit changed without ending it (`ExtendSession`,
+/// `SetSessionDeadline`), and `ListProfiles`; in process, on the manager's manual clock.
+@Suite(.serialized) struct LiveSessionTests {
+    static let timed = """
+        description = "Ten minutes a turn"
+        [session]
+        time-limit = "10m"
+        warnings = ["5m"]
+        """
+    static let untimed = "description = \"No limit\"\n"
+    static let broken = "[buttons]\npowr = \"locked\"\n"
+
+    func withManager(
+        authorize: ScriptedAuthorizer.Answer = .result(.allowed),
+        _ body: (InProcessManager, ManagerClient) async throws -> Void
+    ) async throws {
+        let manager = try await InProcessManager(
+            authorize: authorize, profiles: ["timed": Self.timed, "untimed": Self.untimed, "broken": Self.broken])
+        do {
+            try await body(manager, try ManagerClient(address: manager.bus.address))
+        } catch {
+            await manager.stop()
+            throw error
+        }
+        await manager.stop()
+    }
+
+    func deadline(_ client: ManagerClient) throws -> Int64 {
+        Int64(try client.property("SessionDeadline")?.uint64 ?? 0)
+    }
+
+    @Test("ExtendSession moves the end both ways; an end in the past expires; extending an expired session revives it")
+    func extend() async throws {
+        try await withManager { manager, client in
+            #expect(client.errorName("ExtendSession", [.int64(60)]) == KioskError.Code.noSession.dbusName)
+            try client.call("StartSession", [.string("timed")])
+            let start = try deadline(client)
+            #expect(start == manager.clock.now().microseconds + 600_000_000)
+            try client.call("ExtendSession", [.int64(900)])
+            #expect(try deadline(client) == start + 900_000_000)
+            try client.call("ExtendSession", [.int64(-300)])
+            #expect(try deadline(client) == start + 600_000_000)
+            // Bad input changes nothing.
+            for bad: Int64 in [0, 7 * 86400 + 1, -7 * 86400 - 1, .max, .min] {
+                #expect(client.errorName("ExtendSession", [.int64(bad)]) == KioskError.Code.invalidArgument.dbusName)
+            }
+            #expect(try deadline(client) == start + 600_000_000)
+            // Shortened into the past: expired now.
+            try client.call("ExtendSession", [.int64(-3600)])
+            #expect(try client.property("SessionState")?.string == "expired")
+            // More time for an expired session counts from now.
+            manager.clock.advance(by: .seconds(100))
+            try client.call("ExtendSession", [.int64(300)])
+            #expect(try client.property("SessionState")?.string == "active")
+            #expect(try deadline(client) == manager.clock.now().microseconds + 300_000_000)
+        }
+    }
+
+    @Test("SetSessionDeadline sets, removes and expires; a session without a limit cannot be extended")
+    func setDeadline() async throws {
+        try await withManager { manager, client in
+            try client.call("StartSession", [.string("untimed")])
+            #expect(client.errorName("ExtendSession", [.int64(60)]) == KioskError.Code.invalidArgument.dbusName)
+            let inAnHour = UInt64(manager.clock.now().microseconds + 3_600_000_000)
+            try client.call("SetSessionDeadline", [.uint64(inAnHour)])
+            #expect(try client.property("SessionDeadline")?.uint64 == inAnHour)
+            let tooFar = UInt64(manager.clock.now().microseconds + 8 * 86_400_000_000)
+            #expect(client.errorName("SetSessionDeadline", [.uint64(tooFar)]) == KioskError.Code.invalidArgument.dbusName)
+            #expect(try client.property("SessionDeadline")?.uint64 == inAnHour)
+            try client.call("SetSessionDeadline", [.uint64(0)])
+            #expect(try client.property("SessionDeadline")?.uint64 == 0)
+            try client.call("SetSessionDeadline", [.uint64(1)])
+            #expect(try client.property("SessionState")?.string == "expired")
+        }
+    }
+
+    @Test("listing profiles needs manage-session, as starting a session does")
+    func needsTheAdmin() async throws {
+        try await withManager(authorize: .result(.denied)) { _, client in
+            #expect(client.errorName("ListProfiles") == KioskError.Code.accessDenied.dbusName)
+        }
+    }
+
+    @Test("ListProfiles names every profile, says which can start a session and which hold a hash")
+    func list() async throws {
+        try await withManager { _, client in
+            let entries = try #require(try client.call("ListProfiles").first?.array)
+            let rows = entries.compactMap { $0.fields }.map { fields in
+                "\(fields[0].string ?? "") | \(fields[1].string ?? "") | \(fields[2].bool ?? false) | \(fields[3].bool ?? true)"
+            }
+            #expect(
+                rows == [
+                    "broken |  | false | false", "timed | Ten minutes a turn | true | false",
+                    "untimed | No limit | true | false",
+                ])
+        }
+    }
+}
