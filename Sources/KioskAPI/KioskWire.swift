@@ -23,6 +23,7 @@ public enum KioskWire {
         public static let extendSession = "ExtendSession"
         public static let setSessionDeadline = "SetSessionDeadline"
         public static let listProfiles = "ListProfiles"
+        public static let reloadProfiles = "ReloadProfiles"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"

@@ -126,6 +126,12 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.setSessionDeadline, [.uint64(UInt64(max(0, deadline?.microseconds ?? 0)))])
     }
 
+    /// `ReloadProfiles` (admin): the active session takes its edited profile file; throws with
+    /// the reason when the file does not load (the last good profile stays in force).
+    public func reloadProfiles() async throws {
+        try await call(KioskWire.Member.reloadProfiles)
+    }
+
     /// One installed profile, as `ListProfiles` describes it.
     public struct ProfileInfo: Hashable, Sendable {
         public var name: String

@@ -48,6 +48,10 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     public private(set) var saved: [SavedState] = []
     /// Presets for restrictions not declared yet: applied when their app declares them.
     public private(set) var pendingPresets: [Profile.Preset] = []
+    /// The text of the profile in force, kept once a reload of its file failed (the file no
+    /// longer parses): a restart keeps this profile in force rather than the strictest locks.
+    /// Nil while the file is good.
+    public var retainedProfileSource: String?
 
     public init() {}
 
@@ -184,6 +188,22 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         if let newDeadline {
             pendingWarnings = warnings.filter { now < newDeadline + (.zero - $0) }.sorted(by: >)
             if state == .expired && now < newDeadline { state = .active }
+        } else {
+            pendingWarnings = []
+            state = .active
+        }
+        return advance(to: now)
+    }
+
+    /// The session's profile was edited and read again: its time limit counts from the session's
+    /// start (none when it has none now), with its warnings; as ``setDeadline(_:warnings:at:)``.
+    public mutating func reloaded(_ profile: Profile, at now: WallClockTime) throws(KioskError) -> [Event] {
+        try checkActive()
+        let end = profile.session.timeLimit.map { (startedAt ?? now) + $0 }
+        deadline = end
+        if let end {
+            pendingWarnings = profile.session.warnings.filter { now < end + (.zero - $0) }.sorted(by: >)
+            if state == .expired && now < end { state = .active }
         } else {
             pendingWarnings = []
             state = .active

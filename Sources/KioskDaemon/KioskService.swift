@@ -95,6 +95,12 @@ public enum KioskService {
                     manager.stop { loop.exit(code: 0) }
                 })
         }
+        // SIGHUP (and `systemctl reload`, through kioskctl reload): the session's profile read again.
+        sources.append(
+            try loop.addSignal(SIGHUP) { [unowned manager] _ in
+                logger.info("SIGHUP: reloading the session's profile")
+                manager.reload(LogRequester(), caller: Caller(busName: "SIGHUP", uid: 0))
+            })
         // A kioskd that lost the bus would go on deaf: nobody could end the session or read a
         // state. It exits non-zero instead, so that systemd starts it again (Restart=always),
         // with the session's locks back before READY=1, as after a crash.

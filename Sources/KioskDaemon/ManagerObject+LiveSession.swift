@@ -1,5 +1,6 @@
 import KioskCore
 import Logging
+import SystemPackage
 import SystemdKit
 
 /// Changing a live session without ending it (issue 16 §1): its time limit, and what profiles
@@ -122,4 +123,98 @@ extension ManagerObject {
         }
         return .deferred
     }
+}
+
+extension ManagerObject {
+    /// `ReloadProfiles()` (`kioskctl reload`, `systemctl reload kioskd`, SIGHUP): the active
+    /// session takes its edited profile file at once, whatever it changed (an admin made the
+    /// edit), with its time limit counted from the session's start. A file that no longer loads
+    /// leaves the last good profile in force, persisted so that a restart keeps it too; the call
+    /// fails with the reason, which `SessionWarnings` also shows until a reload succeeds.
+    /// Without a session there is nothing to reload: success.
+    func reloadProfiles(_ call: MethodCall) throws -> MethodReply {
+        try identify(call) { [unowned self] caller in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageSession, doing: "reload the session's profile"
+            ) { [unowned self] in
+                reload(call, caller: caller)
+            }
+        }
+        return .deferred
+    }
+
+    /// Reloads for `requester` (a call, or SIGHUP's ``LogRequester``).
+    func reload(_ requester: any Requester, caller: Caller) {
+        guard state.session.isActive else {
+            logger.info("Reload: no session is active; nothing to reload", metadata: caller.metadata)
+            return attempt(requester) { try requester.reply([]) }
+        }
+        let name = state.session.profileName
+        let session = state.session.identity
+        loop.offload(
+            to: profileReader,
+            { [profiles] in Result { () throws(KioskError) in try profiles.loadWithSource(name) } },
+            then: { [unowned self] loaded in
+                guard state.session.identity == session else {
+                    return attempt(requester) {
+                        throw KioskError(.failed, "The session changed while its profile was read; nothing was reloaded.")
+                    }
+                }
+                switch loaded {
+                case .success(let loaded): applyReload(requester, caller: caller, name: name, loaded: loaded)
+                case .failure(let error): keepLastGood(requester, caller: caller, name: name, error: error)
+                }
+            })
+    }
+
+    private func applyReload(
+        _ requester: any Requester, caller: Caller, name: String, loaded: (profile: Profile, source: String)
+    ) {
+        change(requester, .privileged) { [unowned self] in
+            var next = state
+            let events = try next.session.reloaded(loaded.profile, at: clock.now())
+            next.session.retainedProfileSource = nil
+            return Plan(next, profile: .set(loaded.profile)) { [unowned self] in
+                activeProfileSource = loaded.source
+                reloadWarning = ""
+                logger.notice(
+                    "Session's profile reloaded", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
+                for event in events {
+                    if case .warning(let secondsLeft) = event { emit(Member.timeLimitWarning, [.uint64(secondsLeft)]) }
+                }
+                emitSessionChanged()
+                scheduleSessionTimer()
+                try requester.reply([])
+            }
+        }
+    }
+
+    private func keepLastGood(_ requester: any Requester, caller: Caller, name: String, error: KioskError) {
+        change(requester, .privileged) { [unowned self] in
+            var next = state
+            next.session.retainedProfileSource = activeProfileSource
+            return Plan(next) { [unowned self] in
+                reloadWarning = Self.reloadWarning(name: name, reason: error.message)
+                logger.error(
+                    "The session's profile could not be reloaded; the last good profile stays in force",
+                    metadata: caller.metadata.merging(["session.profile": "\(name)", "error": "\(error.message)"]) { $1 })
+                emitSessionProblemChanged()
+                throw KioskError(
+                    .invalidArgument,
+                    "The profile \(Text.quoted(name)) could not be reloaded, so the last good one stays in force: \(error.message)"
+                )
+            }
+        }
+    }
+
+    /// `SessionWarnings`' sentence for a profile file that could not be reloaded.
+    static func reloadWarning(name: String, reason: String) -> String {
+        "The profile \(Text.quoted(name)) could not be reloaded, so the session keeps the profile last read from it: \(reason)"
+    }
+}
+
+/// SIGHUP's reload has no caller to answer: its outcome is logged (the steps log it already).
+final class LogRequester: Requester {
+    func reply(_ values: [DBusValue]) throws(Errno) {}
+    func replyError(_ error: BusError) throws(Errno) {}
 }

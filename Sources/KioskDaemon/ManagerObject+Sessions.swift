@@ -19,8 +19,8 @@ extension ManagerObject {
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session"
             ) { [unowned self] in
-                loadProfile(call, name) { [unowned self] profile in
-                    applyStartSession(call, caller: caller, name: name, profile: profile)
+                loadProfile(call, name) { [unowned self] loaded in
+                    applyStartSession(call, caller: caller, name: name, profile: loaded.profile, source: loaded.source)
                 }
             }
         }
@@ -29,24 +29,29 @@ extension ManagerObject {
 
     /// Reads and parses the profile `name` off the loop, then runs `next` with it on the loop;
     /// a profile that cannot be loaded is the call's error reply.
-    func loadProfile(_ call: MethodCall, _ name: String, then next: @escaping (Profile) throws -> Void) {
+    func loadProfile(
+        _ call: any Requester, _ name: String,
+        then next: @escaping ((profile: Profile, source: String)) throws -> Void
+    ) {
         loop.offload(
             to: profileReader,
             { [profiles] in
-                Result { () throws(KioskError) in try profiles.load(name) }
+                Result { () throws(KioskError) in try profiles.loadWithSource(name) }
             },
             then: { [unowned self] loaded in
                 attempt(call) { try next(loaded.get()) }
             })
     }
 
-    func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile) {
+    func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile, source: String) {
         change(call, .privileged) { [unowned self] in
             var next = state
             let changes = try next.session.start(
                 profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
             // The enforcer applies the profile together with the state, once both are on disk.
             return Plan(next, profile: .set(profile)) { [unowned self] in
+                activeProfileSource = source
+                reloadWarning = ""
                 logger.notice(
                     "Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
                 emitRestrictionChanged(changes)
@@ -119,12 +124,26 @@ extension ManagerObject {
         if state.session.isActive {
             let name = state.session.profileName
             do {
-                profile = try profiles.load(name)
+                let loaded = try profiles.loadWithSource(name)
+                profile = loaded.profile
+                activeProfileSource = loaded.source
             } catch {
-                restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
-                logger.error(
-                    "The restored session's profile could not be loaded; enforcing the strictest locks",
-                    metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                if let retained = state.session.retainedProfileSource,
+                    let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
+                {
+                    // A reload of this file had failed: the last good profile stays in force.
+                    profile = kept
+                    activeProfileSource = retained
+                    reloadWarning = Self.reloadWarning(name: name, reason: error.message)
+                    logger.warning(
+                        "The restored session's profile file could not be loaded; the last good profile stays in force",
+                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                } else {
+                    restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
+                    logger.error(
+                        "The restored session's profile could not be loaded; enforcing the strictest locks",
+                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                }
             }
         }
         commit(state, profile: .set(profile))
@@ -156,7 +175,7 @@ extension ManagerObject {
     /// warnings: `[[device]]` entries that match no device); empty otherwise.
     public var sessionWarnings: [String] {
         guard state.session.isActive else { return [] }
-        return enforcer?.warnings ?? []
+        return (reloadWarning.isEmpty ? [] : [reloadWarning]) + (enforcer?.warnings ?? [])
     }
 
     func scheduleSessionTimer() {

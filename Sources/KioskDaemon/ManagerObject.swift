@@ -85,6 +85,10 @@ public final class ManagerObject {
     var passcodeAttemptInFlight: (any Requester)?
     /// kioskd's passcode prompt at the kiosk (`PromptState`): closed unless the exit gesture opened it.
     var prompt = PromptPhase()
+    /// The text of the active session's profile as last read (kept in the state file when a
+    /// reload fails), and why the last reload failed ("" when it did not).
+    var activeProfileSource: String?
+    var reloadWarning = ""
     var promptTimer: EventSource?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
@@ -161,6 +165,7 @@ public final class ManagerObject {
                 method(Member.extendSession, in: [("x", "seconds")]) { [unowned self] in try extendSession($0) },
                 method(Member.setSessionDeadline, in: [("t", "usec")]) { [unowned self] in try setSessionDeadline($0) },
                 method(Member.listProfiles, out: [("a(ssbb)", "profiles")]) { [unowned self] in try listProfiles($0) },
+                method(Member.reloadProfiles) { [unowned self] in try reloadProfiles($0) },
                 method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
                 },
             ],

@@ -30,6 +30,11 @@ struct ProfileDirectory {
     }
 
     func load(_ name: String) throws(KioskError) -> Profile {
+        try loadWithSource(name).profile
+    }
+
+    /// ``load(_:)``, with the file's text (kept in the state file if a later reload fails).
+    func loadWithSource(_ name: String) throws(KioskError) -> (profile: Profile, source: String) {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"
         guard let (bytes, mode, owner) = DaemonFiles.read(file) else {
@@ -47,6 +52,6 @@ struct ProfileDirectory {
         {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) cannot be used: \(problem).")
         }
-        return profile
+        return (profile, String(decoding: bytes, as: UTF8.self))
     }
 }

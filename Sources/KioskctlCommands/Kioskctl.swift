@@ -26,6 +26,7 @@ struct Kioskctl: AsyncParsableCommand {
             ExtendCommand.self,
             DeadlineCommand.self,
             ProfilesCommand.self,
+            ReloadCommand.self,
             PasscodeCommand.self,
             MonitorCommand.self,
             // Offline, no daemon:

@@ -166,3 +166,27 @@ struct ProfileJSON: Encodable {
         case holdsHash = "holds_hash"
     }
 }
+
+/// `kioskctl reload`: the session takes its edited profile (issue 16 §1); what
+/// `systemctl reload kioskd` runs.
+struct ReloadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reload",
+        abstract: "Put the session's edited profile in force (admin).",
+        discussion: """
+            kioskd reads the active session's profile file again: its locks change at once, its \
+            time limit counts from the session's start. A file that does not load leaves the \
+            last good profile in force, and reload fails with the reason (so does \
+            `systemctl reload kioskd`, which runs this).
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await options.run("reload the session's profile") { try await $0.reloadProfiles() }
+        let summary = try await StatusSummary.readForJSON(options, after: "the profile was reloaded")
+        if let summary { return Output.json(summary.json) }
+        Output.write("Reloaded the session's profile.\n")
+    }
+}

@@ -28,7 +28,7 @@ import FoundationXML
                 M.registerApplication, M.unregisterApplication, M.listApplications, M.listRestrictions,
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
-                M.extendSession, M.setSessionDeadline, M.listProfiles,
+                M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles,
             ])
         #expect(
             Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])

@@ -103,4 +103,49 @@ import Testing
                 ])
         }
     }
+
+    /// Writes a profile file into the manager's profile directory (private, as installed).
+    func write(_ manager: InProcessManager, _ name: String, _ text: String) throws {
+        let url = manager.profileDirectory.appendingPathComponent(name + ".toml")
+        try Data(text.utf8).write(to: url)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
+    @Test("ReloadProfiles: an edited time limit counts from the start; a broken file keeps the last good profile, also across a restart")
+    func reload() async throws {
+        let saved: KioskState
+        do {
+            let manager = try await InProcessManager(profiles: ["timed": Self.timed])
+            let client = try ManagerClient(address: manager.bus.address)
+            try client.call("ReloadProfiles")  // no session: nothing to do
+            try client.call("StartSession", [.string("timed")])
+            let start = try deadline(client) - 600_000_000
+            manager.clock.advance(by: .seconds(120))
+            // Edited: 20 minutes, counted from the session's start.
+            try write(manager, "timed", "[session]\ntime-limit = \"20m\"\n")
+            try client.call("ReloadProfiles")
+            #expect(try deadline(client) == start + 1_200_000_000)
+            // Broken: the reload fails with the reason, nothing changes, SessionWarnings says so.
+            try write(manager, "timed", "[session]\ntime-limit = \"soon\"\n")
+            #expect(client.errorName("ReloadProfiles") == KioskError.Code.invalidArgument.dbusName)
+            #expect(try deadline(client) == start + 1_200_000_000)
+            let warnings = try #require(try client.property("SessionWarnings")?.strings)
+            #expect(warnings.count == 1 && warnings[0].contains("could not be reloaded"), "\(warnings)")
+            #expect(try client.property("SessionProblem")?.string == "")
+            saved = try #require(manager.store.saved.last)
+            #expect(saved.session.retainedProfileSource?.contains("20m") == true)
+            await manager.stop()
+        }
+        // A restart with the file still broken: the last good profile, not the strictest locks.
+        let restarted = try await InProcessManager(state: saved, profiles: ["timed": "[session]\ntime-limit = \"soon\"\n"])
+        let client = try ManagerClient(address: restarted.bus.address)
+        #expect(try client.property("SessionProblem")?.string == "")
+        #expect(try client.property("SessionWarnings")?.strings?.first?.contains("could not be reloaded") == true)
+        // Fixed and reloaded: the warning goes, and the state no longer keeps a copy.
+        try write(restarted, "timed", Self.timed)
+        try client.call("ReloadProfiles")
+        #expect(try client.property("SessionWarnings")?.strings == [])
+        #expect(restarted.store.saved.last?.session.retainedProfileSource == nil)
+        await restarted.stop()
+    }
 }

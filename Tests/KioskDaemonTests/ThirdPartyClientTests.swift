@@ -54,6 +54,7 @@ import Testing
         ("EndSession", ["1234"], .error(.noSession)),
         ("ForceEndSession", [], .error(.noSession)),
         ("ExtendSession", ["60"], .error(.noSession)),
+        ("ReloadProfiles", [], .reply("()")),
         ("SetSessionDeadline", ["0"], .error(.noSession)),
         ("ListProfiles", [], .reply("([('museum', '', true, false)],)")),
         ("StartSession", ["nope"], .error(.unknownProfile)),

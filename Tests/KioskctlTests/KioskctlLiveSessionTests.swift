@@ -59,4 +59,21 @@ extension KioskctlBusTests {
         #expect(decoded?.first?["checks"] as? Bool == false)
         #expect(try f.ctl("profiles", asNobody: true).status == 1)
     }
+
+    @Test func reloadPutsTheEditedProfileInForceOrFailsWithTheReason() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeProfile("timed", "[session]\ntime-limit = \"30m\"\n")
+        #expect(try f.ctl("reload").stdout == "Reloaded the session's profile.\n")
+        #expect(try f.ctl("start", "timed").status == 0)
+        let before = try #require(try await f.manager.status().sessionDeadline)
+        try f.kioskd.writeProfile("timed", "[session]\ntime-limit = \"45m\"\n")
+        #expect(try f.ctl("reload").status == 0)
+        #expect(try await f.manager.status().sessionDeadline?.microseconds == before.microseconds + 900_000_000)
+        try f.kioskd.writeProfile("timed", "[session]\ntime-limit = 45\n")
+        let broken = try f.ctl("reload")
+        #expect(broken.status == 1)
+        #expect(broken.stderr.contains("could not be reloaded, so the last good one stays in force"), "\(broken)")
+        #expect(try f.ctl("status").stdout.contains("warning      The profile \"timed\" could not be reloaded"))
+    }
 }
