@@ -189,6 +189,8 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var touchExitGesture: TouchExitGesture?
         /// Whether the time-limit warnings are to be spoken (the kioskd-prompt client does it).
         public var speakWarnings = false
+        /// Whether logind's idle, sleep and lid-switch handling is inhibited during the session.
+        public var keepAwake = false
 
         enum CodingKeys: String, CodingKey {
             case timeLimit = "time-limit"
@@ -196,6 +198,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             case exitGesture = "exit-gesture"
             case touchExitGesture = "touch-exit-gesture"
             case speakWarnings = "speak-warnings"
+            case keepAwake = "keep-awake"
         }
 
         public init() {}
@@ -207,6 +210,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             try c.encodeIfPresent(exitGesture, forKey: .exitGesture)
             try c.encodeIfPresent(touchExitGesture, forKey: .touchExitGesture)
             try c.encode(speakWarnings, forKey: .speakWarnings)
+            try c.encode(keepAwake, forKey: .keepAwake)
         }
     }
 

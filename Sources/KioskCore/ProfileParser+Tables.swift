@@ -427,11 +427,14 @@ extension ProfileReader {
 
     mutating func session(_ table: TOMLTable, at path: TOMLPath) -> Profile.Session {
         var session = Profile.Session()
-        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings"])
+        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake"])
         if let value = table["speak-warnings"], expect(value, .bool, at: path + [.key("speak-warnings")]),
             let speak = value.bool
         {
             session.speakWarnings = speak
+        }
+        if let value = table["keep-awake"], expect(value, .bool, at: path + [.key("keep-awake")]), let awake = value.bool {
+            session.keepAwake = awake
         }
         let limitPath = path + [.key("time-limit")]
         if let value = table["time-limit"], let limit = duration(value, at: limitPath) {

@@ -36,18 +36,24 @@ extension SessionEnforcer {
 final class InputEnforcement: SessionEnforcer {
     private let broker: InputBroker?
     private let inhibitor: LogindInhibitor?
+    /// logind's idle/sleep/lid-switch inhibitor, held while the session's profile asks to keep
+    /// the kiosk awake.
+    private let awake: LogindInhibitor?
     private let logger: Logger
     private(set) var policy = FilterPolicy.passThrough
 
     /// `broker` is nil with `--no-input`; the inhibitor is still taken for a locked power key.
-    init(broker: InputBroker?, inhibitor: LogindInhibitor?, logger: Logger) {
+    init(broker: InputBroker?, inhibitor: LogindInhibitor?, awake: LogindInhibitor? = nil, logger: Logger) {
         self.broker = broker
         self.inhibitor = inhibitor
+        self.awake = awake
         self.logger = logger
     }
 
     /// logind's inhibitor, wanted (the session locks the power key) and not held.
-    var problem: String { inhibitor?.problem ?? "" }
+    var problem: String {
+        [inhibitor?.problem ?? "", awake?.problem ?? ""].filter { !$0.isEmpty }.joined(separator: "; ")
+    }
 
     private(set) var warnings: [String] = []
     /// The active profile's `[[device]]` entries, and its file name for warnings.
@@ -60,6 +66,7 @@ final class InputEnforcement: SessionEnforcer {
         set {
             problemChanged = newValue
             inhibitor?.onProblemChanged = newValue
+            awake?.onProblemChanged = newValue
         }
     }
 
@@ -77,6 +84,7 @@ final class InputEnforcement: SessionEnforcer {
         var next = state.filterPolicy(profile: profile)
         if promptOpen && state.session.isActive { next.readsPasscode = true }
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
+        awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"
         defer { updateWarnings() }
         guard next != policy else { return }

@@ -73,7 +73,8 @@ public enum KioskService {
             ? InputBroker(
                 loop: loop, logger: logger, calibrationDirectory: options.runtimeDirectory + "/calibration") : nil
         let enforcement = InputEnforcement(
-            broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger), logger: logger)
+            broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger),
+            awake: LogindInhibitor(bus: bus, logger: logger, kind: LogindInhibitor.keepAwake), logger: logger)
         manager.enforcer = enforcement
         broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
         try manager.export()

@@ -2,9 +2,11 @@ import Logging
 import SystemPackage
 import SystemdKit
 
-/// logind's `block` inhibitor for the power, suspend, hibernate and reboot keys, held while a
-/// session locks the power key, so logind does not act on a press that reaches it some other
-/// way (a node kioskd could not grab, a button logind reads through another driver).
+/// A logind `block` inhibitor: for the power, suspend, hibernate and reboot keys (``powerKeys``),
+/// held while a session locks the power key, so logind does not act on a press that reaches it
+/// some other way (a node kioskd could not grab, a button logind reads through another driver);
+/// or against idling, sleep and the lid switch (``keepAwake``), held while a session's profile
+/// asks to keep the kiosk awake (`[session] keep-awake`).
 ///
 /// Taken with `org.freedesktop.login1.Manager.Inhibit` on the daemon's bus (asynchronously: the
 /// loop never waits for logind); the returned fd *is* the inhibitor, and closing it releases
@@ -15,15 +17,27 @@ import SystemdKit
 /// back-off, in case it comes): no logind, nobody acting on the power key, so no problem.
 /// Lives on the loop thread.
 final class LogindInhibitor {
-    static let what = "handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key"
+    /// What is inhibited, and the words for it in messages.
+    struct Kind {
+        var what: String
+        var why: String
+        var name: String
+    }
+
+    static let powerKeys = Kind(
+        what: "handle-power-key:handle-suspend-key:handle-hibernate-key:handle-reboot-key",
+        why: "A guided-access session locks the power key", name: "power-key inhibitor")
+    static let keepAwake = Kind(
+        what: "idle:sleep:handle-lid-switch", why: "A guided-access session keeps the kiosk awake",
+        name: "keep-awake inhibitor")
     static let who = "kioskd"
-    static let why = "A guided-access session locks the power key"
     static let mode = "block"
     static let firstRetry = Duration.seconds(1)
     static let lastRetry = Duration.seconds(30)
 
     private let bus: Bus
     private let logger: Logger
+    let kind: Kind
     private var wanted = false
     private var fd: FileDescriptor?
     private var inFlight = false
@@ -38,9 +52,10 @@ final class LogindInhibitor {
     /// Called (on the loop) whenever ``problem`` changes.
     var onProblemChanged: (() -> Void)?
 
-    init(bus: Bus, logger: Logger) {
+    init(bus: Bus, logger: Logger, kind: Kind = LogindInhibitor.powerKeys) {
         self.bus = bus
         self.logger = logger
+        self.kind = kind
     }
 
     deinit {
@@ -52,7 +67,7 @@ final class LogindInhibitor {
     /// the call failed): what `SessionProblem` says; "" otherwise.
     var problem: String {
         guard wanted, fd == nil, let refusal else { return "" }
-        return "kioskd does not hold logind's power-key inhibitor (\(refusal)); asking again every "
+        return "kioskd does not hold logind's \(kind.name) (\(refusal)); asking again every "
             + "\(Self.lastRetry.components.seconds) s at most"
     }
 
@@ -69,7 +84,7 @@ final class LogindInhibitor {
             if let fd {
                 try? fd.close()
                 self.fd = nil
-                logger.info("Released logind's power-key inhibitor")
+                logger.info("Released logind's \(kind.name)")
             }
         }
     }
@@ -80,12 +95,12 @@ final class LogindInhibitor {
             let call = try bus.makeMethodCall(
                 destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
                 interface: "org.freedesktop.login1.Manager", member: "Inhibit")
-            try call.append(.string(Self.what), .string(Self.who), .string(Self.why), .string(Self.mode))
+            try call.append(.string(kind.what), .string(Self.who), .string(kind.why), .string(Self.mode))
             try bus.callAsync(call, timeout: .seconds(25)) { [weak self] result in self?.answered(result) }
             inFlight = true
         } catch {
             logger.warning(
-                "Could not ask logind for the power-key inhibitor", metadata: ["error": "\(Errno.reason(of: error))"])
+                "Could not ask logind for the \(kind.name)", metadata: ["error": "\(Errno.reason(of: error))"])
             failed(reason: "the call could not be sent: \(Errno.reason(of: error))")
         }
     }
@@ -106,7 +121,7 @@ final class LogindInhibitor {
             }
             if reason != nil {
                 logger.info(
-                    "Asking logind for the power-key inhibitor again",
+                    "Asking logind for the \(kind.name) again",
                     metadata: ["retry.seconds": "\(delay.components.seconds)"])
             }
         } catch {
@@ -132,7 +147,7 @@ final class LogindInhibitor {
                 fd = received
                 backOff = Self.firstRetry
                 refusal = nil
-                logger.info("Holding logind's power-key inhibitor", metadata: ["inhibit.what": "\(Self.what)"])
+                logger.info("Holding logind's \(kind.name)", metadata: ["inhibit.what": "\(kind.what)"])
             } else {
                 try? received.close()  // the session ended while logind was answering
             }
@@ -146,7 +161,7 @@ final class LogindInhibitor {
             failed(reason: nil)
         case .failure(let error):
             let reason = Errno.reason(of: error)
-            logger.warning("logind refused the power-key inhibitor", metadata: ["error": "\(reason)"])
+            logger.warning("logind refused the \(kind.name)", metadata: ["error": "\(reason)"])
             failed(reason: "logind refused it: \(reason)")
         }
     }

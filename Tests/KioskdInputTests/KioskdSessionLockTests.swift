@@ -100,6 +100,26 @@ struct KioskdSessionLockTests {
         #expect(!kioskd.log.contains("logind is not on the bus"))
     }
 
+    @Test("a profile with keep-awake holds logind's idle, sleep and lid-switch inhibitor for the session")
+    func keepAwakeInhibitor() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let logind = try LineCollector(KioskdUnderTest.python, ["-c", Self.fakeLogind, bus.address])
+        defer { logind.stop() }
+        try logind.wait("the fake logind") { $0.contains("ready") }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        try kioskd.writeProfile(
+            "awake", "[buttons]\npower = \"allowed\"\n[session]\nkeep-awake = true\n[passcode]\nhash = \"\(demoPasscodeHash)\"\n")
+        try kioskd.start(input: false)
+        defer { kioskd.stop() }
+        try kioskd.call("StartSession", "s", ["awake"])
+        let lines = try logind.wait("Inhibit") { $0.contains("Inhibit idle:sleep:handle-lid-switch kioskd block") }
+        #expect(!lines.contains(Self.inhibitLine), "the power key is allowed: \(lines)")
+        try kioskd.endSession(passcode: "1234")
+        try logind.wait("the keep-awake inhibitor's fd closed") { $0.contains("released 0") }
+        #expect(kioskd.log.contains("Holding logind's keep-awake inhibitor"))
+    }
+
     /// A fake logind that refuses the first `refusals` Inhibit calls (AccessDenied, as a
     /// polkit-less logind would) and prints "refused N T" / "granted N T" (T: its monotonic
     /// clock, s); the calls it grants hand out a pipe's write end, as `fakeLogind`.
