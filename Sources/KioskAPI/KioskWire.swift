@@ -24,6 +24,8 @@ public enum KioskWire {
         public static let setSessionDeadline = "SetSessionDeadline"
         public static let listProfiles = "ListProfiles"
         public static let reloadProfiles = "ReloadProfiles"
+        public static let startTrialSession = "StartTrialSession"
+        public static let confirmSession = "ConfirmSession"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -38,6 +40,8 @@ public enum KioskWire {
         /// Problems with the active session that do not change its locks (a `[[device]]` entry
         /// that matches no device); empty otherwise.
         public static let sessionWarnings = "SessionWarnings"
+        /// When an unconfirmed trial session ends by itself (wall clock µs; 0 when none).
+        public static let trialDeadline = "TrialDeadline"
         public static let promptState = "PromptState"
         public static let promptLength = "PromptLength"
         public static let promptDeadline = "PromptDeadline"

@@ -153,6 +153,17 @@ public final class KioskManager: Sendable {
         }
     }
 
+    /// `StartTrialSession` (admin): a session that ends by itself after `seconds` unless
+    /// confirmed (``confirmSession()``), and at a reboot.
+    public func startTrialSession(profile: String, seconds: UInt64) async throws {
+        try await call(KioskWire.Member.startTrialSession, [.string(profile), .uint64(seconds)])
+    }
+
+    /// `ConfirmSession` (admin): the trial session stays.
+    public func confirmSession() async throws {
+        try await call(KioskWire.Member.confirmSession)
+    }
+
     /// `EndSession`: anyone who knows the passcode (wrong attempts are throttled).
     public func endSession(passcode: String) async throws {
         try await call(KioskWire.Member.endSession, [.string(passcode)])

@@ -52,6 +52,9 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// longer parses): a restart keeps this profile in force rather than the strictest locks.
     /// Nil while the file is good.
     public var retainedProfileSource: String?
+    /// A trial session ends by itself at this time unless an admin confirms it (`kioskctl start
+    /// --trial`); nil for any other session, and once confirmed. Not across a reboot.
+    public private(set) var trialEnd: WallClockTime?
 
     public init() {}
 
@@ -86,13 +89,15 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// - Returns: the restriction states that changed, in the profile's order.
     /// - Throws: `SessionActive` if a session is already active or expired.
     public mutating func start(
-        profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry
+        profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry,
+        trial: Duration? = nil
     ) throws(KioskError) -> [Change] {
         try checkCanStart()
         var next = GuidedSession()
         next.state = .active
         next.profileName = profileName
         next.startedAt = now
+        next.trialEnd = trial.map { now + $0 }
         if let limit = profile.session.timeLimit {
             next.deadline = now + limit
             next.pendingWarnings = profile.session.warnings.filter { $0 < limit }.sorted(by: >)
@@ -161,11 +166,30 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         return [.warning(secondsLeft: UInt64((left.microseconds + 999_999) / 1_000_000))]
     }
 
-    /// When ``advance(to:)`` next has something to do, if ever.
+    /// When ``advance(to:)`` next has something to do (or a trial ends), if ever.
     public var nextWakeup: WallClockTime? {
-        guard state == .active, let deadline else { return nil }
-        if let mark = pendingWarnings.first { return deadline + (.zero - mark) }
-        return deadline
+        var limit: WallClockTime?
+        if state == .active, let deadline {
+            limit = pendingWarnings.first.map { deadline + (.zero - $0) } ?? deadline
+        }
+        guard isActive, let trialEnd else { return limit }
+        return min(limit ?? trialEnd, trialEnd)
+    }
+
+    /// Whether a trial session's time to be confirmed has run out at `now`.
+    public func trialIsOver(at now: WallClockTime) -> Bool {
+        guard isActive, let trialEnd else { return false }
+        return now >= trialEnd
+    }
+
+    /// An admin confirms a trial session: it stays, as any other.
+    /// - Throws: `NoSession`; `InvalidArgs` when the session is not a trial (or confirmed already).
+    public mutating func confirmTrial() throws(KioskError) {
+        try checkActive()
+        guard trialEnd != nil else {
+            throw KioskError(.invalidArgument, "The session is not a trial waiting to be confirmed.")
+        }
+        trialEnd = nil
     }
 
     /// Moves the end of the time limit to `newDeadline` at `now` (nil: no limit), with the

@@ -59,6 +59,9 @@ public struct KioskClockMarker: Hashable, Sendable {
         let offset = resumeAt &- boot
         let now = WallClockTime(microseconds: resumeAt)
         state.throttles.restartWaits(at: now)
+        // An unconfirmed trial session does not survive a reboot: whoever started it could not
+        // confirm it from a kiosk that went down.
+        if state.session.trialEnd != nil { _ = try? state.endSession(.unconfirmedTrial) }
         return (
             KioskClockMarker(offset: offset, displayOffset: realtime.microseconds &- resumeAt, statePath: statePath),
             true

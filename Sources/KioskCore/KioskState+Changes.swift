@@ -61,6 +61,8 @@ extension KioskState {
         /// `EndSession` with the right passcode from `source`, checked for the session
         /// `checkedFor`: ends only that session, and resets that source's throttle count.
         case passcode(checkedFor: GuidedSession.Identity?, from: PasscodeSource)
+        /// A trial session nobody confirmed in time, or across a reboot.
+        case unconfirmedTrial
     }
 
     /// Ends the active session, restoring its presets.
@@ -69,7 +71,7 @@ extension KioskState {
     ///   was checked for has ended meanwhile.
     public mutating func endSession(_ ending: SessionEnding) throws(KioskError) -> [GuidedSession.Change] {
         switch ending {
-        case .forced:
+        case .forced, .unconfirmedTrial:
             try session.checkActive()
         case .passcode(let checked, let source):
             guard session.isActive, session.identity == checked else {

@@ -47,12 +47,19 @@ public enum KioskService {
     }
 
     private static func serve(_ options: Options, logger: Logger) throws -> Int32 {
-        try EventLoop.blockSignals([SIGTERM, SIGINT])
+        try EventLoop.blockSignals([SIGTERM, SIGINT, SIGHUP])
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
         try DaemonFiles.makeDirectory(options.stateDirectory)  // systemd's StateDirectory= usually has
         var state = try store.load()  // a corrupt file throws and is left untouched
+        let trial = state.session.trialEnd != nil
         let clock = startKioskClock(&state, store: store, options: options, logger: logger)
+        if trial && !state.session.isActive {
+            // A new boot ended an unconfirmed trial session: on disk before anything else, so
+            // that a crash now cannot bring it back.
+            logger.notice("A trial session was not confirmed before the reboot; it ended")
+            try store.save(state)
+        }
 
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)

@@ -13,6 +13,24 @@ extension ManagerObject {
         guard let name = call.arguments.first?.string else {
             throw KioskError(.invalidArgument, "StartSession takes (s profile).")
         }
+        return try startSession(call, name: name, trial: nil)
+    }
+
+    /// `StartTrialSession(s profile, t seconds)`: a session that ends by itself after `seconds`
+    /// (10 s to 1 day) unless `ConfirmSession` comes first, and that a reboot ends: a remote
+    /// admin cannot lock themselves out with a profile that turns out wrong.
+    func startTrialSession(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let name = call.arguments[0].string, let seconds = call.arguments[1].uint64
+        else {
+            throw KioskError(.invalidArgument, "StartTrialSession takes (s profile, t seconds).")
+        }
+        guard (10...86_400).contains(seconds) else {
+            throw KioskError(.invalidArgument, "A trial lasts 10 s to 1 day, not \(seconds) s.")
+        }
+        return try startSession(call, name: name, trial: .seconds(Int64(seconds)))
+    }
+
+    private func startSession(_ call: MethodCall, name: String, trial: Duration?) throws -> MethodReply {
         try Profile.validateName(name)
         try state.session.checkCanStart()
         try identify(call) { [unowned self] caller in
@@ -20,7 +38,8 @@ extension ManagerObject {
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session"
             ) { [unowned self] in
                 loadProfile(call, name) { [unowned self] loaded in
-                    applyStartSession(call, caller: caller, name: name, profile: loaded.profile, source: loaded.source)
+                    applyStartSession(
+                        call, caller: caller, name: name, profile: loaded.profile, source: loaded.source, trial: trial)
                 }
             }
         }
@@ -43,17 +62,22 @@ extension ManagerObject {
             })
     }
 
-    func applyStartSession(_ call: MethodCall, caller: Caller, name: String, profile: Profile, source: String) {
+    func applyStartSession(
+        _ call: MethodCall, caller: Caller, name: String, profile: Profile, source: String, trial: Duration?
+    ) {
         change(call, .privileged) { [unowned self] in
             var next = state
             let changes = try next.session.start(
-                profileName: name, profile: profile, at: clock.now(), registry: &next.registry)
+                profileName: name, profile: profile, at: clock.now(), registry: &next.registry, trial: trial)
             // The enforcer applies the profile together with the state, once both are on disk.
             return Plan(next, profile: .set(profile)) { [unowned self] in
                 activeProfileSource = source
                 reloadWarning = ""
                 logger.notice(
-                    "Session started", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
+                    trial == nil ? "Session started" : "Trial session started; it ends unless confirmed",
+                    metadata: caller.metadata.merging([
+                        "session.profile": "\(name)", "session.trial": "\(trial.map(\.kioskText) ?? "no")",
+                    ]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
@@ -244,6 +268,19 @@ extension ManagerObject {
     func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
         var next = state
         let now = clock.now()
+        // A trial session nobody confirmed in time ends by itself (its presets go back).
+        if next.session.trialIsOver(at: now), let changes = try? next.endSession(.unconfirmedTrial) {
+            let profile = state.session.profileName
+            return (
+                next,
+                { [unowned self] in
+                    logger.notice(
+                        "Trial session not confirmed in time; it ended", metadata: ["session.profile": "\(profile)"])
+                    emitRestrictionChanged(changes)
+                    emitSessionChanged()
+                }
+            )
+        }
         let events = next.session.advance(to: now)
         // A session with a time limit saves the kiosk clock now and then, even with nothing to
         // tell: after a power cut, its time resumes from there.

@@ -166,6 +166,10 @@ public final class ManagerObject {
                 method(Member.setSessionDeadline, in: [("t", "usec")]) { [unowned self] in try setSessionDeadline($0) },
                 method(Member.listProfiles, out: [("a(ssbb)", "profiles")]) { [unowned self] in try listProfiles($0) },
                 method(Member.reloadProfiles) { [unowned self] in try reloadProfiles($0) },
+                method(Member.startTrialSession, in: [("s", "profile"), ("t", "seconds")]) { [unowned self] in
+                    try startTrialSession($0)
+                },
+                method(Member.confirmSession) { [unowned self] in try confirmSession($0) },
                 method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
                 },
             ],
@@ -184,6 +188,9 @@ public final class ManagerObject {
                     .uint64(UInt64(max(0, state.session.deadline.map(displayTime)?.microseconds ?? 0)))
                 },
                 BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
+                BusProperty(Member.trialDeadline, "t") { [unowned self] in
+                    .uint64(UInt64(max(0, state.session.trialEnd.map(displayTime)?.microseconds ?? 0)))
+                },
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },

@@ -27,6 +27,7 @@ struct Kioskctl: AsyncParsableCommand {
             DeadlineCommand.self,
             ProfilesCommand.self,
             ReloadCommand.self,
+            ConfirmCommand.self,
             PasscodeCommand.self,
             MonitorCommand.self,
             // Offline, no daemon:

@@ -190,3 +190,19 @@ struct ReloadCommand: AsyncParsableCommand {
         Output.write("Reloaded the session's profile.\n")
     }
 }
+
+/// `kioskctl confirm`: the trial session stays (issue 16 §1).
+struct ConfirmCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "confirm",
+        abstract: "Keep a trial session started with `start --trial` (admin).")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await options.run("confirm the session") { try await $0.confirmSession() }
+        let summary = try await StatusSummary.readForJSON(options, after: "the session was confirmed")
+        if let summary { return Output.json(summary.json) }
+        Output.write("Confirmed the session: it stays until it is ended.\n")
+    }
+}

@@ -25,16 +25,37 @@ struct StartCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The profile's name.", valueName: "profile"))
     var profile: String
 
+    @Option(
+        help: ArgumentHelp(
+            "Start a trial that ends by itself after this long (like 5m) unless `kioskctl confirm` comes in time; a reboot ends it too.",
+            valueName: "duration"))
+    var trial: String?
+
     /// Where the escape-path audit reads the system's files (tests point it at a fake root).
     @Option(name: .customLong("escape-paths-root"), help: .hidden)
     var escapePathsRoot = "/"
 
     func validate() throws {
         try CommandLineValues.validateProfileName(profile)
+        if let trial { _ = try Self.trialSeconds(trial) }
+    }
+
+    static func trialSeconds(_ text: String) throws(ValidationError) -> UInt64 {
+        guard !text.hasPrefix("-"), let seconds = try? ExtendCommand.seconds(text), (10...86_400).contains(seconds) else {
+            throw ValidationError("--trial \"\(text)\": give a duration from 10s to 1d, like 5m.")
+        }
+        return UInt64(seconds)
     }
 
     func run() async throws {
-        try await options.run("start the session") { try await $0.startSession(profile: profile) }
+        if let trial {
+            let seconds = try Self.trialSeconds(trial)
+            try await options.run("start the trial session") {
+                try await $0.startTrialSession(profile: profile, seconds: seconds)
+            }
+        } else {
+            try await options.run("start the session") { try await $0.startSession(profile: profile) }
+        }
         let summary = try await StatusSummary.readForJSON(options, after: "the session was started")
         // What kioskd found wrong without weakening a lock (a [[device]] entry that matches no
         // device): said at once, on stderr, so an admin sees a mistyped entry when it matters.
@@ -53,6 +74,9 @@ struct StartCommand: AsyncParsableCommand {
             return Output.json(json)
         }
         Output.write("Started a guided-access session with the profile \(profile).\n")
+        if let trial {
+            Output.write("It is a trial: it ends by itself in \(trial) unless `kioskctl confirm` comes first.\n")
+        }
         if let escapePaths { Output.write(EscapePaths.report(escapePaths)) }
     }
 }

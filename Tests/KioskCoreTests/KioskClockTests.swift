@@ -77,4 +77,28 @@ import Testing
             state: &state, statePath: Self.path, marker: other, boottime: .seconds(1), realtime: Self.wall)
         #expect(newBoot)
     }
+
+    /// Issue 16: an unconfirmed trial session does not survive a reboot; a restart keeps it.
+    @Test func aRebootEndsAnUnconfirmedTrialSession() throws {
+        var state = KioskState()
+        var registry = state.registry
+        _ = try state.session.start(
+            profileName: "p", profile: Profile(), at: WallClockTime(microseconds: 1_000_000), registry: &registry,
+            trial: .seconds(300))
+        let marker = KioskClockMarker(offset: 0, displayOffset: 0, statePath: "/s")
+        var restarted = state
+        _ = KioskClockMarker.start(
+            state: &restarted, statePath: "/s", marker: marker, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+        #expect(restarted.session.isActive && restarted.session.trialEnd != nil)
+        var rebooted = state
+        _ = KioskClockMarker.start(
+            state: &rebooted, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+        #expect(!rebooted.session.isActive)
+        // A confirmed one does survive.
+        var confirmed = state
+        try confirmed.session.confirmTrial()
+        _ = KioskClockMarker.start(
+            state: &confirmed, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+        #expect(confirmed.session.isActive)
+    }
 }

@@ -28,13 +28,14 @@ import FoundationXML
                 M.registerApplication, M.unregisterApplication, M.listApplications, M.listRestrictions,
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
-                M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles,
+                M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
+                M.confirmSession,
             ])
         #expect(
             Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])
         #expect(
             Set(xml.properties.keys) == [
-                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.trialDeadline,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
                 M.version,
             ])

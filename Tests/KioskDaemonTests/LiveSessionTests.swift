@@ -6,6 +6,8 @@ import KioskTestSupport
 import SystemdKit
 import Testing
 
+@testable import KioskDaemon
+
 /// Issue 16 §1: a live session's time limit changed without ending it (`ExtendSession`,
 /// `SetSessionDeadline`), and `ListProfiles`; in process, on the manager's manual clock.
 @Suite(.serialized) struct LiveSessionTests {
@@ -147,5 +149,36 @@ import Testing
         #expect(try client.property("SessionWarnings")?.strings == [])
         #expect(restarted.store.saved.last?.session.retainedProfileSource == nil)
         await restarted.stop()
+    }
+
+    @Test("a trial session ends by itself unless confirmed; confirmed, it stays")
+    func trial() async throws {
+        try await withManager { manager, client in
+            for bad: UInt64 in [0, 9, 86_401] {
+                #expect(
+                    client.errorName("StartTrialSession", [.string("timed"), .uint64(bad)])
+                        == KioskError.Code.invalidArgument.dbusName)
+            }
+            try client.call("StartTrialSession", [.string("untimed"), .uint64(60)])
+            #expect(try client.property("TrialDeadline")?.uint64 == UInt64(manager.clock.now().microseconds + 60_000_000))
+            // Not confirmed in time: its tick ends it.
+            manager.clock.advance(by: .seconds(61))
+            try await manager.onLoop { $0.sessionTick() }
+            var waited = 0
+            while try client.property("SessionState")?.string != "inactive", waited < 5000 {
+                usleep(1000)
+                waited += 1
+            }
+            #expect(try client.property("SessionState")?.string == "inactive")
+            #expect(try client.property("TrialDeadline")?.uint64 == 0)
+            // Confirmed: it stays past its trial time; a second confirm is refused.
+            try client.call("StartTrialSession", [.string("untimed"), .uint64(60)])
+            try client.call("ConfirmSession")
+            #expect(try client.property("TrialDeadline")?.uint64 == 0)
+            #expect(client.errorName("ConfirmSession") == KioskError.Code.invalidArgument.dbusName)
+            manager.clock.advance(by: .seconds(61))
+            try await manager.onLoop { $0.sessionTick() }
+            #expect(try client.property("SessionState")?.string == "active")
+        }
     }
 }

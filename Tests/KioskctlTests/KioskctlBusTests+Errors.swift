@@ -64,15 +64,15 @@ extension KioskctlBusTests {
             "The application id \"org..example\" has an empty label (label 2)."
         ),
         (
-            ["start", "../museum"], "start [--json] [--host <user@host>] <profile>",
+            ["start", "../museum"], "start [--json] [--host <user@host>] <profile> [--trial <duration>]",
             "The profile name \"../museum\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."
         ),
         (
-            ["start", ""], "start [--json] [--host <user@host>] <profile>",
+            ["start", ""], "start [--json] [--host <user@host>] <profile> [--trial <duration>]",
             "The profile name \"\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."
         ),
         (
-            ["start", String(repeating: "p", count: 251)], "start [--json] [--host <user@host>] <profile>",
+            ["start", String(repeating: "p", count: 251)], "start [--json] [--host <user@host>] <profile> [--trial <duration>]",
             "The profile name \"\(String(repeating: "p", count: 80))…\" is not a plain file name; it must be 1 to 250 characters of A-Z, a-z, 0-9, '_', '.' and '-'."
         ),
         (
@@ -84,7 +84,7 @@ extension KioskctlBusTests {
             "The restriction id is not valid UTF-8 (bad byte sequence near byte 24)."
         ),
         (
-            ["start", "mus\\377eum"], "start [--json] [--host <user@host>] <profile>",
+            ["start", "mus\\377eum"], "start [--json] [--host <user@host>] <profile> [--trial <duration>]",
             "The profile name is not valid UTF-8 (bad byte sequence near byte 3)."
         ),
     ]

@@ -76,4 +76,19 @@ extension KioskctlBusTests {
         #expect(broken.stderr.contains("could not be reloaded, so the last good one stays in force"), "\(broken)")
         #expect(try f.ctl("status").stdout.contains("warning      The profile \"timed\" could not be reloaded"))
     }
+
+    @Test func aTrialStartIsConfirmedOrEnds() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        #expect(try f.ctl("start", "--trial", "5", "museum").status == 64)
+        let started = try f.ctl("start", "--trial", "5m", "museum", "--escape-paths-root", "/nonexistent")
+        #expect(started.status == 0, "\(started)")
+        #expect(started.stdout.contains("It is a trial: it ends by itself in 5m unless `kioskctl confirm` comes first."))
+        #expect(try await f.manager.status().sessionState == .active)
+        let confirmed = try f.ctl("confirm")
+        #expect(confirmed.stdout == "Confirmed the session: it stays until it is ended.\n", "\(confirmed)")
+        let again = try f.ctl("confirm")
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("not a trial"), "\(again)")
+    }
 }
