@@ -233,6 +233,7 @@ install-files:
 	install -m 0644 packaging/dbus/org.kioskd.GuidedAccess1.service $(DESTDIR)$(DBUSDIR)/system-services/
 	$(if $(wildcard packaging/dbus/*.xml),install -m 0644 $(wildcard packaging/dbus/*.xml) $(DESTDIR)$(DBUSDIR)/interfaces/)
 	install -m 0644 packaging/polkit/org.kioskd.GuidedAccess1.policy $(DESTDIR)$(POLKITDIR)/
+	install -D -m 0644 packaging/catalog/kioskd.catalog $(DESTDIR)$(PREFIX)/lib/systemd/catalog/kioskd.catalog
 	install -m 0644 packaging/udev/70-kioskd.rules packaging/udev/71-kioskd-power-switch.rules $(DESTDIR)$(UDEVRULESDIR)/
 	# The calibration rule names its helper in $(LIBEXECDIR).
 	sed $(INSTALL_SUBST) packaging/udev/99-zz-kioskd-calibration.rules >$(DESTDIR)$(UDEVRULESDIR)/99-zz-kioskd-calibration.rules

@@ -57,7 +57,8 @@ public enum KioskService {
         if trial && !state.session.isActive {
             // A new boot ended an unconfirmed trial session: on disk before anything else, so
             // that a crash now cannot bring it back.
-            logger.notice("A trial session was not confirmed before the reboot; it ended")
+            logger.notice(
+                "A trial session was not confirmed before the reboot; it ended", metadata: MessageID.trialEnded.metadata)
             try store.save(state)
         }
 
@@ -89,6 +90,7 @@ public enum KioskService {
         manager.restoreSession()
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
+        broker?.deviceAllowedMessageID = MessageID.deviceAllowed.rawValue
         broker?.start()
         try bus.requestName(KioskWire.busName)
 

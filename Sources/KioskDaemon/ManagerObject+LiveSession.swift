@@ -84,7 +84,7 @@ extension ManagerObject {
             return Plan(next) { [unowned self] in
                 logger.notice(
                     "Session time limit \(what)",
-                    metadata: caller.metadata.merging([
+                    metadata: caller.metadata.merging(MessageID.sessionTimeChanged.metadata) { $1 }.merging([
                         "session.profile": "\(state.session.profileName)",
                         "session.deadline": "\(state.session.deadline.map { "\(displayTime($0))" } ?? "none")",
                     ]) { $1 })
@@ -178,7 +178,10 @@ extension ManagerObject {
                 activeProfileSource = loaded.source
                 reloadWarning = ""
                 logger.notice(
-                    "Session's profile reloaded", metadata: caller.metadata.merging(["session.profile": "\(name)"]) { $1 })
+                    "Session's profile reloaded",
+                    metadata: caller.metadata.merging(MessageID.profileReloaded.metadata) { $1 }.merging([
+                        "session.profile": "\(name)"
+                    ]) { $1 })
                 for event in events {
                     if case .warning(let secondsLeft) = event { emit(Member.timeLimitWarning, [.uint64(secondsLeft)]) }
                 }
@@ -197,7 +200,9 @@ extension ManagerObject {
                 reloadWarning = Self.reloadWarning(name: name, reason: error.message)
                 logger.error(
                     "The session's profile could not be reloaded; the last good profile stays in force",
-                    metadata: caller.metadata.merging(["session.profile": "\(name)", "error": "\(error.message)"]) { $1 })
+                    metadata: caller.metadata.merging(MessageID.profileReloadFailed.metadata) { $1 }.merging([
+                        "session.profile": "\(name)", "error": "\(error.message)",
+                    ]) { $1 })
                 emitSessionProblemChanged()
                 throw KioskError(
                     .invalidArgument,
@@ -236,7 +241,9 @@ extension ManagerObject {
                     return Plan(next) { [unowned self] in
                         logger.notice(
                             "Trial session confirmed",
-                            metadata: caller.metadata.merging(["session.profile": "\(state.session.profileName)"]) { $1 })
+                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
+                                "session.profile": "\(state.session.profileName)"
+                            ]) { $1 })
                         emitSessionChanged()
                         scheduleSessionTimer()
                         try call.reply([])

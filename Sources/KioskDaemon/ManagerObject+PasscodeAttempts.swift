@@ -155,7 +155,11 @@ extension ManagerObject {
                 next.throttles.recordFailure(from: attempt.source, at: clock.now())
                 let failures = next.throttles[attempt.source].failures
                 return Plan(next, keepIfSaveFails: true) { [unowned self] in
-                    audit(.warning, "Wrong passcode", attempt.caller, ["passcode.failures": "\(failures)"])
+                    audit(
+                        .warning, "Wrong passcode", attempt.caller,
+                        MessageID.wrongPasscode.metadata.merging([
+                            "passcode.failures": "\(failures)", "passcode.source": "\(attempt.source)",
+                        ]) { $1 })
                     throw check.wrongPasscode
                 }
             }
@@ -171,7 +175,8 @@ extension ManagerObject {
                 var next = state
                 next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
                 return Plan(next) { [unowned self] in
-                    logger.notice("Passcode set", metadata: attempt.caller.metadata)
+                    logger.notice(
+                        "Passcode set", metadata: attempt.caller.metadata.merging(MessageID.passcodeSet.metadata) { $1 })
                     try attempt.call.reply([])
                 }
             }

@@ -21,7 +21,9 @@ extension ManagerObject {
     /// The exit gesture was seen: `ExitRequested` for apps that draw their own prompt, and
     /// kioskd's own prompt opens (on an active or expired session, unless it is open already).
     public func requestExit() {
-        logger.notice("Exit gesture seen", metadata: ["session.profile": "\(state.session.profileName)"])
+        logger.notice(
+            "Exit gesture seen",
+            metadata: MessageID.exitGesture.metadata.merging(["session.profile": "\(state.session.profileName)"]) { $1 })
         emit(Member.exitRequested, [])
         guard state.session.isActive, prompt.open(at: clock.now().microseconds) else { return }
         logger.notice(
@@ -74,7 +76,9 @@ extension ManagerObject {
         let level: Logger.Level = reason == .rejected || reason == .throttled ? .warning : .notice
         logger.log(
             level: level, "Passcode prompt closed",
-            metadata: ["prompt.reason": "\(reason.rawValue)", "session.profile": "\(state.session.profileName)"])
+            metadata: MessageID.promptClosed.metadata.merging([
+                "prompt.reason": "\(reason.rawValue)", "session.profile": "\(state.session.profileName)",
+            ]) { $1 })
         emit(Member.promptClosed, [.string(reason.rawValue)])
         emitPromptChanged()
     }

@@ -71,9 +71,11 @@ extension ManagerObject {
             return Plan(next) { [unowned self] in
                 let metadata: Logger.Metadata = ["app.id": "\(appID)", "restriction.count": "\(declarations.count)"]
                 if isAdmin {
-                    logger.notice("Application registered", metadata: caller.metadata.merging(metadata) { $1 })
+                    logger.notice(
+                        "Application registered",
+                        metadata: caller.metadata.merging(metadata) { $1 }.merging(MessageID.applicationRegistered.metadata) { $1 })
                 } else {
-                    audit(.notice, "Application registered", caller, metadata)  // anyone's: summarised
+                    audit(.notice, "Application registered", caller, metadata.merging(MessageID.applicationRegistered.metadata) { $1 })  // anyone's: summarised
                 }
                 try call.reply([])
             }
@@ -99,7 +101,10 @@ extension ManagerObject {
                     try next.unregister(appID)  // again: a change may have come first
                     return Plan(next) { [unowned self] in
                         logger.notice(
-                            "Application forgotten", metadata: caller.metadata.merging(["app.id": "\(appID)"]) { $1 })
+                            "Application forgotten",
+                            metadata: caller.metadata.merging(MessageID.applicationForgotten.metadata) { $1 }.merging([
+                                "app.id": "\(appID)"
+                            ]) { $1 })
                         try call.reply([])
                     }
                 }
@@ -174,7 +179,7 @@ extension ManagerObject {
             return Plan(next) { [unowned self] in
                 logger.notice(
                     "Restriction state set",
-                    metadata: caller.metadata.merging([
+                    metadata: caller.metadata.merging(MessageID.restrictionSet.metadata) { $1 }.merging([
                         "app.id": "\(appID)", "restriction.id": "\(restrictionID)",
                         "restriction.state": "\(newState.rawValue)",
                     ]) { $1 })

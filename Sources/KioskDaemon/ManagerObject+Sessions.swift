@@ -75,7 +75,7 @@ extension ManagerObject {
                 reloadWarning = ""
                 logger.notice(
                     trial == nil ? "Session started" : "Trial session started; it ends unless confirmed",
-                    metadata: caller.metadata.merging([
+                    metadata: caller.metadata.merging(MessageID.sessionStarted.metadata) { $1 }.merging([
                         "session.profile": "\(name)", "session.trial": "\(trial.map(\.kioskText) ?? "no")",
                     ]) { $1 })
                 emitRestrictionChanged(changes)
@@ -129,7 +129,9 @@ extension ManagerObject {
             return Plan(next, profile: .set(nil)) { [unowned self] in
                 logger.notice(
                     ending == .forced ? "Session force-ended" : "Session ended",
-                    metadata: caller.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                    metadata: caller.metadata.merging(
+                        (ending == .forced ? MessageID.sessionForceEnded : .sessionEnded).metadata
+                    ) { $1 }.merging(["session.profile": "\(profile)"]) { $1 })
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
@@ -275,7 +277,8 @@ extension ManagerObject {
                 next,
                 { [unowned self] in
                     logger.notice(
-                        "Trial session not confirmed in time; it ended", metadata: ["session.profile": "\(profile)"])
+                        "Trial session not confirmed in time; it ended",
+                        metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
                     emitRestrictionChanged(changes)
                     emitSessionChanged()
                 }
@@ -297,7 +300,10 @@ extension ManagerObject {
                         emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
                     case .expired:
                         logger.notice(
-                            "Session time limit reached", metadata: ["session.profile": "\(state.session.profileName)"])
+                            "Session time limit reached",
+                            metadata: MessageID.sessionExpired.metadata.merging([
+                                "session.profile": "\(state.session.profileName)"
+                            ]) { $1 })
                         emitSessionChanged()
                     }
                 }

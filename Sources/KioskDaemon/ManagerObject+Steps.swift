@@ -49,7 +49,9 @@ extension ManagerObject {
                     answer = .failed
                 }
                 if let refusal = Authorization.refusal(answer, uid: caller.uid, action: action, doing: what) {
-                    audit(.notice, "Call refused", caller, ["polkit.action": "\(action)"])
+                    audit(
+                        .notice, "Call refused", caller,
+                        MessageID.callRefused.metadata.merging(["polkit.action": "\(action)"]) { $1 })
                     throw refusal
                 }
                 try next()

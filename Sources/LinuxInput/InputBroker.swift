@@ -38,6 +38,9 @@ public final class InputBroker {
 
     /// Called on the loop when the exit gesture completes (the daemon emits `ExitRequested`).
     public var onExitRequested: (() -> Void)?
+    /// The journal `MESSAGE_ID` of "Input device allowed through the session's locks" (the
+    /// daemon's audit catalog names it).
+    public var deviceAllowedMessageID = ""
     /// Called on the loop for each key of kioskd's passcode prompt the filter read
     /// (``FilterPolicy/readsPasscode``), after the frame's output is written.
     public var onPromptKey: ((PromptKey) -> Void)?
@@ -172,6 +175,7 @@ public final class InputBroker {
         logger.notice(
             "Input device allowed through the session's locks",
             metadata: [
+                "message.id": "\(deviceAllowedMessageID)",
                 "device.node": "\(node.device.devnode ?? node.device.syspath)", "device.name": "\(node.description.name)",
                 "device.role": "\(entry.role)", "device.passes": "\(passes)",
             ])
