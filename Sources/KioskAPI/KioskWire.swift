@@ -26,6 +26,8 @@ public enum KioskWire {
         public static let reloadProfiles = "ReloadProfiles"
         public static let startTrialSession = "StartTrialSession"
         public static let confirmSession = "ConfirmSession"
+        public static let requestSession = "RequestSession"
+        public static let releaseSession = "ReleaseSession"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -42,6 +44,8 @@ public enum KioskWire {
         public static let sessionWarnings = "SessionWarnings"
         /// When an unconfirmed trial session ends by itself (wall clock µs; 0 when none).
         public static let trialDeadline = "TrialDeadline"
+        /// The app the active session is for (its profile's `app`); "" for none.
+        public static let activeApp = "ActiveApp"
         public static let promptState = "PromptState"
         public static let promptLength = "PromptLength"
         public static let promptDeadline = "PromptDeadline"
@@ -56,6 +60,8 @@ public enum KioskWire {
         public static let manageRestrictions = "org.kioskd.GuidedAccess1.manage-restrictions"
         public static let manageSession = "org.kioskd.GuidedAccess1.manage-session"
         public static let setPasscode = "org.kioskd.GuidedAccess1.set-passcode"
+        /// An app starting and ending its own session (RequestSession, ReleaseSession).
+        public static let requestSession = "org.kioskd.GuidedAccess1.request-session"
     }
 
     /// The limits of DESIGN §3; input beyond them is `InvalidArgs` and changes nothing.

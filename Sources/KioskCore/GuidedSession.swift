@@ -55,6 +55,9 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// A trial session ends by itself at this time unless an admin confirms it (`kioskctl start
     /// --trial`); nil for any other session, and once confirmed. Not across a reboot.
     public private(set) var trialEnd: WallClockTime?
+    /// The app that requested this session itself (`RequestSession`, exam mode): it may end it
+    /// (`ReleaseSession`); so may the passcode and an admin, never another app.
+    public private(set) var requestedBy: AppID?
 
     public init() {}
 
@@ -90,7 +93,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// - Throws: `SessionActive` if a session is already active or expired.
     public mutating func start(
         profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry,
-        trial: Duration? = nil
+        trial: Duration? = nil, requestedBy: AppID? = nil
     ) throws(KioskError) -> [Change] {
         try checkCanStart()
         var next = GuidedSession()
@@ -98,6 +101,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         next.profileName = profileName
         next.startedAt = now
         next.trialEnd = trial.map { now + $0 }
+        next.requestedBy = requestedBy
         if let limit = profile.session.timeLimit {
             next.deadline = now + limit
             next.pendingWarnings = profile.session.warnings.filter { $0 < limit }.sorted(by: >)

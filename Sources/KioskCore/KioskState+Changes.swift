@@ -63,6 +63,8 @@ extension KioskState {
         case passcode(checkedFor: GuidedSession.Identity?, from: PasscodeSource)
         /// A trial session nobody confirmed in time, or across a reboot.
         case unconfirmedTrial
+        /// `ReleaseSession` by the app that requested the session.
+        case released(by: AppID)
     }
 
     /// Ends the active session, restoring its presets.
@@ -73,6 +75,13 @@ extension KioskState {
         switch ending {
         case .forced, .unconfirmedTrial:
             try session.checkActive()
+        case .released(let app):
+            try session.checkActive()
+            guard session.requestedBy == app else {
+                throw KioskError(
+                    .accessDenied,
+                    "The guided-access session was not requested by \(app); only the app that requested a session may release it (the passcode or an admin ends any).")
+            }
         case .passcode(let checked, let source):
             guard session.isActive, session.identity == checked else {
                 throw KioskError(.noSession, "The guided-access session ended while the passcode was being checked.")

@@ -191,6 +191,8 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var speakWarnings = false
         /// Whether logind's idle, sleep and lid-switch handling is inhibited during the session.
         public var keepAwake = false
+        /// Whether the profile's `app` may start and end a session of it itself (exam mode).
+        public var appMayRequest = false
 
         enum CodingKeys: String, CodingKey {
             case timeLimit = "time-limit"
@@ -199,6 +201,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             case touchExitGesture = "touch-exit-gesture"
             case speakWarnings = "speak-warnings"
             case keepAwake = "keep-awake"
+            case appMayRequest = "app-may-request"
         }
 
         public init() {}
@@ -211,6 +214,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             try c.encodeIfPresent(touchExitGesture, forKey: .touchExitGesture)
             try c.encode(speakWarnings, forKey: .speakWarnings)
             try c.encode(keepAwake, forKey: .keepAwake)
+            try c.encode(appMayRequest, forKey: .appMayRequest)
         }
     }
 

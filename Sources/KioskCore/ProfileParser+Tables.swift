@@ -55,6 +55,11 @@ extension ProfileReader {
         if let value = root["session"], let table = table(value, at: [.key("session")]) {
             profile.session = session(table, at: [.key("session")])
         }
+        if profile.session.appMayRequest && profile.app == nil {
+            error(
+                "session.app-may-request needs the profile's app: only that app may request a session of it",
+                at: [.key("session"), .key("app-may-request")], value: true)
+        }
         if let value = root["passcode"], let table = table(value, at: [.key("passcode")]) {
             profile.passcodeHash = passcode(table, at: [.key("passcode")])
         }
@@ -427,7 +432,7 @@ extension ProfileReader {
 
     mutating func session(_ table: TOMLTable, at path: TOMLPath) -> Profile.Session {
         var session = Profile.Session()
-        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake"])
+        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake", "app-may-request"])
         if let value = table["speak-warnings"], expect(value, .bool, at: path + [.key("speak-warnings")]),
             let speak = value.bool
         {
@@ -435,6 +440,11 @@ extension ProfileReader {
         }
         if let value = table["keep-awake"], expect(value, .bool, at: path + [.key("keep-awake")]), let awake = value.bool {
             session.keepAwake = awake
+        }
+        if let value = table["app-may-request"], expect(value, .bool, at: path + [.key("app-may-request")]),
+            let may = value.bool
+        {
+            session.appMayRequest = may
         }
         let limitPath = path + [.key("time-limit")]
         if let value = table["time-limit"], let limit = duration(value, at: limitPath) {

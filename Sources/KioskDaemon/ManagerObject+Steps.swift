@@ -243,7 +243,7 @@ extension ManagerObject {
                 path: KioskWire.objectPath, interface: KioskWire.managerInterface,
                 properties: [
                     Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-                    Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.trialDeadline,
+                    Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.trialDeadline, Member.activeApp,
                 ])
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])

@@ -170,6 +170,10 @@ public final class ManagerObject {
                     try startTrialSession($0)
                 },
                 method(Member.confirmSession) { [unowned self] in try confirmSession($0) },
+                method(Member.requestSession, in: [("s", "app_id"), ("s", "profile")]) { [unowned self] in
+                    try requestSession($0)
+                },
+                method(Member.releaseSession, in: [("s", "app_id")]) { [unowned self] in try releaseSession($0) },
                 method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
                 },
             ],
@@ -188,6 +192,9 @@ public final class ManagerObject {
                     .uint64(UInt64(max(0, state.session.deadline.map(displayTime)?.microseconds ?? 0)))
                 },
                 BusProperty(Member.sessionProblem, "s") { [unowned self] in .string(sessionProblem) },
+                BusProperty(Member.activeApp, "s") { [unowned self] in
+                    .string(state.session.isActive ? activeProfile?.app?.rawValue ?? "" : "")
+                },
                 BusProperty(Member.trialDeadline, "t") { [unowned self] in
                     .uint64(UInt64(max(0, state.session.trialEnd.map(displayTime)?.microseconds ?? 0)))
                 },

@@ -29,13 +29,13 @@ import FoundationXML
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
                 M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
-                M.confirmSession,
+                M.confirmSession, M.requestSession, M.releaseSession,
             ])
         #expect(
             Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])
         #expect(
             Set(xml.properties.keys) == [
-                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.trialDeadline,
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
                 M.version,
             ])

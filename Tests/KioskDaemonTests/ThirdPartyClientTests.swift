@@ -56,6 +56,8 @@ import Testing
         ("ExtendSession", ["60"], .error(.noSession)),
         ("ReloadProfiles", [], .reply("()")),
         ("ConfirmSession", [], .error(.noSession)),
+        ("RequestSession", ["org.example.Nope", "museum"], .error(.unknownApplication)),
+        ("ReleaseSession", ["org.example.Nope"], .error(.noSession)),
         ("StartTrialSession", ["museum", "5"], .error(.invalidArgument)),
         ("SetSessionDeadline", ["0"], .error(.noSession)),
         ("ListProfiles", [], .reply("([('museum', '', true, false)],)")),
@@ -79,7 +81,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -207,7 +209,7 @@ import Testing
         let preset =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
         let properties =
-            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'TrialDeadline': <uint64 0>}, @as [])"
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'TrialDeadline': <uint64 0>, 'ActiveApp': <''>}, @as [])"
         let (output, seen) = try monitor(
             Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
             ready: "is owned by"
@@ -250,7 +252,7 @@ import Testing
         #expect(
             Set(changed?.keys.map { $0 } ?? []) == [
                 "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem", "SessionWarnings",
-                "SpeakWarnings", "TrialDeadline",
+                "SpeakWarnings", "TrialDeadline", "ActiveApp",
             ])
     }
 
