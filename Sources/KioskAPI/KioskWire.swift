@@ -24,6 +24,8 @@ public enum KioskWire {
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
         public static let timeLimitWarning = "TimeLimitWarning"
+        /// The passcode prompt at the kiosk closed; its argument says why.
+        public static let promptClosed = "PromptClosed"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -34,6 +36,13 @@ public enum KioskWire {
         /// that matches no device); empty otherwise.
         public static let sessionWarnings = "SessionWarnings"
         public static let version = "Version"
+        // Properties of the passcode prompt at the kiosk (kioskd reads the keys; a display draws it)
+        public static let promptState = "PromptState"
+        public static let promptLength = "PromptLength"
+        public static let promptDeadline = "PromptDeadline"
+        public static let promptRetryAfter = "PromptRetryAfter"
+        public static let promptPad = "PromptPad"
+        public static let speakWarnings = "SpeakWarnings"
     }
 
     /// Polkit actions checked by the admin methods.
