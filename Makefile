@@ -24,6 +24,10 @@ APT_PACKAGES += libevdev-dev qemu-system-x86 busybox-static kmod xz-utils python
 APT_PACKAGES += udev
 # The slow-disk VM test puts kioskd's state on ext4 over a loop device under dm-delay: dmsetup, mkfs.ext4.
 APT_PACKAGES += dmsetup e2fsprogs
+# kioskd-prompt, the display of the kiosk's passcode prompt: GTK 4 to build it; its tests draw it
+# under cage (headless wlroots; cage 0.1.4 will not start without Xwayland) and on Xvfb, and
+# serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
+APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
 .PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-footprint clean
 
