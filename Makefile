@@ -120,7 +120,7 @@ bench-bus: deps static-cxx
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build static-cxx install install-files install-tools deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build static-cxx install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -181,7 +181,8 @@ static-cxx:
 # The packaged files name /usr and /etc paths; other prefixes are substituted at install.
 INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
-                 -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g'
+                 -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
+                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
@@ -189,8 +190,9 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
 release-build: static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
 
-install: deps release-build install-files install-tools
+install: deps release-build install-files install-tools install-prompt
 
 # Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
 # calls it, and install-tools, as dh_auto_install). The interface XML is installed if present (another part of the
@@ -208,8 +210,10 @@ install-files:
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
 	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
-	sed $(INSTALL_SUBST) packaging/libexec/kioskd-boot-profile >$(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
-	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/kioskd-boot-profile
+	for script in kioskd-boot-profile kiosk-session; do \
+	  sed $(INSTALL_SUBST) packaging/libexec/$$script >$(DESTDIR)$(LIBEXECDIR)/kioskd/$$script && \
+	  chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/$$script || exit 1; \
+	done
 	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
 	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
@@ -233,6 +237,13 @@ install-tools:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 "$(RELEASE_BIN)/kioskctl-replay" $(DESTDIR)$(BINDIR)/kioskctl-replay
 	install -m 0644 packaging/man/kioskctl-replay.1 $(DESTDIR)$(MANDIR)/man1/kioskctl-replay.1
+
+# The display of kioskd's passcode prompt (the kioskd-prompt package): GTK 4, which a kiosk
+# without a display never needs, so it is a package of its own; kiosk-session starts it.
+install-prompt:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 "$(RELEASE_BIN)/kioskd-prompt" $(DESTDIR)$(BINDIR)/kioskd-prompt
+	install -m 0644 packaging/man/kioskd-prompt.1 $(DESTDIR)$(MANDIR)/man1/kioskd-prompt.1
 
 # The .deb, built by dpkg-buildpackage from debian/ (its rules call release-build and
 # install-files), lands in build/deb/ with its .buildinfo and .changes; lintian checks it.
