@@ -22,6 +22,8 @@ import PromptScreen
     /// The pad's keys drawn so far, with their rectangles (fractions of the window).
     private var keys: [(widget: UnsafeMutablePointer<GtkWidget>, key: KioskPrompt.Key)] = []
     private var shown: PromptScreen?
+    /// The get-child-position handler, which holds this object unretained.
+    private var positionHandler: gulong = 0
 
     init() {
         Self.loadStyle()
@@ -48,7 +50,7 @@ import PromptScreen
         closing = Self.label(class: "kp-message")
         for widget in [banner, title, dots, message, closing] { gtk_box_append(kp_box(text), widget) }
         gtk_overlay_add_overlay(kp_overlay(overlay), text)
-        kp_connect_child_position(
+        positionHandler = kp_connect_child_position(
             overlay,
             { _, child, allocation, data in
                 let window = Unmanaged<PromptWindow>.fromOpaque(data!).takeUnretainedValue()
@@ -74,6 +76,7 @@ import PromptScreen
 
     /// Destroys the window (cage gives the app its focus back now). The object is done with.
     func destroy() {
+        g_signal_handler_disconnect(overlay, positionHandler)
         gtk_window_destroy(kp_window(window))
     }
 
