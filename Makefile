@@ -26,6 +26,10 @@ APT_PACKAGES += udev
 APT_PACKAGES += dmsetup e2fsprogs
 # The calibration VM test reads the clones as a compositor would: libinput list-devices, debug-events.
 APT_PACKAGES += libinput-tools
+# kioskd-prompt, the display of the kiosk's passcode prompt: GTK 4 to build it; its tests draw it
+# under cage (headless wlroots; cage 0.1.4 will not start without Xwayland) and on Xvfb, and
+# serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
+APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
 .PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
 
@@ -133,7 +137,7 @@ bench-latency: deps static-cxx
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build static-cxx install install-files install-tools deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build static-cxx install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -194,7 +198,8 @@ static-cxx:
 # The packaged files name /usr and /etc paths; other prefixes are substituted at install.
 INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
-                 -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g'
+                 -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
+                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
@@ -202,8 +207,9 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
 release-build: static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
 
-install: deps release-build install-files install-tools
+install: deps release-build install-files install-tools install-prompt
 
 # Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
 # calls it, and install-tools, as dh_auto_install). The interface XML is installed if present (another part of the
@@ -221,9 +227,9 @@ install-files:
 	install -m 0644 packaging/man/kioskctl.1 $(DESTDIR)$(MANDIR)/man1/kioskctl.1
 	install -m 0644 packaging/man/kioskd.profile.5 $(DESTDIR)$(MANDIR)/man5/kioskd.profile.5
 	install -m 0644 packaging/man/kioskd.8 $(DESTDIR)$(MANDIR)/man8/kioskd.8
-	for helper in kioskd-boot-profile kioskd-clone-calibration; do \
-	  sed $(INSTALL_SUBST) packaging/libexec/$$helper >$(DESTDIR)$(LIBEXECDIR)/kioskd/$$helper && \
-	  chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/$$helper || exit 1; \
+	for script in kioskd-boot-profile kioskd-clone-calibration kiosk-session; do \
+	  sed $(INSTALL_SUBST) packaging/libexec/$$script >$(DESTDIR)$(LIBEXECDIR)/kioskd/$$script && \
+	  chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/$$script || exit 1; \
 	done
 	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
 	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
@@ -252,6 +258,13 @@ install-tools:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 "$(RELEASE_BIN)/kioskctl-replay" $(DESTDIR)$(BINDIR)/kioskctl-replay
 	install -m 0644 packaging/man/kioskctl-replay.1 $(DESTDIR)$(MANDIR)/man1/kioskctl-replay.1
+
+# The display of kioskd's passcode prompt (the kioskd-prompt package): GTK 4, which a kiosk
+# without a display never needs, so it is a package of its own; kiosk-session starts it.
+install-prompt:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 "$(RELEASE_BIN)/kioskd-prompt" $(DESTDIR)$(BINDIR)/kioskd-prompt
+	install -m 0644 packaging/man/kioskd-prompt.1 $(DESTDIR)$(MANDIR)/man1/kioskd-prompt.1
 
 # The .deb, built by dpkg-buildpackage from debian/ (its rules call release-build and
 # install-files), lands in build/deb/ with its .buildinfo and .changes; lintian checks it.

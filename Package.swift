@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "kioskctl-replay", targets: ["kioskctl-replay"]),
         .executable(name: "kioskd-multicall", targets: ["kioskd-multicall"]),
         .library(name: "KioskClient", targets: ["KioskClient"]),
+        .executable(name: "kioskd-prompt", targets: ["kioskd-prompt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -342,6 +343,33 @@ let package = Package(
             name: "KioskdTestSupport",
             dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
             path: "Tests/Support/KioskdTestSupport",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: CGtk — system library: GTK 4 through pkg-config (libgtk-4-dev), for kioskd-prompt alone
+        // (its own Debian package: GTK never lands on a kiosk without a display)
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+
+        // MARK: PromptScreen — what kioskd-prompt shows, from KioskClient's status (pure: no GTK, no bus)
+        .target(
+            name: "PromptScreen",
+            dependencies: ["KioskClient"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskd-prompt — the display of kioskd's passcode prompt at the kiosk (GTK 4; passive: it never sees a key)
+        .executableTarget(
+            name: "kioskd-prompt",
+            dependencies: ["PromptScreen", "KioskClient", "CGtk"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KioskdPromptTests",
+            dependencies: ["PromptScreen", "KioskClient", "BusTestSupport", "KioskTestSupport", "kioskd-prompt"],
             swiftSettings: swiftSettings
         ),
 

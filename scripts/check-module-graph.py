@@ -28,16 +28,20 @@ ONLY = {
 }
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
 # (small, pure Swift over libc; a failed connection's Errno is its type).
+# GTK (CGtk) is kioskd-prompt's alone, in a package of its own: a kiosk without a display never
+# gets it; and the display is a client like any app, with nothing of the daemon's.
 NEVER = {
     "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
-                    "tomlkit", "yams"},
-    "kioskd": {"KioskTraces", "yams"},
-    "kioskctl": {"KioskTraces", "yams"},
-    "kioskd-multicall": {"KioskTraces", "yams"},
+                    "tomlkit", "yams", "CGtk"},
+    "kioskd": {"KioskTraces", "yams", "CGtk"},
+    "kioskctl": {"KioskTraces", "yams", "CGtk"},
+    "kioskd-multicall": {"KioskTraces", "yams", "CGtk"},
+    "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
+                      "tomlkit", "yams"},
 }
-SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay"]
+SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay", "kioskd-prompt"]
 # What the kiosk's binaries are: no module they reach may import all of Foundation.
-ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall"]
+ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt"]
 
 
 def swift_json(*args):

@@ -32,6 +32,7 @@ public enum KioskWire {
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
         public static let timeLimitWarning = "TimeLimitWarning"
+        /// The passcode prompt at the kiosk closed; its argument says why.
         public static let promptClosed = "PromptClosed"
         // Properties
         public static let sessionState = "SessionState"
@@ -46,13 +47,14 @@ public enum KioskWire {
         public static let trialDeadline = "TrialDeadline"
         /// The app the active session is for (its profile's `app`); "" for none.
         public static let activeApp = "ActiveApp"
+        public static let version = "Version"
+        // Properties of the passcode prompt at the kiosk (kioskd reads the keys; a display draws it)
         public static let promptState = "PromptState"
         public static let promptLength = "PromptLength"
         public static let promptDeadline = "PromptDeadline"
         public static let promptRetryAfter = "PromptRetryAfter"
         public static let promptPad = "PromptPad"
         public static let speakWarnings = "SpeakWarnings"
-        public static let version = "Version"
     }
 
     /// Polkit actions checked by the admin methods.

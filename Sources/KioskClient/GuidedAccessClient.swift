@@ -161,7 +161,7 @@ public actor GuidedAccessClient {
     }
 
     /// Everything the client hears: the app's restriction changes, status changes,
-    /// `ExitRequested` (show the passcode prompt), `TimeLimitWarning`, kioskd stopping and
+    /// `ExitRequested` (kioskd opens its passcode prompt), `TimeLimitWarning`, `PromptClosed`, kioskd stopping and
     /// starting, and `.disconnected` when the bus connection drops (the client reconnects).
     public nonisolated func events() -> AsyncStream<ManagerEvent> {
         subscribe { .event($0) }

@@ -189,8 +189,18 @@ public final class KioskManager: Sendable {
                 interface: ManagerWire.properties))
     }
 
+    /// `PromptPad`: the PIN pad's keys, where kioskd reads touches while its prompt is open
+    /// (the same on every kiosk, so one read is enough while kioskd runs).
+    public func promptPad() async throws -> [KioskPrompt.Key] {
+        let values = try await call(
+            "Get", [.string(KioskWire.managerInterface), .string(KioskWire.Member.promptPad)],
+            interface: ManagerWire.properties)
+        guard let value = values.first else { throw KioskClientError.unexpected("Get did not return v") }
+        return try ManagerWire.promptPad(value)
+    }
+
     /// Everything the manager announces from now on: every app's restriction changes, status
-    /// changes, `ExitRequested`, `TimeLimitWarning`, kioskd stopping and starting.
+    /// changes, `ExitRequested`, `TimeLimitWarning`, `PromptClosed`, kioskd stopping and starting.
     ///
     /// Returns once subscribed. The stream starts with the current status (`.statusChanged`),
     /// or `.daemonStopped` when kioskd is not running; after a restart it reports the status

@@ -1,6 +1,6 @@
 import KioskAPI
 
-/// The manager's properties: the session and the daemon's version.
+/// The manager's properties: the session, the passcode prompt and the daemon's version.
 public struct KioskStatus: Hashable, Sendable {
     public var sessionState: SessionState
     /// The active session's profile name; empty when no session is active.
@@ -16,11 +16,20 @@ public struct KioskStatus: Hashable, Sendable {
     /// e.g. a profile's `[[device]]` entry that matches no device); empty when there are none
     /// or the daemon has no such property.
     public var sessionWarnings: [String]
+    /// The passcode prompt at the kiosk (the `Prompt*` properties); closed when the daemon has
+    /// no such properties.
+    public var prompt: KioskPrompt
+    /// Whether the session's profile asks for its time-limit warnings to be spoken
+    /// (`SpeakWarnings`); false when inactive or when the daemon has no such property.
+    public var speakWarnings: Bool
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,
-        version: String, sessionProblem: String? = nil, sessionWarnings: [String] = []
+        version: String, sessionProblem: String? = nil, sessionWarnings: [String] = [],
+        prompt: KioskPrompt = .closed, speakWarnings: Bool = false
     ) {
+        self.prompt = prompt
+        self.speakWarnings = speakWarnings
         self.sessionWarnings = sessionWarnings
         self.sessionState = sessionState
         self.activeProfile = activeProfile
@@ -28,6 +37,73 @@ public struct KioskStatus: Hashable, Sendable {
         self.version = version
         self.sessionProblem = sessionProblem
     }
+}
+
+/// The passcode prompt kioskd opens at the kiosk after the exit gesture. kioskd reads the keys
+/// and touches itself and forwards none to the kiosk app; these are only what a display (the
+/// kioskd-prompt client, or an app drawing its own prompt) needs to draw it. No passcode, and no
+/// character of one, ever appears here: only how many were typed.
+public struct KioskPrompt: Hashable, Sendable {
+    /// `PromptState`.
+    public enum State: String, Hashable, Sendable {
+        case closed
+        /// kioskd reads the passcode.
+        case open
+        /// Enter came: the hash is being checked.
+        case checking
+    }
+
+    /// Why the prompt closed (`PromptClosed`'s argument).
+    public enum CloseReason: String, Hashable, Sendable {
+        /// The passcode was right: the session ended.
+        case accepted
+        case rejected
+        /// Enter came while the kiosk's throttle still waits: nothing was checked.
+        case throttled
+        /// Esc or the pad's Cancel.
+        case cancelled
+        /// No key for 30 s.
+        case timeout
+        /// The session ended another way.
+        case ended
+    }
+
+    /// A key of the PIN pad (`PromptPad`): its label ("0" to "9", "OK", "Cancel") and its
+    /// rectangle in fractions (0 to 1) of the touch surface, which is the whole screen.
+    public struct Key: Hashable, Sendable {
+        public var label: String
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+
+        public init(label: String, x: Double, y: Double, width: Double, height: Double) {
+            self.label = label
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
+    public var state: State
+    /// How many characters have been typed (`PromptLength`), for dots.
+    public var length: Int
+    /// When the prompt closes by itself unless a key comes (`PromptDeadline`); nil when closed.
+    public var deadline: WallClockTime?
+    /// Until when a passcode entered at the kiosk is not checked (`PromptRetryAfter`, the kiosk's
+    /// throttle); nil when it may be tried now.
+    public var retryAfter: WallClockTime?
+
+    public init(state: State, length: Int = 0, deadline: WallClockTime? = nil, retryAfter: WallClockTime? = nil) {
+        self.state = state
+        self.length = length
+        self.deadline = deadline
+        self.retryAfter = retryAfter
+    }
+
+    /// No prompt: what a daemon without the `Prompt*` properties shows.
+    public static let closed = KioskPrompt(state: .closed)
 }
 
 /// One restriction as kioskd lists it, in the app's presentation order.
@@ -56,6 +132,8 @@ public enum ManagerEvent: Hashable, Sendable {
     case exitRequested
     /// `TimeLimitWarning`: the session's time limit runs out in this many seconds.
     case timeLimitWarning(secondsLeft: UInt64)
+    /// `PromptClosed`: the passcode prompt at the kiosk closed, for this reason.
+    case promptClosed(KioskPrompt.CloseReason)
     /// kioskd took its bus name (it started, or restarted).
     case daemonStarted
     /// kioskd gave its bus name up (it stopped or crashed).

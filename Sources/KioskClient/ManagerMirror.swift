@@ -78,6 +78,7 @@ final class ManagerMirror {
         try match(ManagerWire.propertiesRule)
         try match(ManagerWire.exitRequestedRule)
         try match(ManagerWire.timeLimitWarningRule)
+        try match(ManagerWire.promptClosedRule)
         switch scope {
         case .allApps: try match(ManagerWire.restrictionRule(app: nil))
         case .none: if let app { appSlot = try match(ManagerWire.restrictionRule(app: app)) }
@@ -146,6 +147,8 @@ final class ManagerMirror {
             onEvent(.exitRequested)
         case .timeLimitWarning(let seconds):
             onEvent(.timeLimitWarning(secondsLeft: seconds))
+        case .promptClosed(let reason):
+            onEvent(.promptClosed(reason))
         case .owner(let owner):
             if owner.isEmpty {
                 noteRunning(false)

@@ -29,6 +29,7 @@ enum ManagerWire {
         interface: properties, member: "PropertiesChanged", arg0: KioskWire.managerInterface)
     static let exitRequestedRule = rule(member: KioskWire.Member.exitRequested)
     static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
+    static let promptClosedRule = rule(member: KioskWire.Member.promptClosed)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(
         sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
@@ -64,7 +65,7 @@ enum ManagerWire {
                 status.activeProfile = text
             case KioskWire.Member.sessionDeadline:
                 guard let usec = value.uint64 else { throw .unexpected("SessionDeadline is not a uint64") }
-                status.sessionDeadline = usec == 0 ? nil : WallClockTime(microseconds: Int64(clamping: usec))
+                status.sessionDeadline = wallClock(usec)
             case KioskWire.Member.version:
                 guard let text = value.string else { throw .unexpected("Version is not a string") }
                 status.version = text
@@ -74,10 +75,48 @@ enum ManagerWire {
             case KioskWire.Member.sessionWarnings:
                 guard let warnings = value.strings else { throw .unexpected("SessionWarnings is not an array of strings") }
                 status.sessionWarnings = warnings
+            case KioskWire.Member.promptState:
+                guard let text = value.string else { throw .unexpected("PromptState is not a string") }
+                guard let state = KioskPrompt.State(rawValue: text) else {
+                    throw .unexpected("the prompt state \"\(text)\" is unknown")
+                }
+                status.prompt.state = state
+            case KioskWire.Member.promptLength:
+                guard let count = value.uint64 else { throw .unexpected("PromptLength is not a uint32") }
+                status.prompt.length = Int(clamping: count)
+            case KioskWire.Member.promptDeadline:
+                guard let usec = value.uint64 else { throw .unexpected("PromptDeadline is not a uint64") }
+                status.prompt.deadline = wallClock(usec)
+            case KioskWire.Member.promptRetryAfter:
+                guard let usec = value.uint64 else { throw .unexpected("PromptRetryAfter is not a uint64") }
+                status.prompt.retryAfter = wallClock(usec)
+            case KioskWire.Member.speakWarnings:
+                guard let speak = value.bool else { throw .unexpected("SpeakWarnings is not a boolean") }
+                status.speakWarnings = speak
             default:
                 continue  // a property this client does not know
             }
         }
+    }
+
+    /// A wall-clock time property in µs of CLOCK_REALTIME, where 0 means none.
+    static func wallClock(_ usec: UInt64) -> WallClockTime? {
+        usec == 0 ? nil : WallClockTime(microseconds: Int64(clamping: usec))
+    }
+
+    /// `PromptPad`'s `a(sdddd)`: each key's label and rectangle.
+    static func promptPad(_ value: DBusValue) throws(KioskClientError) -> [KioskPrompt.Key] {
+        guard let items = value.array else { throw .unexpected("PromptPad is not a(sdddd)") }
+        var keys: [KioskPrompt.Key] = []
+        for item in items {
+            guard let f = item.fields, f.count == 5, let label = f[0].string, let x = f[1].double,
+                let y = f[2].double, let width = f[3].double, let height = f[4].double
+            else {
+                throw .unexpected("a PromptPad key is not (sdddd)")
+            }
+            keys.append(KioskPrompt.Key(label: label, x: x, y: y, width: width, height: height))
+        }
+        return keys
     }
 
     static func sessionState(_ text: String) throws(KioskClientError) -> SessionState {
@@ -125,6 +164,7 @@ enum ManagerWire {
         case properties(changed: [String: DBusValue], invalidated: [String])
         case exitRequested
         case timeLimitWarning(secondsLeft: UInt64)
+        case promptClosed(KioskPrompt.CloseReason)
         /// kioskd's name got a new owner (non-empty) or lost it (empty).
         case owner(String)
         case disconnected
@@ -143,6 +183,11 @@ enum ManagerWire {
         case (KioskWire.managerInterface, KioskWire.Member.timeLimitWarning):
             guard let seconds = values.first?.uint64 else { return nil }
             return .timeLimitWarning(secondsLeft: seconds)
+        case (KioskWire.managerInterface, KioskWire.Member.promptClosed):
+            guard let text = values.first?.string, let reason = KioskPrompt.CloseReason(rawValue: text) else {
+                return nil
+            }
+            return .promptClosed(reason)
         case (properties, "PropertiesChanged"):
             guard values.count == 3, values[0].string == KioskWire.managerInterface,
                 let changed = values[1].dictionary, let invalidated = values[2].strings

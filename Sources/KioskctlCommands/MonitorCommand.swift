@@ -15,9 +15,10 @@ struct MonitorCommand: AsyncParsableCommand {
         discussion: """
             The first line is the session as it is now (or that kioskd is not running). Then one \
             line per change: a restriction's new state, the session's new state, an exit request \
-            (the exit gesture), a time-limit warning, kioskd stopping or starting. With --json, \
-            one JSON object per line, with an "event" key: session, restriction, exit-requested, \
-            time-limit-warning, kioskd-started, kioskd-stopped.
+            (the exit gesture), the passcode prompt at the kiosk, a time-limit warning, kioskd \
+            stopping or starting. With --json, one JSON object per line, with an "event" key: \
+            session, restriction, exit-requested, prompt-closed, time-limit-warning, \
+            kioskd-started, kioskd-stopped.
             """
     )
 
@@ -49,9 +50,14 @@ struct MonitorCommand: AsyncParsableCommand {
                 line += ", deadline \(StatusSummary.deadline(deadline, now: Date()))"
             }
             if let problem = status.sessionProblem { line += "; problem: \(problem)" }
+            if status.prompt.state != .closed {
+                line += "; prompt \(status.prompt.state.rawValue), \(status.prompt.length) typed"
+            }
             return line
         case .exitRequested:
             return "exit requested: show the passcode prompt"
+        case .promptClosed(let reason):
+            return "prompt closed: \(reason.rawValue)"
         case .timeLimitWarning(let seconds):
             return "time limit warning: \(Duration.seconds(Int64(clamping: seconds)).kioskText) left"
         case .daemonStarted:
@@ -75,11 +81,16 @@ struct EventJSON: Encodable {
     var sessionDeadline: UInt64?
     var sessionProblem: String?
     var secondsLeft: UInt64?
+    /// Only while the prompt is not closed, so the lines of a kiosk without one stay as they were.
+    var promptState: String?
+    var promptLength: Int?
+    var reason: String?
 
     enum CodingKeys: String, CodingKey {
         case event, app, id, state
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", secondsLeft = "seconds_left"
+        case promptState = "prompt_state", promptLength = "prompt_length", reason
     }
 
     init(_ event: ManagerEvent) {
@@ -93,8 +104,14 @@ struct EventJSON: Encodable {
             activeProfile = status.activeProfile
             sessionDeadline = UInt64(max(0, status.sessionDeadline?.microseconds ?? 0))
             sessionProblem = status.sessionProblem
+            if status.prompt.state != .closed {
+                (promptState, promptLength) = (status.prompt.state.rawValue, status.prompt.length)
+            }
         case .exitRequested:
             self.event = "exit-requested"
+        case .promptClosed(let why):
+            self.event = "prompt-closed"
+            reason = why.rawValue
         case .timeLimitWarning(let seconds):
             self.event = "time-limit-warning"
             secondsLeft = seconds

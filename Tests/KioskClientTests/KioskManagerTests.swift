@@ -232,4 +232,46 @@ import Testing
         #expect(seen == [.daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300)])
         standIn.close()
     }
+
+    /// The passcode prompt's properties and `PromptClosed`, as the kioskd-prompt display reads
+    /// them. kioskd publishes them only from its input broker (left out by `--no-input`), so a
+    /// stand-in (Tests/Support/stand-in-kioskd) serves the interface here; the daemon's own tests
+    /// check what kioskd itself publishes.
+    @Test func promptPropertiesAndPromptClosed() async throws {
+        let f = try Fixture(start: false)
+        defer { f.stop() }
+        let standIn = try StandInKioskd(bus: f.bus)
+        defer { standIn.stop() }
+        let idle = try await f.manager.status()
+        #expect(idle.prompt == .closed)
+        #expect(idle.speakWarnings == false)
+        let pad = try await f.manager.promptPad()
+        #expect(pad.count == 12)
+        #expect(pad.first == KioskPrompt.Key(label: "1", x: 0.3, y: 0.4, width: 0.12, height: 0.12))
+        #expect(Set(pad.map(\.label)) == Set((0...9).map(String.init) + ["OK", "Cancel"]))
+
+        let events = Recorder(await f.manager.events())
+        await events.wait(count: 1)
+        try standIn.set([
+            "SessionState": "active", "ActiveProfile": "museum", "SpeakWarnings": true,
+            "PromptState": "open", "PromptLength": 3, "PromptDeadline": 1_900_000_000_000_000,
+            "PromptRetryAfter": 1_800_000_000_000_000,
+        ])
+        try standIn.emit("PromptClosed", ["rejected"])
+        try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
+        let seen = await events.wait { $0.count >= 4 }
+        let open = KioskStatus(
+            sessionState: .active, activeProfile: "museum", sessionDeadline: nil, version: "0.1.0",
+            prompt: KioskPrompt(
+                state: .open, length: 3, deadline: WallClockTime(microseconds: 1_900_000_000_000_000),
+                retryAfter: WallClockTime(microseconds: 1_800_000_000_000_000)),
+            speakWarnings: true)
+        var closed = open
+        closed.prompt = KioskPrompt(
+            state: .closed, retryAfter: WallClockTime(microseconds: 1_800_000_000_000_000))
+        #expect(
+            seen == [
+                .statusChanged(idle), .statusChanged(open), .promptClosed(.rejected), .statusChanged(closed),
+            ])
+    }
 }

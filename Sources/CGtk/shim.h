@@ -1,0 +1,57 @@
+#ifndef CGTK_SHIM_H
+#define CGTK_SHIM_H
+
+/* GTK 4 for Swift (kioskd-prompt only). GTK's type casts, G_CALLBACK and its variadic calls
+ * (gtk_accessible_update_property) are C macros or varargs, which Swift cannot call: each
+ * one used is wrapped here in a typed `static inline` function, which the Swift compiler's
+ * clang compiles into the importing module (no C target). */
+
+#include <gtk/gtk.h>
+
+static inline GtkWindow *kp_window(GtkWidget *widget) { return GTK_WINDOW(widget); }
+static inline GtkLabel *kp_label(GtkWidget *widget) { return GTK_LABEL(widget); }
+static inline GtkOverlay *kp_overlay(GtkWidget *widget) { return GTK_OVERLAY(widget); }
+static inline GtkBox *kp_box(GtkWidget *widget) { return GTK_BOX(widget); }
+
+/* The accessible name a screen reader reads for a widget. */
+static inline void kp_set_accessible_label(GtkWidget *widget, const char *label) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/* The accessible description (read after the name). */
+static inline void kp_set_accessible_description(GtkWidget *widget, const char *text) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text, -1);
+}
+
+/* GtkOverlay::get-child-position: where an overlay child goes, in the overlay's coordinates. */
+typedef gboolean (*kp_child_position_fn)(GtkOverlay *overlay, GtkWidget *child, GdkRectangle *allocation,
+                                         gpointer data);
+static inline gulong kp_connect_child_position(GtkWidget *overlay, kp_child_position_fn fn, gpointer data) {
+    return g_signal_connect_data(overlay, "get-child-position", G_CALLBACK(fn), data, NULL, 0);
+}
+
+/* CSS for the whole display (high contrast: every widget of the prompt has a class). */
+static inline void kp_add_css(const char *css) {
+    GtkCssProvider *provider = gtk_css_provider_new();
+    gtk_css_provider_load_from_data(provider, css, -1);
+    gtk_style_context_add_provider_for_display(gdk_display_get_default(), GTK_STYLE_PROVIDER(provider),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_unref(provider);
+}
+
+/* The first monitor's size in application pixels (under cage: the output, the whole screen);
+ * 0×0 when there is none. */
+static inline void kp_monitor_size(int *width, int *height) {
+    *width = 0;
+    *height = 0;
+    GListModel *monitors = gdk_display_get_monitors(gdk_display_get_default());
+    GdkMonitor *monitor = g_list_model_get_n_items(monitors) > 0 ? g_list_model_get_item(monitors, 0) : NULL;
+    if (monitor == NULL) return;
+    GdkRectangle geometry;
+    gdk_monitor_get_geometry(monitor, &geometry);
+    g_object_unref(monitor);
+    *width = geometry.width;
+    *height = geometry.height;
+}
+
+#endif

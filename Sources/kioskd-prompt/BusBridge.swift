@@ -1,0 +1,47 @@
+import KioskClient
+import Synchronization
+
+/// The bus side: KioskClient's `KioskManager` on the system bus (or `$DBUS_SYSTEM_BUS_ADDRESS`),
+/// its events handed to GTK's thread as they come. It connects again after losing the bus, and
+/// waits for one while there is none: the display is never needed (staff can type the passcode
+/// blind), so it must not give up either.
+final class BusBridge: Sendable {
+    private let manager = Mutex<KioskManager?>(nil)
+
+    /// Follows kioskd for good; `deliver` runs on GTK's thread, in order.
+    func run(deliver: @escaping @MainActor @Sendable (ManagerEvent) -> Void) async {
+        var reported = false
+        while true {
+            guard let connected = try? KioskManager.connect() else {
+                if !reported { log("No system bus yet: waiting for it.") }
+                reported = true
+                try? await Task.sleep(for: .seconds(2))
+                continue
+            }
+            reported = false
+            manager.withLock { $0 = connected }
+            for await event in await connected.events() {
+                GLibMain.post { MainActor.assumeIsolated { deliver(event) } }
+            }
+            // The stream ended after .disconnected (already delivered: the window is gone).
+            manager.withLock { $0 = nil }
+            connected.close()
+            log("The bus connection was lost: connecting again.")
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Reads `PromptPad`; `deliver` gets the keys, or nil when kioskd could not say.
+    func readPad(deliver: @escaping @MainActor @Sendable ([KioskPrompt.Key]?) -> Void) {
+        let current = manager.withLock { $0 }
+        Task.detached {
+            var keys: [KioskPrompt.Key]?
+            do {
+                keys = try await current?.promptPad()
+            } catch {
+                log("Could not read the PIN pad (PromptPad): \(error)")
+            }
+            GLibMain.post { [keys] in MainActor.assumeIsolated { deliver(keys) } }
+        }
+    }
+}

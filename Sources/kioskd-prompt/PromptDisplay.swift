@@ -1,0 +1,86 @@
+import CGtk
+import Glibc
+import KioskClient
+import PromptScreen
+
+/// What the display knows of kioskd and what it does about it, on GTK's thread: opens the
+/// window when the prompt opens, redraws it as the prompt changes (and every second, for the
+/// waits), destroys it when the prompt closes or kioskd goes away, and speaks time-limit warnings
+/// without opening anything.
+@MainActor final class PromptDisplay {
+    private var status: KioskStatus?
+    private var pad: [KioskPrompt.Key]?
+    private var lastClose: (reason: KioskPrompt.CloseReason, at: WallClockTime)?
+    /// A time-limit warning came in this session: the prompt shows the time left from then on.
+    private var warned = false
+    private var window: PromptWindow?
+    private var ticker: Ticker?
+    private let speaker: Speaker
+    /// Asks the bus side for `PromptPad` (it answers with `padRead`).
+    private let readPad: @MainActor () -> Void
+    private var padRequested = false
+
+    init(speaker: Speaker, readPad: @escaping @MainActor () -> Void) {
+        self.speaker = speaker
+        self.readPad = readPad
+    }
+
+    func handle(_ event: ManagerEvent) {
+        switch event {
+        case .statusChanged(let next):
+            if next.sessionState == .inactive { warned = false }
+            status = next
+        case .promptClosed(let reason):
+            // Closed now, whichever of this signal and PropertiesChanged comes first.
+            lastClose = (reason, Self.now)
+            status?.prompt.state = .closed
+        case .timeLimitWarning(let seconds):
+            warned = true
+            if status?.speakWarnings == true { speaker.say(PromptScreen.sentence(secondsLeft: seconds)) }
+        case .daemonStarted:
+            pad = nil  // a restarted kioskd is read afresh
+            padRequested = false
+        case .daemonStopped, .disconnected:
+            status = nil  // no kioskd, no prompt: the window goes
+            pad = nil
+            padRequested = false
+        case .exitRequested, .restrictionStateChanged:
+            break  // PromptState says when to draw
+        }
+        refresh()
+    }
+
+    func padRead(_ keys: [KioskPrompt.Key]?) {
+        padRequested = false
+        pad = keys
+        refresh()
+    }
+
+    private func refresh() {
+        guard let screen = PromptScreen.scene(status: status, now: Self.now, lastClose: lastClose, warned: warned)
+        else {
+            if window != nil { log("The prompt closed: window destroyed.") }
+            ticker?.cancel()
+            ticker = nil
+            window?.destroy()
+            window = nil
+            return
+        }
+        if pad == nil, !padRequested {
+            padRequested = true
+            readPad()
+        }
+        if window == nil {
+            window = PromptWindow()
+            ticker = Ticker(every: 1000) { [unowned self] in refresh() }
+            log("The prompt opened: window shown.")
+        }
+        window?.show(screen, pad: pad ?? [])
+    }
+
+    static var now: WallClockTime {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return WallClockTime(microseconds: Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000)
+    }
+}

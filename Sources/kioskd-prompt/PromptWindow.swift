@@ -1,0 +1,165 @@
+import CGtk
+import KioskClient
+import PromptScreen
+
+/// The prompt's one window, full screen, created when the prompt opens and destroyed when it
+/// closes: cage 0.1.4 (no layer-shell) maximizes, raises and focuses every new toplevel, and
+/// gives the kiosk app its focus back only when that toplevel is destroyed, so a hidden window
+/// kept for later would keep the app from its focus.
+///
+/// Everything in it only shows: kioskd reads the keys and the pad's touches on the raw devices
+/// before any compositor, so the pad's keys are labels drawn where `PromptPad` says, not
+/// buttons, and the window takes no input (nothing in it is focusable or a target).
+@MainActor final class PromptWindow {
+    private let window: UnsafeMutablePointer<GtkWidget>
+    private let overlay: UnsafeMutablePointer<GtkWidget>
+    private let text: UnsafeMutablePointer<GtkWidget>
+    private let banner: UnsafeMutablePointer<GtkWidget>
+    private let title: UnsafeMutablePointer<GtkWidget>
+    private let dots: UnsafeMutablePointer<GtkWidget>
+    private let message: UnsafeMutablePointer<GtkWidget>
+    private let closing: UnsafeMutablePointer<GtkWidget>
+    /// The pad's keys drawn so far, with their rectangles (fractions of the window).
+    private var keys: [(widget: UnsafeMutablePointer<GtkWidget>, key: KioskPrompt.Key)] = []
+    private var shown: PromptScreen?
+    /// The get-child-position handler, which holds this object unretained.
+    private var positionHandler: gulong = 0
+
+    init() {
+        Self.loadStyle()
+        window = gtk_window_new()
+        gtk_window_set_title(kp_window(window), "Guided Access passcode")
+        gtk_window_set_decorated(kp_window(window), 0)
+        // The screen's size from the start, in case the compositor neither maximizes nor
+        // honours fullscreen (cage does both; X11 window managers mostly do).
+        var width: Int32 = 0
+        var height: Int32 = 0
+        kp_monitor_size(&width, &height)
+        if width > 0, height > 0 { gtk_window_set_default_size(kp_window(window), width, height) }
+        gtk_widget_add_css_class(window, "kp-window")
+        overlay = gtk_overlay_new()
+        gtk_window_set_child(kp_window(window), overlay)
+        gtk_overlay_set_child(kp_overlay(overlay), gtk_box_new(GTK_ORIENTATION_VERTICAL, 0))
+
+        text = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0)
+        gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
+        banner = Self.label(class: "kp-banner")
+        title = Self.label(class: "kp-title")
+        dots = Self.label(class: "kp-dots")
+        message = Self.label(class: "kp-message")
+        closing = Self.label(class: "kp-message")
+        for widget in [banner, title, dots, message, closing] { gtk_box_append(kp_box(text), widget) }
+        gtk_overlay_add_overlay(kp_overlay(overlay), text)
+        positionHandler = kp_connect_child_position(
+            overlay,
+            { _, child, allocation, data in
+                let window = Unmanaged<PromptWindow>.fromOpaque(data!).takeUnretainedValue()
+                return MainActor.assumeIsolated { window.place(child!, in: allocation!) } ? 1 : 0
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Shows `screen`, and the pad's keys once they are known. Only what changed is set.
+    func show(_ screen: PromptScreen, pad: [KioskPrompt.Key]) {
+        if keys.map(\.key) != pad { draw(pad) }
+        guard screen != shown else { return }
+        set(title, screen.title)
+        set(dots, screen.dots, accessible: screen.dotsLabel)
+        set(message, screen.message)
+        set(banner, screen.banner)
+        set(closing, screen.closing)
+        if shown == nil {
+            gtk_window_fullscreen(kp_window(window))
+            gtk_window_present(kp_window(window))
+        }
+        shown = screen
+    }
+
+    /// Destroys the window (cage gives the app its focus back now). The object is done with.
+    func destroy() {
+        g_signal_handler_disconnect(overlay, positionHandler)
+        gtk_window_destroy(kp_window(window))
+    }
+
+    // MARK: layout
+
+    /// `get-child-position`: the text above the pad (the whole window when there is no pad), and
+    /// each key at its rectangle. The window is the whole screen, as the pad's fractions are.
+    private func place(_ child: UnsafeMutablePointer<GtkWidget>, in allocation: UnsafeMutablePointer<GdkRectangle>)
+        -> Bool
+    {
+        let width = Double(gtk_widget_get_width(overlay))
+        let height = Double(gtk_widget_get_height(overlay))
+
+        func put(_ x: Double, _ y: Double, _ w: Double, _ h: Double) {
+            allocation.pointee = GdkRectangle(
+                x: Int32(x * width), y: Int32(y * height), width: Int32(w * width), height: Int32(h * height))
+        }
+        if child == text {
+            let top = keys.map(\.key.y).min() ?? 1
+            put(0, 0, 1, max(top, 0.2))
+            return true
+        }
+        guard let key = keys.first(where: { $0.widget == child })?.key else { return false }
+        put(key.x, key.y, key.width, key.height)
+        return true
+    }
+
+    private func draw(_ pad: [KioskPrompt.Key]) {
+        for old in keys { gtk_overlay_remove_overlay(kp_overlay(overlay), old.widget) }
+        keys = pad.map { key in
+            let widget = Self.label(class: "kp-key")
+            if key.label.count > 2 { gtk_widget_add_css_class(widget, "kp-key-word") }  // "Cancel" fits its key
+            gtk_label_set_text(kp_label(widget), key.label)
+            kp_set_accessible_label(widget, "PIN pad key \(key.label)")
+            kp_set_accessible_description(widget, "Touch it: kioskd reads the touch itself.")
+            gtk_overlay_add_overlay(kp_overlay(overlay), widget)
+            return (widget, key)
+        }
+    }
+
+    // MARK: widgets
+
+    private static func label(class name: String) -> UnsafeMutablePointer<GtkWidget> {
+        let label = gtk_label_new(nil)!
+        gtk_widget_add_css_class(label, name)
+        gtk_label_set_wrap(kp_label(label), 1)
+        gtk_label_set_justify(kp_label(label), GTK_JUSTIFY_CENTER)
+        gtk_widget_set_focusable(label, 0)
+        gtk_widget_set_can_target(label, 0)
+        return label
+    }
+
+    /// Sets a label's text and its accessible name (the text itself unless told), hiding it
+    /// when there is none.
+    private func set(_ label: UnsafeMutablePointer<GtkWidget>, _ text: String?, accessible: String? = nil) {
+        gtk_widget_set_visible(label, text == nil ? 0 : 1)
+        guard let text else { return }
+        gtk_label_set_text(kp_label(label), text)
+        kp_set_accessible_label(label, accessible ?? text)
+    }
+
+    private static var styled = false
+
+    /// High contrast, large type scaled to the screen: white and yellow on black, keys framed in
+    /// white. Loaded once, for the display.
+    private static func loadStyle() {
+        guard !styled else { return }
+        styled = true
+        var width: Int32 = 0
+        var height: Int32 = 0
+        kp_monitor_size(&width, &height)
+        let unit = max(14, Int(min(height, width * 3 / 4)) / 24)
+        kp_add_css(
+            """
+            .kp-window { background-color: #000000; }
+            .kp-title { color: #ffffff; font-size: \(unit * 4 / 3)px; font-weight: bold; margin: \(unit / 2)px; }
+            .kp-dots { color: #ffd700; font-size: \(unit * 2)px; margin: \(unit / 3)px; }
+            .kp-message { color: #ffffff; font-size: \(unit)px; margin: \(unit / 4)px; }
+            .kp-banner { color: #000000; background-color: #ffffff; font-size: \(unit)px; font-weight: bold;
+                         padding: \(unit / 4)px \(unit / 2)px; border-radius: \(unit / 4)px; }
+            .kp-key { color: #ffffff; background-color: #202020; border: \(max(2, unit / 8))px solid #ffffff;
+                      border-radius: \(unit / 3)px; font-size: \(unit * 3 / 2)px; font-weight: bold; }
+            .kp-key-word { font-size: \(unit)px; }
+            """)
+    }
+}

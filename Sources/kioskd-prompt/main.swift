@@ -1,0 +1,77 @@
+// kioskd-prompt: draws kioskd's passcode prompt at the kiosk (docs/prompt.md, kioskd-prompt(1)).
+// A passive display: kioskd reads the passcode from the input devices itself; this shows only
+// the prompt's state, dots, the PIN pad, the throttle's wait and the time-limit warnings.
+
+import CGtk
+import Glibc
+import KioskClient
+
+/// A line on stderr (the journal, under the kiosk session), in one write(2).
+func log(_ line: String) {
+    let text = "kioskd-prompt: \(line)\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+}
+
+let usage = """
+    Usage: kioskd-prompt [--speak-command COMMAND]
+
+    Draws kioskd's passcode prompt full screen while it is open, and speaks time-limit
+    warnings when the session's profile asks for it. It reads kioskd's state on the system
+    bus ($DBUS_SYSTEM_BUS_ADDRESS) and never sees a key.
+
+      --speak-command COMMAND  the text-to-speech command, run as COMMAND SENTENCE
+                               (default: espeak-ng)
+      --version                print the version
+      --help                   print this help
+    """
+
+var speakCommand = "espeak-ng"
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--speak-command":
+        guard let value = arguments.popFirst(), !value.isEmpty else {
+            log("--speak-command needs a command\n\(usage)")
+            exit(64)
+        }
+        speakCommand = value
+    case "--version":
+        print("kioskd-prompt \(KioskWire.version)")
+        exit(0)
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default:
+        log("unknown argument \(argument)\n\(usage)")
+        exit(64)
+    }
+}
+
+// Without a GPU (no render node: a VM, a board without a GL driver, a headless test), GTK's
+// GL renderer would run on Mesa's software rasterizer; cairo draws these few labels for less.
+if getenv("GSK_RENDERER") == nil, !hasRenderNode() {
+    setenv("GSK_RENDERER", "cairo", 1)
+}
+
+func hasRenderNode() -> Bool {
+    guard let directory = opendir("/dev/dri") else { return false }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasPrefix("renderD") { return true }
+    }
+    return false
+}
+
+guard gtk_init_check() != 0 else {
+    log("Cannot open a display: run it inside the kiosk's compositor (Wayland or X11).")
+    exit(1)
+}
+
+let bridge = BusBridge()
+let display = PromptDisplay(speaker: Speaker(command: speakCommand)) {
+    bridge.readPad { keys in display.padRead(keys) }
+}
+// Detached: a task made here would inherit the main actor, whose queue GLib's loop never runs.
+Task.detached { await bridge.run { event in display.handle(event) } }
+g_main_loop_run(g_main_loop_new(nil, 0))

@@ -1,0 +1,227 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskTestSupport
+import Testing
+
+/// The real kioskd-prompt on a private bus, drawing on a real display server: under cage, the
+/// kiosk's compositor (headless wlroots), and on Xvfb through GTK's X11 backend.
+///
+/// kioskd's side is a stand-in (Tests/Support/stand-in-kioskd) serving the same interface: the
+/// real kioskd publishes the `Prompt*` properties only from its input broker, after an exit
+/// gesture on real devices, and its prompt phase is tested by the daemon's own tests. What is
+/// tested here is the display: it follows the interface, opens a window only while the prompt is
+/// open, and destroys it when the prompt closes.
+///
+/// Why two display servers: cage is what kiosks run, and it shows how the window lives there
+/// (cage maximizes it to the whole output and activates it; it is destroyed on close), read from
+/// the client's own Wayland protocol log. Its pixels cannot be read back, though: cage 0.1.4 on
+/// wlroots 0.15's headless backend hands grim a black or a stale frame once a window covers the
+/// whole output (its direct scan-out path). Xvfb's framebuffer file shows every frame, so the
+/// dots, the pad and the window's coming and going are checked there, in pixels.
+@Suite(.serialized) struct PromptDisplayTests {
+    static let xvfb = "/usr/bin/Xvfb"
+    static let cage = "/usr/bin/cage"
+    static let support = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Support")
+
+    /// The stand-in's pad (Tests/Support/stand-in-kioskd), as fractions of the screen.
+    static let pad: [[Double]] = (0..<12).map { index -> [Double] in
+        let (row, column) = (Double(index / 3), Double(index % 3))
+        return [0.3 + column * 0.14, 0.4 + row * 0.14, 0.12, 0.12]
+    }
+
+    struct Screen: Decodable {
+        var width: Int
+        var height: Int
+        var uniform: Bool
+        var dots: Int
+        var keys: [Bool]
+    }
+
+    /// Reads a screen image (Xvfb's XWD, or a PNG) through Tests/Support/screen-pixels.
+    static func look(at file: String, saveAs png: String? = nil) throws -> Screen {
+        let rects = String(decoding: try JSONSerialization.data(withJSONObject: pad), as: UTF8.self)
+        let out = try runTool(
+            "/usr/bin/python3", [support.appendingPathComponent("screen-pixels").path, file] + (png.map { [$0] } ?? []),
+            input: rects)
+        guard out.status == 0 else { throw HarnessError("screen-pixels failed: \(out)") }
+        return try JSONDecoder().decode(Screen.self, from: Data(out.stdout.utf8))
+    }
+
+    /// Polls `probe` until `condition` holds or `timeout` passes; returns the last value.
+    static func poll<T>(
+        timeout: Duration = .seconds(15), _ probe: () throws -> T, until condition: (T) -> Bool
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        var value = try probe()
+        while !condition(value), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            value = try probe()
+        }
+        return value
+    }
+
+    /// A speak command that appends each sentence to a file, instead of espeak-ng.
+    static func recordingSpeaker(in directory: URL) throws -> (command: String, said: String) {
+        let said = directory.appendingPathComponent("said.txt").path
+        let command = directory.appendingPathComponent("speak").path
+        try "#!/bin/sh\nprintf '%s\\n' \"$*\" >>\(said)\n".write(toFile: command, atomically: true, encoding: .utf8)
+        chmod(command, 0o755)
+        return (command, said)
+    }
+
+    static func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    static func microseconds(fromNow seconds: Double) -> UInt64 {
+        UInt64((Date().timeIntervalSince1970 + seconds) * 1_000_000)
+    }
+
+    // MARK: Xvfb: the pixels
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)"))
+    func drawsThePromptOnlyWhileItIsOpen() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let directory = bus.directory
+        // Xvfb picks a free display number and prints it; its screen is a file it keeps current.
+        let displayFile = directory.appendingPathComponent("display").path
+        let fd = open(displayFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let server = try ChildProcess.spawn(
+            Self.xvfb,
+            ["-displayfd", "1", "-screen", "0", "1280x720x24", "-fbdir", directory.path, "-nolisten", "tcp", "-br"],
+            stdout: fd)
+        close(fd)
+        defer {
+            server.signal()
+            server.wait()
+        }
+        let display = try await Self.poll({ Self.text(displayFile).trimmingCharacters(in: .whitespacesAndNewlines) }) {
+            !$0.isEmpty
+        }
+        try #require(!display.isEmpty, "Xvfb printed no display number")
+        let framebuffer = directory.appendingPathComponent("Xvfb_screen0").path
+        let (speak, said) = try Self.recordingSpeaker(in: directory)
+
+        // The display starts first: with no kioskd on the bus it waits, and draws nothing.
+        let log = directory.appendingPathComponent("prompt.log").path
+        let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let prompt = try ChildProcess.spawn(
+            BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
+                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
+            ], stdout: logFD, stderr: logFD)
+        close(logFD)
+        defer {
+            prompt.signal()
+            prompt.wait()
+        }
+        try await Task.sleep(for: .seconds(1))
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        try await Task.sleep(for: .seconds(1))
+        #expect(try Self.look(at: framebuffer).uniform, "a window while the prompt is closed")
+
+        // Open with 3 characters typed: a full-screen window with 3 dots and the 12 keys.
+        try standIn.set([
+            "SessionState": "active", "PromptState": "open", "PromptLength": 3,
+            "PromptDeadline": Self.microseconds(fromNow: 30), "SessionDeadline": Self.microseconds(fromNow: 300),
+        ])
+        try standIn.emit("TimeLimitWarning", [300])  // SpeakWarnings is false: not spoken
+        var screen = try await Self.poll({ try Self.look(at: framebuffer) }) {
+            $0.dots == 3 && $0.keys.allSatisfy { $0 }
+        }
+        #expect(screen.dots == 3)
+        #expect(screen.keys == Array(repeating: true, count: 12), "the pad's keys where PromptPad puts them")
+        if let path = ProcessInfo.processInfo.environment["KIOSKD_PROMPT_SCREENSHOT"] {
+            _ = try Self.look(at: framebuffer, saveAs: path)  // the README's picture (docs/images/prompt.png)
+        }
+
+        // Typing goes on: the open window shows each new count.
+        try standIn.set(["PromptLength": 5, "PromptRetryAfter": Self.microseconds(fromNow: 95)])
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.dots == 5 }
+        #expect(screen.dots == 5)
+
+        // Closed: the window is gone (the screen is the bare root window again).
+        try standIn.emit("PromptClosed", ["rejected"])
+        try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
+        #expect(screen.uniform, "the window outlived the prompt")
+
+        // A spoken warning opens nothing.
+        try standIn.set(["SpeakWarnings": true])
+        try standIn.emit("TimeLimitWarning", [300])
+        let spoken = try await Self.poll({ Self.text(said) }) { !$0.isEmpty }
+        #expect(spoken == "5 minutes left\n")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try Self.look(at: framebuffer).uniform, "a time-limit warning opened a window")
+
+        // kioskd going away while the prompt is open takes the window with it.
+        try standIn.set(["PromptState": "open", "PromptLength": 1])
+        _ = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.dots == 1 }
+        standIn.stop()
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
+        #expect(screen.uniform, "the window outlived kioskd")
+        #expect(prompt.isRunning, "kioskd-prompt exited: \(Self.text(log))")
+    }
+
+    // MARK: cage: the kiosk's compositor
+
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: cage),
+            "needs cage (Debian's cage, with xwayland; make test installs them)"),
+    )
+    func underCageTheWindowIsMaximizedThenDestroyed() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        // cage refuses to run as root: as root, the test runs it as uid 65534 (setpriv).
+        let user = Root.isRoot ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : []
+        let runtime = bus.directory.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        if Root.isRoot { chown(runtime.path, 65534, 65534) }
+        chmod(runtime.path, 0o700)
+        let (speak, said) = try Self.recordingSpeaker(in: bus.directory)
+        let log = bus.directory.appendingPathComponent("cage.log").path
+        let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        chmod(bus.directory.path, 0o777)  // the speaker writes said.txt as uid 65534
+        // WAYLAND_DEBUG=client: kioskd-prompt logs the Wayland protocol it speaks with cage.
+        let command = user + [Self.cage, "--", BuildProducts.path(of: "kioskd-prompt"), "--speak-command", speak]
+        let compositor = try ChildProcess.spawn(
+            command[0], Array(command.dropFirst()),
+            environment: [
+                "PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": runtime.path, "WLR_BACKENDS": "headless",
+                "WLR_LIBINPUT_NO_DEVICES": "1", "WLR_RENDERER": "pixman", "DBUS_SYSTEM_BUS_ADDRESS": bus.address,
+                "WAYLAND_DEBUG": "client", "HOME": runtime.path,
+            ], stdout: logFD, stderr: logFD)
+        close(logFD)
+        defer {
+            compositor.signal()
+            compositor.wait()
+        }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        try await Task.sleep(for: .seconds(1))
+        #expect(!Self.text(log).contains("get_toplevel"), "a window before the prompt opened")
+
+        try standIn.set(["SessionState": "active", "PromptState": "open", "PromptLength": 2])
+        // cage maximizes the new toplevel to its whole 1280×720 output.
+        let opened = try await Self.poll({ Self.text(log) }) { $0.contains("The prompt opened") && $0.contains(".configure(1280, 720") }
+        #expect(opened.contains("get_toplevel"), "no toplevel was made:\n\(opened.suffix(3000))")
+        #expect(opened.contains(".configure(1280, 720"), "cage did not size it to the output:\n\(opened.suffix(3000))")
+
+        try standIn.set(["PromptState": "closed", "PromptLength": 0])
+        let closed = try await Self.poll({ Self.text(log) }) { $0.contains("The prompt closed") }
+        #expect(closed.contains("xdg_toplevel@") && closed.contains(".destroy()"), "the toplevel was not destroyed")
+
+        // A spoken warning makes no new toplevel (under cage it would take the app's focus).
+        try standIn.set(["SpeakWarnings": true])
+        try standIn.emit("TimeLimitWarning", [60])
+        #expect(try await Self.poll({ Self.text(said) }) { !$0.isEmpty } == "1 minute left\n")
+        try await Task.sleep(for: .milliseconds(500))
+        let rest = (Self.text(log).components(separatedBy: "The prompt closed").last ?? "")
+        #expect(!rest.contains("get_toplevel"), "a warning opened a window")
+        #expect(compositor.isRunning, "cage (and so kioskd-prompt, its app) exited:\n\(Self.text(log).suffix(3000))")
+    }
+}

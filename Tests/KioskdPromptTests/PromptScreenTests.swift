@@ -1,0 +1,101 @@
+import KioskClient
+import PromptScreen
+import Testing
+
+/// Every text kioskd-prompt shows, from the status kioskd publishes (no display needed).
+@Suite struct PromptScreenTests {
+    static let now = WallClockTime(microseconds: 1_800_000_000_000_000)
+
+    static func status(
+        _ state: KioskPrompt.State, typed: Int = 0, retryAfter: Duration? = nil, closesIn: Duration = .seconds(30),
+        session: SessionState = .active, sessionLeft: Duration? = nil
+    ) -> KioskStatus {
+        KioskStatus(
+            sessionState: session, activeProfile: "museum", sessionDeadline: sessionLeft.map { now + $0 },
+            version: "0.1.0",
+            prompt: KioskPrompt(
+                state: state, length: typed, deadline: state == .closed ? nil : now + closesIn,
+                retryAfter: retryAfter.map { now + $0 }))
+    }
+
+    static func scene(
+        _ status: KioskStatus?, lastClose: (KioskPrompt.CloseReason, Duration)? = nil, warned: Bool = false
+    ) -> PromptScreen? {
+        PromptScreen.scene(
+            status: status, now: now, lastClose: lastClose.map { ($0.0, now + (.zero - $0.1)) }, warned: warned)
+    }
+
+    @Test func noWindowWhileClosedOrWithoutKioskd() {
+        #expect(Self.scene(nil) == nil)
+        #expect(Self.scene(Self.status(.closed)) == nil)
+        #expect(Self.scene(Self.status(.closed, session: .expired)) == nil)
+    }
+
+    @Test func aDotPerCharacterTypedAndNeverMore() throws {
+        let open = try #require(Self.scene(Self.status(.open)))
+        #expect(open.title == "Enter the passcode to end Guided Access")
+        #expect(open.dots == "")
+        #expect(open.dotsLabel == "0 characters typed")
+        #expect(open.message == "Type the passcode, then Enter or OK.")
+        #expect(open.banner == nil && open.closing == nil)
+        let three = try #require(Self.scene(Self.status(.open, typed: 3)))
+        #expect(three.dots == "● ● ●")
+        #expect(three.dotsLabel == "3 characters typed")
+        #expect(Self.scene(Self.status(.open, typed: 1))?.dotsLabel == "1 character typed")
+        let long = try #require(Self.scene(Self.status(.open, typed: 500)))
+        #expect(long.dots.filter { $0 == "●" }.count == PromptScreen.maxDots)
+        #expect(long.dotsLabel == "500 characters typed")
+    }
+
+    @Test func theThrottlesWaitIsShownUntilItIsOver() {
+        #expect(
+            Self.scene(Self.status(.open, retryAfter: .seconds(29.2)))?.message
+                == "Too many wrong passcodes. Try again in 0:30.")
+        #expect(
+            Self.scene(Self.status(.open, retryAfter: .seconds(3600)))?.message
+                == "Too many wrong passcodes. Try again in 1:00:00.")
+        #expect(Self.scene(Self.status(.open, retryAfter: .seconds(-1)))?.message == "Type the passcode, then Enter or OK.")
+        #expect(Self.scene(Self.status(.checking, retryAfter: .seconds(30)))?.message == "Checking…")
+    }
+
+    @Test func theLastResultIsShownOnTheNextPromptForAMinute() {
+        #expect(
+            Self.scene(Self.status(.open), lastClose: (.rejected, .seconds(5)))?.message
+                == "The passcode was wrong. Try again.")
+        #expect(
+            Self.scene(Self.status(.open), lastClose: (.rejected, .seconds(61)))?.message
+                == "Type the passcode, then Enter or OK.")
+        #expect(
+            Self.scene(Self.status(.open), lastClose: (.cancelled, .seconds(5)))?.message
+                == "Type the passcode, then Enter or OK.")
+        #expect(
+            Self.scene(Self.status(.open), lastClose: (.timeout, .seconds(5)))?.message
+                == "The last prompt closed after 30 seconds without a key.")
+    }
+
+    @Test func thePromptsOwnTimeoutInItsLastSeconds() {
+        #expect(Self.scene(Self.status(.open, closesIn: .seconds(11)))?.closing == nil)
+        #expect(Self.scene(Self.status(.open, closesIn: .seconds(9.5)))?.closing == "Closing in 0:10")
+        #expect(Self.scene(Self.status(.checking, closesIn: .seconds(5)))?.closing == nil)
+    }
+
+    @Test func theTimeLimitBannerOnceWarned() {
+        #expect(Self.scene(Self.status(.open, sessionLeft: .seconds(300)))?.banner == nil)
+        #expect(
+            Self.scene(Self.status(.open, sessionLeft: .seconds(299.5)), warned: true)?.banner
+                == "5 minutes left in this session")
+        #expect(
+            Self.scene(Self.status(.open, session: .expired, sessionLeft: .seconds(-3)))?.banner
+                == "Time is up: the session's time limit ran out.")
+    }
+
+    @Test func spokenWarnings() {
+        #expect(PromptScreen.sentence(secondsLeft: 300) == "5 minutes left")
+        #expect(PromptScreen.sentence(secondsLeft: 60) == "1 minute left")
+        #expect(PromptScreen.sentence(secondsLeft: 90) == "1 minute 30 seconds left")
+        #expect(PromptScreen.sentence(secondsLeft: 30) == "30 seconds left")
+        #expect(PromptScreen.sentence(secondsLeft: 1) == "1 second left")
+        #expect(PromptScreen.sentence(secondsLeft: 5400) == "1 hour 30 minutes left")
+        #expect(PromptScreen.sentence(secondsLeft: 899) == "15 minutes left")
+    }
+}
