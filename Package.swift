@@ -334,7 +334,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskClientTests",
-            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd", "museum-map-app"],
+            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd", "museum-map-app", "exam-app"],
             swiftSettings: swiftSettings
         ),
 
@@ -374,6 +374,12 @@ let package = Package(
         ),
 
         // MARK: Examples — apps that show how to use KioskClient (`make demo` runs museum-map-app)
+        .executableTarget(
+            name: "exam-app",
+            dependencies: ["KioskClient"],
+            path: "Examples/exam-app",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "museum-map-app",
             dependencies: ["KioskClient"],

@@ -144,6 +144,15 @@ public actor GuidedAccessClient {
     /// The session and daemon status as last reported; nil before kioskd was reached.
     public nonisolated var status: KioskStatus? { shared.withLock { $0.status } }
 
+    /// Whether a session is active for this app (its profile names the app this client
+    /// registered): an exam app tells its own session from another one (`ActiveApp`).
+    public nonisolated var sessionIsForThisApp: Bool {
+        shared.withLock { shared in
+            guard let app = shared.app, let status = shared.status else { return false }
+            return status.sessionState != .inactive && status.activeApp == app
+        }
+    }
+
     /// Each change of one of the app's restrictions, once, in order.
     public nonisolated func restrictionChanges() -> AsyncStream<RestrictionChange> {
         subscribe { .restriction($0) }

@@ -159,6 +159,17 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.startTrialSession, [.string(profile), .uint64(seconds)])
     }
 
+    /// `RequestSession` (exam mode): the app `appID`, registered by this uid, locks the kiosk to
+    /// itself with `profile`, a profile made for it that allows it (`app-may-request`).
+    public func requestSession(appID: String, profile: String) async throws {
+        try await call(KioskWire.Member.requestSession, [.string(appID), .string(profile)])
+    }
+
+    /// `ReleaseSession`: the app that requested the active session ends it.
+    public func releaseSession(appID: String) async throws {
+        try await call(KioskWire.Member.releaseSession, [.string(appID)])
+    }
+
     /// `ConfirmSession` (admin): the trial session stays.
     public func confirmSession() async throws {
         try await call(KioskWire.Member.confirmSession)

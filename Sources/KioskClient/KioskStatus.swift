@@ -22,6 +22,9 @@ public struct KioskStatus: Hashable, Sendable {
     /// Whether the session's profile asks for its time-limit warnings to be spoken
     /// (`SpeakWarnings`); false when inactive or when the daemon has no such property.
     public var speakWarnings: Bool
+    /// The app the active session is for (its profile's `app`, the `ActiveApp` property); empty
+    /// when none, or when the daemon has no such property.
+    public var activeApp: String = ""
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,

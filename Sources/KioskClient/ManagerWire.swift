@@ -90,6 +90,9 @@ enum ManagerWire {
             case KioskWire.Member.promptRetryAfter:
                 guard let usec = value.uint64 else { throw .unexpected("PromptRetryAfter is not a uint64") }
                 status.prompt.retryAfter = wallClock(usec)
+            case KioskWire.Member.activeApp:
+                guard let text = value.string else { throw .unexpected("ActiveApp is not a string") }
+                status.activeApp = text
             case KioskWire.Member.speakWarnings:
                 guard let speak = value.bool else { throw .unexpected("SpeakWarnings is not a boolean") }
                 status.speakWarnings = speak

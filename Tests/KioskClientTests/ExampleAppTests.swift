@@ -53,4 +53,34 @@ import Testing
                 ])
         }
     }
+
+    /// `Examples/exam-app` locks the kiosk to itself for the exam and releases it when told to stop.
+    @Test func theExamAppLocksTheKioskToItselfAndReleasesIt() async throws {
+        try await withKioskd(setUp: { kioskd in
+            try kioskd.writeProfile("exam", "app = \"org.example.Exam\"\n[session]\napp-may-request = true\n")
+        }) { _, bus in
+            let admin = try KioskManager.connect(to: .address(bus.address))
+            defer { admin.close() }
+            let output = bus.directory.appendingPathComponent("exam.out").path
+            let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let app = try ChildProcess.spawn(
+                BuildProducts.path(of: "exam-app"), [], environment: bus.environment, stdout: fd, stderr: fd)
+            close(fd)
+            func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !text().contains("locked to the exam"), ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await admin.status().activeApp == "org.example.Exam")
+            app.signal(SIGTERM)
+            #expect(app.wait() == 0)
+            #expect(
+                text() == """
+                    exam: the kiosk is locked to the exam (session for this app: true)
+                    exam: the exam is over; the kiosk is released
+
+                    """)
+            #expect(try await admin.status().sessionState == .inactive)
+        }
+    }
 }

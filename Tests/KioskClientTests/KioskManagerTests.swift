@@ -274,4 +274,27 @@ import Testing
                 .statusChanged(idle), .statusChanged(open), .promptClosed(.rejected), .statusChanged(closed),
             ])
     }
+
+    /// Issue 16 §2: an exam app locks the kiosk to itself and lets it go; the client tells the
+    /// app the session is its own (`ActiveApp`).
+    @Test func anAppRequestsAndReleasesItsOwnSession() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeProfile("exam", "app = \"org.example.Exam\"\n[session]\napp-may-request = true\n")
+        let client = try await GuidedAccessClient.connect(to: .address(f.bus.address))
+        defer { Task { await client.close() } }
+        try await client.register(appID: "org.example.Exam", restrictions: [])
+        #expect(!client.sessionIsForThisApp)
+        try await f.manager.requestSession(appID: "org.example.Exam", profile: "exam")
+        #expect(try await f.manager.status().activeApp == "org.example.Exam")
+        var waited = 0
+        while !client.sessionIsForThisApp, waited < 5000 {
+            try await Task.sleep(for: .milliseconds(1))
+            waited += 1
+        }
+        #expect(client.sessionIsForThisApp)
+        try await f.manager.releaseSession(appID: "org.example.Exam")
+        #expect(try await f.manager.status().sessionState == .inactive)
+        await client.close()
+    }
 }
