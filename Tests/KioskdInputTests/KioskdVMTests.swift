@@ -163,12 +163,22 @@ struct KioskdVMTests {
         pluggedIn.destroy()
 
         // The exit gesture on the locked power key: ExitRequested, and no KEY_POWER on the clone.
+        // It also opens kioskd's passcode prompt, which holds all input: Esc closes it (and
+        // reaches no clone either), then the sentinel goes through.
         let listener = try exitRequestedListener(address: kiosk.bus.address)
         defer { listener.stop() }
         mark = kiosk.events.count
-        try press(kiosk.power, ["KEY_POWER", "KEY_POWER", "KEY_POWER", "KEY_PROG1"])
+        try press(kiosk.power, ["KEY_POWER", "KEY_POWER", "KEY_POWER"])
         try listener.wait("ExitRequested") { $0.contains("ExitRequested") }
+        try press(kiosk.keyboard, ["KEY_ESC"])
+        let closed = ContinuousClock.now + .seconds(60)
+        while try kiosk.kioskd.property("PromptState") != #"s "closed""# {
+            try #require(ContinuousClock.now < closed, "the prompt never closed on Esc")
+            usleep(5_000)
+        }
+        try press(kiosk.power, ["KEY_PROG1"])
         seen = try kiosk.settle(after: mark, keyboard: false)
+        #expect(!seen.keys(phys: Self.kbd).contains { $0.hasPrefix("KEY_ESC") }, "Esc at the prompt reached the kiosk")
         #expect(seen.keys(phys: Self.pwr) == ["KEY_PROG1 1", "KEY_PROG1 0"])
         #expect(listener.lines.filter { $0 == "ExitRequested" }.count == 1)
 
