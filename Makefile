@@ -27,7 +27,7 @@ APT_PACKAGES += dmsetup e2fsprogs
 # The calibration VM test reads the clones as a compositor would: libinput list-devices, debug-events.
 APT_PACKAGES += libinput-tools
 
-.PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
+.PHONY: all deps build test check-module-graph test-vm ansible deps-ansible demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
 
 all: build
 
@@ -75,6 +75,18 @@ test-vm: deps
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
 	  "$$($(SWIFT) build --show-bin-path $(SWIFTFLAGS))/kioskdPackageTests.xctest" \
 	  --testing-library swift-testing --no-parallel --filter '$(VM_TEST_FILTER)'
+
+# ------------------------------------------------------------------------- ansible ----
+# The Ansible collection kioskd.kiosk (packaging/ansible, docs/fleet.md), built by Debian's
+# ansible-core into .build/ansible/kioskd-kiosk-VERSION.tar.gz.
+ANSIBLE_PACKAGES := ansible-core
+ANSIBLE_OUT      := .build/ansible
+deps-ansible:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(ANSIBLE_PACKAGES)"
+
+ansible: deps-ansible
+	rm -rf $(ANSIBLE_OUT) && mkdir -p $(ANSIBLE_OUT)
+	ansible-galaxy collection build --force --output-path $(ANSIBLE_OUT) packaging/ansible
 
 demo: deps
 	$(SWIFT) build $(SWIFTFLAGS)
