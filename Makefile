@@ -31,7 +31,7 @@ APT_PACKAGES += libinput-tools
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
-.PHONY: all deps build test check-module-graph test-vm demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
+.PHONY: all deps build test check-module-graph test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
 
 all: build
 
@@ -79,6 +79,28 @@ test-vm: deps
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \
 	  "$$($(SWIFT) build --show-bin-path $(SWIFTFLAGS))/kioskdPackageTests.xctest" \
 	  --testing-library swift-testing --no-parallel --filter '$(VM_TEST_FILTER)'
+
+# ------------------------------------------------------------------------- ansible ----
+# The Ansible collection kioskd.kiosk (packaging/ansible, docs/fleet.md), built by Debian's
+# ansible-core into .build/ansible/kioskd-kiosk-VERSION.tar.gz. `test-ansible` runs the fleet
+# playbook against three namespaced kiosks on this machine, each with its own sshd, bus, kioskd
+# and /etc/kioskd (Tests/Ansible/run, as root; it says it skipped, and passes, otherwise).
+ANSIBLE_PACKAGES := ansible-core
+ANSIBLE_OUT      := .build/ansible
+deps-ansible:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(ANSIBLE_PACKAGES)"
+
+ansible: deps-ansible
+	rm -rf $(ANSIBLE_OUT) && mkdir -p $(ANSIBLE_OUT)
+	ansible-galaxy collection build --force --output-path $(ANSIBLE_OUT) packaging/ansible
+
+test-ansible:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "test-ansible: skipped: needs root (network and mount namespaces, sshd, kioskd)"; exit 0; fi; \
+	$(MAKE) --no-print-directory ansible && \
+	Tests/Support/fetch-sshd >/dev/null && \
+	$(SWIFT) build --product kioskd $(SWIFTFLAGS) && $(SWIFT) build --product kioskctl $(SWIFTFLAGS) && \
+	Tests/Ansible/run "$$($(SWIFT) build --show-bin-path $(SWIFTFLAGS))" $(ANSIBLE_OUT)/kioskd-kiosk-*.tar.gz
 
 demo: deps
 	$(SWIFT) build $(SWIFTFLAGS)
