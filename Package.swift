@@ -43,6 +43,7 @@ let package = Package(
         // MARK: KioskInput — pure input model and filter (no fds, no clock, no logging)
         .target(
             name: "KioskInput",
+            dependencies: ["KioskAPI"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -22,9 +22,9 @@ import json, os, subprocess, sys
 # Errno and FileDescriptor.
 ONLY = {
     "KioskAPI": set(),
-    "KioskInput": set(),
+    "KioskInput": {"KioskAPI"},
     "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
-    "KioskTraces": {"KioskInput", "yams"},
+    "KioskTraces": {"KioskAPI", "KioskInput", "yams"},
 }
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
 # (small, pure Swift over libc; a failed connection's Errno is its type).

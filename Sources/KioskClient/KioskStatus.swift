@@ -47,29 +47,10 @@ public struct KioskStatus: Hashable, Sendable {
 /// kioskd-prompt client, or an app drawing its own prompt) needs to draw it. No passcode, and no
 /// character of one, ever appears here: only how many were typed.
 public struct KioskPrompt: Hashable, Sendable {
-    /// `PromptState`.
-    public enum State: String, Hashable, Sendable {
-        case closed
-        /// kioskd reads the passcode.
-        case open
-        /// Enter came: the hash is being checked.
-        case checking
-    }
-
-    /// Why the prompt closed (`PromptClosed`'s argument).
-    public enum CloseReason: String, Hashable, Sendable {
-        /// The passcode was right: the session ended.
-        case accepted
-        case rejected
-        /// Enter came while the kiosk's throttle still waits: nothing was checked.
-        case throttled
-        /// Esc or the pad's Cancel.
-        case cancelled
-        /// No key for 30 s.
-        case timeout
-        /// The session ended another way.
-        case ended
-    }
+    /// `PromptState` (KioskAPI's, shared with kioskd).
+    public typealias State = PromptState
+    /// Why the prompt closed (`PromptClosed`'s argument; KioskAPI's, shared with kioskd).
+    public typealias CloseReason = PromptCloseReason
 
     /// A key of the PIN pad (`PromptPad`): its label ("0" to "9", "OK", "Cancel") and its
     /// rectangle in fractions (0 to 1) of the touch surface, which is the whole screen.

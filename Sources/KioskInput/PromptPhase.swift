@@ -1,3 +1,5 @@
+import KioskAPI
+
 /// kioskd's passcode prompt at the kiosk, as a pure state machine: the exit gesture opens it,
 /// prompt keys (``PromptKey``, read by the filter from the brokered devices, never forwarded)
 /// type into it, Enter hands what was typed to the passcode check, Esc or the timeout close it.
@@ -5,29 +7,9 @@
 /// published but its length. Times are microseconds of the kiosk's clock (the daemon's) or of the
 /// events (a replay).
 public struct PromptPhase: Sendable, Equatable {
-    public enum State: String, Sendable, Equatable {
-        case closed, open
-        /// Enter was pressed: the passcode is being checked; keys do nothing until it is decided.
-        case checking
-    }
-
+    public typealias State = PromptState
     /// Why the prompt closed (`PromptClosed`'s reason).
-    public enum Reason: String, Sendable, Equatable {
-        /// The passcode was right: the session ended.
-        case accepted
-        /// It was wrong (counted by the kiosk's throttle).
-        case rejected
-        /// Enter came while the kiosk's throttle waits: nothing was checked.
-        case throttled
-        /// Esc or the pad's Cancel.
-        case cancelled
-        /// No key for ``timeout``.
-        case timeout
-        /// The session ended another way while the prompt was open.
-        case ended
-        /// The passcode could not be checked (libcrypt, the disk): not counted.
-        case failed
-    }
+    public typealias Reason = PromptCloseReason
 
     /// What a key press asks of the daemon.
     public enum Effect: Sendable, Equatable {

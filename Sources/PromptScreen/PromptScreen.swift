@@ -70,6 +70,7 @@ public struct PromptScreen: Hashable, Sendable {
         case .rejected: "The passcode was wrong. Try again."
         case .throttled: "Not checked: the kiosk waits after too many wrong passcodes."
         case .timeout: "The last prompt closed after 30 seconds without a key."
+        case .failed: "The passcode could not be checked; nothing was counted. Try again."
         case .accepted, .cancelled, .ended: nil
         }
     }

@@ -182,20 +182,19 @@ import Testing
             $0.contains { if case .statusChanged(let s) = $0 { s.sessionState == .expired } else { false } }
         }
         let deadline = try #require(try await m.status().sessionDeadline)
+        var active = KioskStatus(
+            sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)
+        active.activeApp = Self.app  // the profile's app (ActiveApp)
+        var expired = active
+        expired.sessionState = .expired
         #expect(
             seen == [
                 .statusChanged(inactive),
                 .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny),
                 .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: .deny),
-                .statusChanged(
-                    KioskStatus(
-                        sessionState: .active, activeProfile: "timed", sessionDeadline: deadline,
-                        version: KioskWire.version)),
+                .statusChanged(active),
                 .timeLimitWarning(secondsLeft: 1),
-                .statusChanged(
-                    KioskStatus(
-                        sessionState: .expired, activeProfile: "timed", sessionDeadline: deadline,
-                        version: KioskWire.version)),
+                .statusChanged(expired),
             ])
 
         f.kioskd.stop()

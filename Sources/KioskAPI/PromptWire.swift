@@ -1,0 +1,29 @@
+/// The words of kioskd's passcode prompt at the kiosk on the bus: `PromptState`'s values and
+/// `PromptClosed`'s reasons, shared by kioskd (which decides them), the replay and every client
+/// (which show them), so that none can drift from the others.
+public enum PromptState: String, Hashable, Sendable {
+    case closed
+    /// kioskd reads the passcode from the brokered devices; nothing reaches the kiosk.
+    case open
+    /// Enter came: the passcode is being checked; keys do nothing until it is decided.
+    case checking
+}
+
+/// Why the prompt closed (`PromptClosed`'s argument). Every reason but ``accepted`` leaves the
+/// locks as they were.
+public enum PromptCloseReason: String, Hashable, Sendable, CaseIterable {
+    /// The passcode was right: the session ended.
+    case accepted
+    /// It was wrong (counted by the kiosk's throttle).
+    case rejected
+    /// Enter came while the kiosk's throttle waits: nothing was checked.
+    case throttled
+    /// Esc or the pad's Cancel.
+    case cancelled
+    /// No key for 30 s.
+    case timeout
+    /// The session ended another way while the prompt was open.
+    case ended
+    /// The passcode could not be checked (libcrypt, the disk): not counted.
+    case failed
+}
