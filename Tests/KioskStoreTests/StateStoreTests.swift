@@ -69,8 +69,9 @@ func temporaryDirectory() throws -> String {
     }
 }
 
-/// Kills a writer with SIGKILL at random moments, 200 times: after every kill the file
-/// parses and holds one of the states the writer had committed (or the one in flight).
+/// Kills a writer with SIGKILL at random moments after its first commit, 200 times: after every
+/// kill the file parses and holds one of the states the writer had committed (or the one in
+/// flight).
 @Suite struct CrashTests {
     static let writerPath = BuildProducts.path(of: "kiosk-store-writer")
 
@@ -87,12 +88,20 @@ func temporaryDirectory() throws -> String {
             let output = Pipe()
             writer.standardOutput = output
             try writer.run()
-            usleep(UInt32.random(in: 2_000...60_000, using: &generator))
+            // Kill it mid-stream, once its first state is committed (however long a loaded
+            // machine takes to start it), at a random moment within the next 40 ms.
+            var early = Data()
+            while !early.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                early += chunk
+            }
+            usleep(UInt32.random(in: 0...40_000, using: &generator))
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
             #expect(writer.terminationReason == .uncaughtSignal, "round \(round): the writer stopped by itself")
 
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let printed = String(decoding: early + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let lines = printed.split(separator: "\n", omittingEmptySubsequences: true)
             // A number whose line ended was committed; the last one may be cut short.
             let complete = printed.hasSuffix("\n") ? lines : lines.dropLast()
