@@ -91,7 +91,7 @@ extension ManagerObject {
         while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
             let waiting = waitingPasscodeAttempts.removeFirst()
             attempt(waiting.call) {
-                try state.throttles.check(waiting.source, at: clock.now())
+                try checkThrottle(waiting)
                 let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
                 let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
@@ -108,6 +108,19 @@ extension ManagerObject {
                         }
                     })
             }
+        }
+    }
+
+    /// The attempt's source may try now; a refusal (`Throttled`, not an attempt: nothing is
+    /// hashed or counted) is an audit entry of its own, summarised when one uid repeats it.
+    func checkThrottle(_ attempt: PasscodeAttempt) throws(KioskError) {
+        do {
+            try state.throttles.check(attempt.source, at: clock.now())
+        } catch {
+            audit(
+                .notice, "Passcode attempt refused by the throttle", attempt.caller,
+                MessageID.passcodeThrottled.metadata.merging(["passcode.source": "\(attempt.source)"]) { $1 })
+            throw error
         }
     }
 

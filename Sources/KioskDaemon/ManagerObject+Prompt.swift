@@ -53,13 +53,13 @@ extension ManagerObject {
 
     private func checkPromptPasscode(_ passcode: String) {
         // Refused before hashing, like a bus caller's: not an attempt.
+        let requester = PromptRequester { [weak self] outcome in self?.closePrompt(outcome) }
+        let kiosk = Caller(busName: "kiosk", uid: 0)
         do {
-            try state.throttles.check(.kiosk, at: clock.now())
+            try checkThrottle(PasscodeAttempt(call: requester, caller: kiosk, passcode: "", purpose: .endSession, source: .kiosk))
         } catch {
             return closePrompt(.throttled)
         }
-        let requester = PromptRequester { [weak self] outcome in self?.closePrompt(outcome) }
-        let kiosk = Caller(busName: "kiosk", uid: 0)
         do {
             try enqueue(PasscodeAttempt(call: requester, caller: kiosk, passcode: passcode, purpose: .endSession, source: .kiosk))
         } catch {

@@ -16,6 +16,7 @@ enum MessageID: String, CaseIterable {
     case trialEnded = "a848029eb6ff4f2fbdbd258cbf41d05f"
     case trialConfirmed = "d7abb71aea5f49c4b4b435e9e6bfc676"
     case wrongPasscode = "c6da322eec434c0eb17b60eaa886672b"
+    case passcodeThrottled = "d183d3d85b3b49dc891d233650179477"
     case passcodeSet = "54413e6949c145cf8f68cd1b70412cca"
     case callRefused = "72f856f17b434b11ab31f42426f3c68e"
     case profileReloaded = "bc9c7a1943a741149e927efce7827d14"

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import KioskTestSupport
 import KioskdTestSupport
+import KioskAPI
 import SystemdKit
 import Testing
 
@@ -45,7 +46,9 @@ import Testing
         defer { kioskd.stop() }
         let client = try ManagerClient(address: bus.address)
         try client.call("StartSession", [.string("museum")])
-        _ = client.errorName("EndSession", [.string("0000")])
+        // Six wrong passcodes start the throttle's wait; the seventh attempt is refused unchecked.
+        for _ in 0..<6 { _ = client.errorName("EndSession", [.string("0000")]) }
+        #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.throttled.dbusName)
         try client.call("ForceEndSession")
         let deadline = ContinuousClock.now + .seconds(10)
         var log = kioskd.log
@@ -55,7 +58,7 @@ import Testing
         }
         for (message, id) in [
             ("Session started", MessageID.sessionStarted), ("Wrong passcode", .wrongPasscode),
-            ("Session force-ended", .sessionForceEnded),
+            ("Passcode attempt refused by the throttle", .passcodeThrottled), ("Session force-ended", .sessionForceEnded),
         ] {
             let line = log.split(separator: "\n").first { $0.contains(": \(message)") }
             #expect(line?.contains("MESSAGE_ID=\(id.rawValue)") == true, "\(message): \(line ?? "no line")\n\(log)")
