@@ -313,10 +313,10 @@ test-fresh: deps-boot
 test-packaging: deps-packaging release-build
 	Tests/Packaging/run
 
-# A Debian 12 root with systemd as PID 1 boots under QEMU with the .deb installed
-# (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
+# A Debian 12 root with systemd as PID 1 boots under QEMU with the kioskd and kioskd-prompt
+# .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
 test-boot: deps-boot deb
-	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb
+	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
 
 clean:
 	rm -rf .build
