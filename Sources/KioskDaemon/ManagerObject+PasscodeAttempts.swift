@@ -91,7 +91,7 @@ extension ManagerObject {
         while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
             let waiting = waitingPasscodeAttempts.removeFirst()
             attempt(waiting.call) {
-                try checkThrottle(waiting)
+                try checkThrottle(waiting.source, waiting.caller)
                 let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
                 let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
@@ -113,13 +113,13 @@ extension ManagerObject {
 
     /// The attempt's source may try now; a refusal (`Throttled`, not an attempt: nothing is
     /// hashed or counted) is an audit entry of its own, summarised when one uid repeats it.
-    func checkThrottle(_ attempt: PasscodeAttempt) throws(KioskError) {
+    func checkThrottle(_ source: PasscodeSource, _ caller: Caller) throws(KioskError) {
         do {
-            try state.throttles.check(attempt.source, at: clock.now())
+            try state.throttles.check(source, at: clock.now())
         } catch {
             audit(
-                .notice, "Passcode attempt refused by the throttle", attempt.caller,
-                MessageID.passcodeThrottled.metadata.merging(["passcode.source": "\(attempt.source)"]) { $1 })
+                .notice, "Passcode attempt refused by the throttle", caller,
+                MessageID.passcodeThrottled.metadata.merging(["passcode.source": "\(source)"]) { $1 })
             throw error
         }
     }

@@ -56,7 +56,7 @@ extension ManagerObject {
         let requester = PromptRequester { [weak self] outcome in self?.closePrompt(outcome) }
         let kiosk = Caller(busName: "kiosk", uid: 0)
         do {
-            try checkThrottle(PasscodeAttempt(call: requester, caller: kiosk, passcode: "", purpose: .endSession, source: .kiosk))
+            try checkThrottle(.kiosk, kiosk)
         } catch {
             return closePrompt(.throttled)
         }

@@ -96,7 +96,7 @@ extension ManagerObject {
         try identify(call) { [unowned self] caller in
             // Each uid meets a throttle count of its own: nobody can make anyone else wait.
             let attempt = PasscodeAttempt(call: call, caller: caller, passcode: passcode, purpose: .endSession)
-            try checkThrottle(attempt)
+            try checkThrottle(attempt.source, attempt.caller)
             // Anyone who knows the passcode may end the session: no polkit check.
             try enqueue(attempt)
         }

@@ -20,11 +20,12 @@ struct ProfileDirectory {
     func list() -> [(name: String, description: String, checks: Bool, holdsHash: Bool)] {
         DaemonFiles.names(in: path, ending: ".toml", limit: 1024).compactMap { name in
             guard (try? Profile.validateName(name)) != nil else { return nil }
-            guard let (bytes, _, _) = DaemonFiles.read(path + "/" + name + ".toml") else { return nil }
-            guard let profile = try? ProfileParser.parse(bytes: bytes, file: name) else {
+            let file = path + "/" + name + ".toml"
+            guard let (bytes, mode, owner) = DaemonFiles.read(file) else { return nil }
+            guard let profile = try? ProfileParser.parse(bytes: bytes, file: file) else {
                 return (name, "", false, false)
             }
-            let usable = (try? load(name)) != nil
+            let usable = (try? checkHashFile(profile, name: name, file: file, mode: mode, owner: owner)) != nil
             return (name, profile.description, usable, profile.passcodeHash != nil)
         }
     }
@@ -46,12 +47,17 @@ struct ProfileDirectory {
         } catch {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
         }
-        if profile.passcodeHash != nil,
-            let problem = PasscodeFileSafety.problem(
-                path: file, mode: mode, owner: owner, trustedOwners: trustedOwners)
-        {
-            throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) cannot be used: \(problem).")
-        }
+        try checkHashFile(profile, name: name, file: file, mode: mode, owner: owner)
         return (profile, String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// A profile with a passcode hash is usable only from a file private to a trusted owner.
+    private func checkHashFile(
+        _ profile: Profile, name: String, file: String, mode: UInt32, owner: UInt32
+    ) throws(KioskError) {
+        guard profile.passcodeHash != nil,
+            let problem = PasscodeFileSafety.problem(path: file, mode: mode, owner: owner, trustedOwners: trustedOwners)
+        else { return }
+        throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) cannot be used: \(problem).")
     }
 }

@@ -93,14 +93,18 @@ import Testing
 
     @Test("ListProfiles names every profile, says which can start a session and which hold a hash")
     func list() async throws {
-        try await withManager { _, client in
+        try await withManager { manager, client in
+            // A hash in a file others can read: listed, but it cannot start a session.
+            let shared = manager.profileDirectory.appendingPathComponent("shared.toml")
+            try Data("[passcode]\nhash = \"\(PromptTests.hash)\"\n".utf8).write(to: shared)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: shared.path)
             let entries = try #require(try client.call("ListProfiles").first?.array)
             let rows = entries.compactMap { $0.fields }.map { fields in
                 "\(fields[0].string ?? "") | \(fields[1].string ?? "") | \(fields[2].bool ?? false) | \(fields[3].bool ?? true)"
             }
             #expect(
                 rows == [
-                    "broken |  | false | false", "timed | Ten minutes a turn | true | false",
+                    "broken |  | false | false", "shared |  | false | true", "timed | Ten minutes a turn | true | false",
                     "untimed | No limit | true | false",
                 ])
         }
