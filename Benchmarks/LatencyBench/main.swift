@@ -13,6 +13,9 @@
 // in this process: no clock of the events' own is compared. CPU per frame is the forwarder's
 // on-CPU time over the run (/proc/PID/task/*/schedstat), divided by the frames.
 //
+// Before each run's feed, both paths wait for udev to settle and to let its idle workers go
+// (quiesceUdev): their exits, ~3 s after the clones were made, took the one vCPU for 15-45 ms.
+//
 // Environment: LATENCY_ROUNDS (runs per path, default 3), LATENCY_FRAMES (frames per run,
 // default 3000, rounded up to whole touches: 3040; the first 100 are warm-up, not counted),
 // PLAIN_LOOP (the plain loop's binary), KIOSKD_BINARY, and KIOSKD_BEFORE: a second kioskd
@@ -249,21 +252,23 @@ final class Reader: @unchecked Sendable {
     }
 
     /// Waits until every frame arrived (or `timeout`), stops; the counted frames' latencies in ns.
-    func finish(timeout: UInt64) -> (latencies: [UInt64], missing: Int, mismatched: Int) {
+    func finish(timeout: UInt64) -> (latencies: [UInt64], frames: [Int], missing: Int, mismatched: Int) {
         let deadline = now() + timeout
         while done.load(ordering: .relaxed) < frames && now() < deadline { usleep(1000) }
         stopFlag.store(true, ordering: .relaxed)
         finished.wait()
         var latencies: [UInt64] = []
+        var counted: [Int] = []
         var missing = 0
         for i in Stream.warmUp..<frames {
             if received[i] >= sent[i] && received[i] != 0 {
                 latencies.append(received[i] - sent[i])
+                counted.append(i)
             } else {
                 missing += 1
             }
         }
-        return (latencies, missing, mismatched.load(ordering: .relaxed))
+        return (latencies, counted, missing, mismatched.load(ordering: .relaxed))
     }
 }
 
@@ -283,6 +288,27 @@ func node(withPhys phys: String, timeout: UInt64 = 30_000_000_000) -> String {
     fail("no node with phys \(phys)")
 }
 
+/// Waits until udev has handled every event (`udevadm settle`) and has let its idle workers go.
+/// systemd-udevd ends its idle workers ~3 s after its queue empties; in the VM's one vCPU their
+/// exits took the CPU for 15-45 ms, stalling whichever forwarder ran then (seen with `perf` in
+/// the guest: every "(udev-worker)" running at once during kioskd's one stall per run). That is
+/// udev cleaning up after the clones this run made, not forwarding; both paths wait for it.
+func quiesceUdev() {
+    if access("/usr/bin/udevadm", X_OK) == 0, let settle = try? ChildProcess.spawn("/usr/bin/udevadm", ["settle"]) {
+        settle.wait(timeout: .seconds(30))
+    }
+    let deadline = now() + 15_000_000_000
+    while now() < deadline {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let workers = names.filter { $0.first?.isNumber == true }.contains {
+            (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.hasPrefix("(udev-worker)") == true
+        }
+        if !workers { return }
+        usleep(50_000)
+    }
+    print("  (udev's workers were still there after 15 s)")
+}
+
 /// On-CPU time of every thread of `pid`, ns (the first field of /proc/PID/task/TID/schedstat).
 func cpuTime(of pid: pid_t) -> UInt64 {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
@@ -297,6 +323,10 @@ func cpuTime(of pid: pid_t) -> UInt64 {
 struct Run {
     let path: String
     let latencies: [UInt64]
+    /// The frame number of each latency: where in the run (2 ms apart) it was sent.
+    let frames: [Int]
+    /// When its first frame was due, in ms since midnight UTC (to match other logs, e.g. strace -tt).
+    let startedAt: Int
     let cpuPerFrame: Double  // µs
     let missing: Int
     let mismatched: Int
@@ -310,6 +340,9 @@ func feed(_ sources: [UInputClone], clones: [String], forwarder: pid_t, path: St
     let frames = (0..<framesPerRun).map { Stream.frame($0) }
     let cpuBefore = cpuTime(of: forwarder)
     var due = now() + 50_000_000
+    var wall = timespec()
+    clock_gettime(CLOCK_REALTIME, &wall)
+    let startedAt = wall.tv_sec % 86_400 * 1000 + wall.tv_nsec / 1_000_000 + 50  // ms since midnight UTC
     for (i, f) in frames.enumerated() {
         var ts = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
@@ -320,7 +353,7 @@ func feed(_ sources: [UInputClone], clones: [String], forwarder: pid_t, path: St
     let result = reader.finish(timeout: 2_000_000_000)
     let cpu = cpuTime(of: forwarder) - cpuBefore
     return Run(
-        path: path, latencies: result.latencies, cpuPerFrame: Double(cpu) / Double(framesPerRun) / 1000,
+        path: path, latencies: result.latencies, frames: result.frames, startedAt: startedAt, cpuPerFrame: Double(cpu) / Double(framesPerRun) / 1000,
         missing: result.missing, mismatched: result.mismatched)
 }
 
@@ -351,7 +384,8 @@ func runKioskd(_ sources: [UInputClone], binary: String, path: String) throws ->
         member: KioskWire.Member.startSession)
     try call.append(.string("latency"))
     _ = try client.callBlocking(call, timeout: .seconds(60))
-    usleep(500_000)  // udev's rules for the clones, the session's log lines
+    usleep(500_000)  // the session's log lines
+    quiesceUdev()
     let run = feed(sources, clones: clones, forwarder: kioskd.pid, path: path)
     let text = (try? String(contentsOfFile: dir + "/kioskd.log", encoding: .utf8)) ?? ""
     if text.contains("dropped input events") { print("  (kioskd logged dropped input events)") }
@@ -376,11 +410,29 @@ func runPlainLoop(_ sources: [UInputClone]) throws -> Run {
     close(fds[0])
     let clones = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
     guard clones.count == sources.count else { fail("the plain loop printed \(clones)") }
-    usleep(500_000)  // udev's rules for the clones
+    quiesceUdev()
     return feed(sources, clones: clones, forwarder: loop.pid, path: "B plain loop")
 }
 
 // MARK: Main
+
+/// Where the run's slow frames were: the frames over 2 ms, counted per second of the run (a
+/// stall at 500 frames/s delays every frame queued behind it), and the five worst, each with
+/// the moment it was sent. Stalls bunched at the start point at a cold path (first use of code
+/// or data); spread evenly, at something periodic or at the host.
+func stalls(_ run: Run) -> String {
+    let slow = zip(run.frames, run.latencies).filter { $0.1 > 2_000_000 }
+    guard !slow.isEmpty else { return "no frame over 2 ms" }
+    var perSecond = [Int](repeating: 0, count: framesPerRun / 500 + 1)
+    for (frame, _) in slow { perSecond[frame / 500] += 1 }
+    let worst = slow.sorted { $0.1 > $1.1 }.prefix(5).map {
+        String(format: "%.1f ms at %.2f s", Double($0.1) / 1e6, Double($0.0) * Double(period) / 1e9)
+    }
+    let t = run.startedAt
+    let started = String(format: "%02d:%02d:%02d.%03d UTC", t / 3_600_000, t / 60_000 % 60, t / 1000 % 60, t % 1000)
+    return "over 2 ms, per second of the run (from \(started)): \(perSecond.map(String.init).joined(separator: " ")); worst: "
+        + worst.joined(separator: ", ")
+}
 
 func summary(_ latencies: [UInt64]) -> (p50: Double, p99: Double, max: Double) {
     let sorted = latencies.sorted()
@@ -419,6 +471,7 @@ for round in 0..<rounds {
                 round + 1, run.path.padding(toLength: 13, withPad: " ", startingAt: 0) as NSString, s.p50, s.p99, s.max,
                 run.cpuPerFrame, run.latencies.count, run.missing,
                 run.mismatched))
+        print("      \(stalls(run))")
         runs.append(run)
     }
 }
