@@ -31,7 +31,7 @@ APT_PACKAGES += libinput-tools
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
-.PHONY: all deps build test check-module-graph test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-footprint clean
+.PHONY: all deps build test check-module-graph test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint clean
 
 all: build
 
@@ -116,7 +116,7 @@ demo: deps
 BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
-bench: bench-store bench-input bench-bus bench-latency bench-footprint
+bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint
 
 # What a small kiosk board pays: each package's Installed-Size and executables (make deb), and
 # kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).
@@ -156,6 +156,12 @@ bench-latency: deps static-cxx
 	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
 	VM_UDEV=1 VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP LATENCY_ROUNDS LATENCY_FRAMES" KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" \
 	  PLAIN_LOOP="$(PLAIN_LOOP)" Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
+
+# How long a new input node is open before the broker grabs it (issue 13 §7), release build, in
+# the VM with udev running (HOTPLUG_ROUNDS, default 100). VM_CPUS=2 gives the guest two vCPUs.
+bench-hotplug: deps static-cxx
+	$(SWIFT) build $(BENCH_FLAGS) --product HotplugBench $(SWIFTFLAGS)
+	VM_UDEV=1 VM_ENV="HOTPLUG_ROUNDS" Tests/VM/run-in-vm "$(BENCH_BIN)/HotplugBench"
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).

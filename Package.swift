@@ -285,6 +285,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: HotplugBench — a new input node: created → grabbed by the broker, release build, in the VM (`make bench-hotplug`)
+        .executableTarget(
+            name: "HotplugBench",
+            dependencies: ["KioskInput", "LinuxInput", "SystemdKit", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/HotplugBench",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskdCommand — kioskd's flags, handed to KioskService (the kioskd executable and the multi-call binary run it)
         .target(
             name: "KioskdCommand",
