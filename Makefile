@@ -123,14 +123,14 @@ bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footp
 bench-footprint: deps-packaging
 	scripts/bench-footprint
 
-bench-store: deps static-cxx
+bench-store: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product StoreBench $(SWIFTFLAGS)
 	"$(BENCH_BIN)/StoreBench"
 
 # Filter throughput (events/s) and allocations per event. malloc-interposer's library is
 # preloaded, so that it sees every allocation of the process; InputFilterBench also needs it by
 # name, and release binaries carry no $ORIGIN rpath: LD_LIBRARY_PATH finds it.
-bench-input: deps static-cxx
+bench-input: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product InputFilterBench $(SWIFTFLAGS)
 	LD_LIBRARY_PATH="$(BENCH_BIN)" LD_PRELOAD="$(BENCH_BIN)/libMallocInterposerSwift.so" "$(BENCH_BIN)/InputFilterBench"
 
@@ -139,7 +139,7 @@ bench-input: deps static-cxx
 # ships it (the multi-call binary: the RSS is the installed daemon's), into the same
 # .build/release as BusBench, which runs what $KIOSKD_BINARY names. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
 BENCH_BUS_ARGS ?=
-bench-bus: deps static-cxx
+bench-bus: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
 	KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" "$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
@@ -150,7 +150,7 @@ bench-bus: deps static-cxx
 # fake devices; LatencyBench prints p50/p99 for each, their ratio and CPU per frame.
 # LATENCY_ROUNDS=N runs each path N times (default 3), LATENCY_FRAMES frames per run.
 PLAIN_LOOP = $(BENCH_BIN)/plain-loop
-bench-latency: deps static-cxx
+bench-latency: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product LatencyBench $(SWIFTFLAGS)
 	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
@@ -159,17 +159,17 @@ bench-latency: deps static-cxx
 
 # How long a new input node is open before the broker grabs it (issue 13 §7), release build, in
 # the VM with udev running (HOTPLUG_ROUNDS, default 100). VM_CPUS=2 gives the guest two vCPUs.
-bench-hotplug: deps static-cxx
+bench-hotplug: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product HotplugBench $(SWIFTFLAGS)
 	VM_UDEV=1 VM_ENV="HOTPLUG_ROUNDS" Tests/VM/run-in-vm "$(BENCH_BIN)/HotplugBench"
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build static-cxx install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
-PACKAGING_PACKAGES := dpkg-dev debhelper fakeroot lintian udev g++
+PACKAGING_PACKAGES := dpkg-dev debhelper fakeroot lintian udev g++ elfutils xz-utils
 # The boot test: debootstrap builds a Debian root (systemd as PID 1) that boots under QEMU from
 # a qcow2 overlay (qemu-img); mkfs.ext4 -d (e2fsprogs) fills the disk image without mounting it.
 BOOT_PACKAGES := debootstrap qemu-utils qemu-system-x86 e2fsprogs busybox-static kmod xz-utils
@@ -200,7 +200,9 @@ MANDIR         ?= $(DATADIR)/man
 # full RELRO and immediate binding.
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
   -Xlinker -L$(CURDIR)/.build/static-cxx -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-  -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs
+  -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -T -Xlinker $(CURDIR)/packaging/ld/swift-relro.ld \
+  -Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcxx -ffunction-sections \
+  -Xlinker -T -Xlinker $(CURDIR)/packaging/ld/kioskd-text-order.ld
 RELEASE_BIN    = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
 # libstdc++ linked in (the Swift runtime's C++ and TOMLKit's toml++ use it): a mapped libstdc++.so
@@ -214,8 +216,37 @@ RELEASE_BIN    = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 # GNU ld (bfd, binutils 2.40) with -z pack-relative-relocs (DT_RELR, glibc 2.36): the binary's
 # 43,700 relative relocations take 9 KiB instead of 1.1 MiB of .rela.dyn, all of which the loader
 # read at start, so ~0.5 MiB less RSS (docs/benchmarks.md § Footprint). gold, the default, cannot.
+# packaging/ld/swift-relro.ld: the Swift compiler's writable `.rodata` input sections go into the
+# RELRO region, so that `.rodata` stays read-only and the binary keeps PT_GNU_RELRO (without it,
+# ld made one writable data segment of .rodata through .bss, and no RELRO at all).
+# --no-export-dynamic undoes the `-export-dynamic` of the Swift runtime's static-stdlib-args.lnk:
+# nothing looks kioskd's own symbols up at run time, and 7,700 exported ones cost the loader's
+# lookups ~0.5 MiB of RSS. Crash reports still name kioskd's functions: the package gives each
+# stripped binary a compressed symbol table that is never loaded (packaging/scripts/mini-debuginfo,
+# run by debian/rules), and `make install` installs them unstripped.
+# -function-sections (Swift, C, C++) gives each function its own section, so that --gc-sections
+# drops the dead ones and packaging/ld/kioskd-text-order.ld (`make text-order`, scripts/text-order)
+# lays out together the functions kioskd runs: the kernel maps a file's page with up to 64 KiB
+# around it, so scattered code cost ~3 MiB of RSS (docs/benchmarks.md § Footprint).
 SWIFT_CLANG  ?= $(dir $(realpath $(shell command -v $(SWIFT))))clang
 STATIC_CXX   := .build/static-cxx/libstdc++.so
+# What a release link reads besides the objects: libstdc++ (static-cxx) and the linker scripts.
+# SwiftPM relinks when an object changes, not when a linker script does, so a release binary
+# older than one of packaging/ld/*.ld is removed here and linked again by the build that follows.
+LD_SCRIPTS := $(wildcard packaging/ld/*.ld)
+link-inputs: static-cxx
+	@for binary in .build/release/*; do \
+	  [ -f "$$binary" ] && [ -x "$$binary" ] || continue; \
+	  for script in $(LD_SCRIPTS); do if [ "$$script" -nt "$$binary" ]; then rm -f "$$binary"; break; fi; done; \
+	done
+
+print-release-flags:
+	@echo '$(RELEASE_FLAGS)'
+
+# Regenerates packaging/ld/kioskd-text-order.ld in the VM (minutes); commit the result.
+text-order:
+	scripts/text-order
+
 static-cxx:
 	@archive=$$($(SWIFT_CLANG) -print-file-name=libstdc++.a); \
 	case $$archive in /*) ;; *) echo "static-cxx: no libstdc++.a (install g++ / libstdc++-12-dev)" >&2; exit 1;; esac; \
@@ -232,7 +263,7 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
 # FoundationEssentials. kioskctl-replay is the kioskd-tools package's (Yams, Foundation and ICU).
-release-build: static-cxx
+release-build: link-inputs
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
