@@ -25,6 +25,10 @@ public final class EvdevDevice {
     /// Whether this fd holds the grab (``grab()`` succeeded and ``ungrab()`` was not called since).
     public private(set) var isGrabbed = false
     private var dev: OpaquePointer?
+    /// Where ``readEvents(into:)`` reads to: one batch of `readCapacity` events, allocated once.
+    private let readBuffer = UnsafeMutablePointer<input_event>.allocate(capacity: EvdevDevice.readCapacity)
+    /// Events per `read(2)`: a full batch means the node may hold more.
+    static let readCapacity = 64
 
     /// Opens `path` with `O_NONBLOCK | O_CLOEXEC` and reads the device's full
     /// state (name, ids, bits, properties, axes, key and slot state).
@@ -87,7 +91,10 @@ public final class EvdevDevice {
         }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        readBuffer.deallocate()
+    }
 
     /// Reads the device's description and state again on the same fd (after udev changed it:
     /// new axis ranges from hwdb, a new keymap). The fd, its grab and its clock stay; events
@@ -217,6 +224,8 @@ public final class EvdevDevice {
     public enum ReadStatus: Sendable, Equatable {
         /// The kernel has no more events for now.
         case drained
+        /// A full batch was read: the kernel may hold more. Handle these, then read again.
+        case more
         /// The kernel's buffer overflowed: the appended events end with `SYN_DROPPED`
         /// (``KioskInput/InputEvent/isSynDropped``), and libevdev has already brought its copy
         /// of the device's state up to date: ``state`` is the device as it is now. Resync from
@@ -224,45 +233,54 @@ public final class EvdevDevice {
         case dropped
     }
 
-    /// Appends pending events to `events`: every event until the kernel has nothing more
-    /// (``ReadStatus/drained``), so the loop never has to ask libevdev whether it still holds
-    /// events; or up to a `SYN_DROPPED` (``ReadStatus/dropped``).
+    /// Appends the events the kernel holds for this fd to `events`, one `read(2)` of up to
+    /// ``readCapacity`` at a time: ``ReadStatus/drained`` when the read came back short (evdev
+    /// hands out every complete frame it has, so the node held no more), ``ReadStatus/more`` when
+    /// it came back full, ``ReadStatus/dropped`` at a `SYN_DROPPED`.
     ///
     /// Events arrive in whole frames ending in `SYN_REPORT`, except before a `SYN_DROPPED`,
-    /// which ends a partial frame that will never be completed. After a drop, the events the
-    /// kernel still held and libevdev's sync frames (the changes between the last state seen
-    /// and the device's state now) are consumed here and not appended: the caller resyncs from
-    /// ``state`` instead. Throws ``EvdevError/Code-swift.struct/noDevice`` when the device is
-    /// gone.
+    /// which ends a partial frame that will never be completed. After a drop, the events after
+    /// it, those the kernel still held and libevdev's sync frames (the changes between the last
+    /// state libevdev saw and the device's state now) are consumed here and not appended: the
+    /// caller resyncs from ``state`` instead. Throws ``EvdevError/Code-swift.struct/noDevice``
+    /// when the device is gone.
     ///
-    /// The corresponding C call is `libevdev_next_event`, in `LIBEVDEV_READ_FLAG_SYNC` mode
-    /// after `LIBEVDEV_READ_STATUS_SYNC`.
+    /// The events are read with `read(2)` as the kernel gives them, not through libevdev, whose
+    /// per-event bookkeeping (its copy of the state) cost every frame; libevdev's copy is brought
+    /// up to date only when it is needed, after a drop (`LIBEVDEV_READ_FLAG_FORCE_SYNC`). So
+    /// ``state`` is the device's state at open, after a reload, or after a `dropped` read.
+    ///
+    /// The corresponding C calls are `read(2)` and, after a drop, `libevdev_next_event` in
+    /// `LIBEVDEV_READ_FLAG_FORCE_SYNC`, then `LIBEVDEV_READ_FLAG_SYNC` mode.
     @discardableResult
     public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
         guard let dev else { return .drained }
+        let count: Int
         do {
-            while true {
-                switch try Libevdev.nextEvent(dev, sync: false) {
-                case .event(let event):
-                    events.append(InputEvent(event))
-                case .dropped(let event):
-                    events.append(InputEvent(event))
-                    // libevdev has read the device's state; consuming its sync events applies
-                    // that state to its copy.
-                    while case .event = try Libevdev.nextEvent(dev, sync: true) {}
-                    return .dropped
-                case .empty:
-                    return .drained
-                }
-            }
+            count = try Libevdev.readEvents(fd: fd, into: readBuffer, capacity: Self.readCapacity)
         } catch {
-            throw EvdevError(error, path: path, operation: "libevdev_next_event")
+            throw EvdevError(error, path: path, operation: "read")
         }
+        for index in 0..<count {
+            let event = readBuffer[index]
+            events.append(InputEvent(event))
+            if event.type == EV.syn && event.code == SYN.dropped {
+                do {
+                    try Libevdev.forceSync(dev)
+                    while case .event = try Libevdev.nextEvent(dev, sync: true) {}
+                } catch {
+                    throw EvdevError(error, path: path, operation: "libevdev_next_event")
+                }
+                return .dropped
+            }
+        }
+        return count < Self.readCapacity ? .drained : .more
     }
 
-    /// What the device holds now, as libevdev tracks it: keys down, absolute axis values and
-    /// multitouch slots. Read right after opening, it is the state at grab time; after a
-    /// ``ReadStatus/dropped`` read, the state after the drop.
+    /// What the device held when libevdev last read its state: keys down, absolute axis values
+    /// and multitouch slots. That is at open (the state at grab time), at ``reload()`` and at a
+    /// ``ReadStatus/dropped`` read (the state after the drop); the events ``readEvents(into:)``
+    /// reads in between do not move it (they bypass libevdev).
     ///
     /// The corresponding C calls are `libevdev_get_event_value`, `libevdev_get_slot_value` and
     /// `libevdev_get_current_slot`.
