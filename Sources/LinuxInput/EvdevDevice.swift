@@ -26,7 +26,7 @@ public final class EvdevDevice {
     public private(set) var isGrabbed = false
     private var dev: OpaquePointer?
     /// Where ``readEvents(into:)`` reads to: one batch of `readCapacity` events, allocated once.
-    private let readBuffer = UnsafeMutablePointer<input_event>.allocate(capacity: EvdevDevice.readCapacity)
+    private let readBuffer = UnsafeMutableBufferPointer<input_event>.allocate(capacity: EvdevDevice.readCapacity)
     /// Events per `read(2)`: a full batch means the node may hold more.
     static let readCapacity = 64
 
@@ -257,7 +257,7 @@ public final class EvdevDevice {
         guard let dev else { return .drained }
         let count: Int
         do {
-            count = try Libevdev.readEvents(fd: fd, into: readBuffer, capacity: Self.readCapacity)
+            count = try Libevdev.read(fd, into: readBuffer)
         } catch {
             throw EvdevError(error, path: path, operation: "read")
         }

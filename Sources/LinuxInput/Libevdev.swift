@@ -77,21 +77,6 @@ enum Libevdev {
         try Errno.check(libevdev_set_clock_id(dev, clock))
     }
 
-    /// One `read(2)` of whole events from the node into `buffer`: how many, 0 when the node has
-    /// none now (`EAGAIN`). The kernel's evdev hands out complete frames only.
-    static func readEvents(fd: FileDescriptor, into buffer: UnsafeMutablePointer<input_event>, capacity: Int)
-        throws(Errno) -> Int
-    {
-        while true {
-            let n = Glibc.read(fd.rawValue, buffer, capacity * MemoryLayout<input_event>.stride)
-            if n >= 0 { return n / MemoryLayout<input_event>.stride }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { return 0 }
-            throw Errno(rawValue: code)
-        }
-    }
-
     /// `libevdev_next_event` with `LIBEVDEV_READ_FLAG_FORCE_SYNC`: libevdev treats the device as
     /// if its buffer had overflowed. The sync reads (``nextEvent(_:sync:)`` with `sync: true`)
     /// that follow drain what the kernel still holds and bring libevdev's copy of the state up

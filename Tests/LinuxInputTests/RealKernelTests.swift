@@ -173,6 +173,39 @@ struct RealKernelTests {
         print("SYN_DROPPED: \(events.count) events read after the drop; state after it: B down, A up")
     }
 
+    @Test(
+        "more than one read's worth (64 events) comes in batches: full reads say .more, the last short one .drained, nothing lost or reordered"
+    )
+    func batchedReads() throws {
+        // A 10-slot touchscreen: the kernel gives its readers a buffer of hundreds of events, so
+        // twelve taps (~140 events) fit without a drop but take more than one read.
+        let fake = try UInputClone(description: FakeDevice.touchscreen(phys: "kioskd-vm-test/batches"))
+        let device = try EvdevDevice(path: try #require(fake.devnode))
+        try device.grab()
+        let taps = 12
+        for i in 0..<taps {
+            for frame in FakeDevice.tap(trackingID: Int32(100 + i), x: Int32(100 + 200 * i), y: 300) {
+                try fake.write(frame: frame)
+            }
+        }
+        var events: [InputEvent] = []
+        var statuses: [EvdevDevice.ReadStatus] = []
+        repeat {
+            let before = events.count
+            statuses.append(try device.readEvents(into: &events))
+            if statuses.last == .more { #expect(events.count - before == 64) }
+        } while statuses.last == .more && statuses.count < 20
+        #expect(events.count > 64, "\(events.count) events")
+        #expect(statuses.first == .more)
+        #expect(statuses.last == .drained)
+        #expect(!statuses.contains(.dropped))
+        let trackingIDs = events.filter { $0.type == EV.abs && $0.code == code("ABS_MT_TRACKING_ID") && $0.value >= 0 }
+            .map(\.value)
+        #expect(trackingIDs == (0..<taps).map { Int32(100 + $0) })
+        #expect(events.last?.isSynReport == true)
+        print("batched reads: \(events.count) events in \(statuses.count) reads: \(statuses)")
+    }
+
     @Test("an LED set on the clone reaches the physical device")
     func ledsGoBack() throws {
         let fake = try UInputClone(description: FakeDevice.keyboard())
