@@ -31,7 +31,10 @@ func fail(_ message: String) -> Never {
 }
 
 guard getuid() == 0, access("/dev/uinput", W_OK) == 0 else { fail("needs root and /dev/uinput: run it in the VM") }
-let rounds = Int(ProcessInfo.processInfo.environment["HOTPLUG_ROUNDS"] ?? "") ?? 100
+let roundsText = ProcessInfo.processInfo.environment["HOTPLUG_ROUNDS"] ?? ""
+guard let rounds = roundsText.isEmpty ? 100 : Int(roundsText), rounds >= 1 else {
+    fail("HOTPLUG_ROUNDS must be a whole number of hot-plugs, 1 or more (the issue asks for at least 50), not '\(roundsText)'")
+}
 
 func code(_ name: String) -> UInt16 { EventCodes.code(named: name)!.code }
 func keyboard(_ i: Int) -> DeviceDescription {

@@ -69,5 +69,9 @@ struct EarlyGrabLifecycleTests {
         #expect(KernelUevent(datagram: Array("libudev\0\u{1}garbage".utf8)) == nil)
         let escape = text.replacingOccurrences(of: "DEVNAME=input/event3", with: "DEVNAME=input/event3/../../sda")
         #expect(KernelUevent(datagram: Array(escape.utf8))?.eventNode == nil)
+        // The one the broker parses at start to warm that code up goes all the way, as a real add.
+        let sample = try #require(KernelUevent(datagram: InputBroker.sampleUevent))
+        #expect(sample.action == "add")
+        #expect(sample.eventNode == "/dev/input/event0")
     }
 }
