@@ -8,13 +8,26 @@ public struct WallClockTime: Hashable, Comparable, Sendable, Codable, CustomStri
 
     public static func < (a: WallClockTime, b: WallClockTime) -> Bool { a.microseconds < b.microseconds }
 
+    /// Saturates at the ends of `Int64` rather than trapping: a time a caller sent (anything a
+    /// `t` or `x` argument holds) can never crash the daemon, whatever the clocks' offset.
     public static func + (t: WallClockTime, d: Duration) -> WallClockTime {
-        WallClockTime(microseconds: t.microseconds + d.microseconds)
+        WallClockTime(microseconds: saturating(t.microseconds, plus: d.microseconds))
     }
 
+    /// Saturates, as `+` does.
     public static func - (a: WallClockTime, b: WallClockTime) -> Duration {
-        .microseconds(a.microseconds - b.microseconds)
+        let (difference, overflow) = a.microseconds.subtractingReportingOverflow(b.microseconds)
+        return .microseconds(overflow ? (a.microseconds < b.microseconds ? Int64.min : Int64.max) : difference)
     }
+
+    /// `a + b`, clamped to `Int64`'s range.
+    public static func saturating(_ a: Int64, plus b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b < 0 ? Int64.min : Int64.max) : sum
+    }
+
+    /// Whether `microseconds` is a time a caller may name: ``representable``.
+    public static func isRepresentable(_ microseconds: Int64) -> Bool { representable.contains(microseconds) }
 
     public var description: String { "\(microseconds)µs" }
 

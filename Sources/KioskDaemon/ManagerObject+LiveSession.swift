@@ -24,8 +24,8 @@ extension ManagerObject {
                 "ExtendSession's seconds is \(seconds); give a change of 1 s to \(Self.maximumExtension.kioskText) either way."
             )
         }
-        try state.session.checkActive()
-        _ = try state.session.extendedDeadline(by: .seconds(seconds), at: clock.now())
+        // The session's state is looked at only once the caller may change it (docs/dbus-api.md
+        // § Errors: the shape of the arguments, then authorization, then the state).
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "change the session's time limit"
@@ -42,31 +42,41 @@ extension ManagerObject {
     /// `SessionDeadline` shows it); 0 removes the limit. A time in the past expires the session
     /// now; one more than 7 days ahead is `InvalidArgs`.
     func setSessionDeadline(_ call: MethodCall) throws -> MethodReply {
-        guard call.arguments.count == 1, let usec = call.arguments[0].uint64, let wall = Int64(exactly: usec) else {
+        guard call.arguments.count == 1, let usec = call.arguments[0].uint64 else {
             throw KioskError(.invalidArgument, "SetSessionDeadline takes (t usec), microseconds since the epoch.")
         }
-        try state.session.checkActive()
-        let deadline = wall == 0 ? nil : kioskTime(ofDisplayed: WallClockTime(microseconds: wall))
-        if let deadline, deadline - clock.now() > Profile.Session.maximumTimeLimit {
+        guard usec == 0 || Int64(exactly: usec).map(WallClockTime.isRepresentable) == true else {
             throw KioskError(
                 .invalidArgument,
-                "The new end of the time limit is more than \(Profile.Session.maximumTimeLimit.kioskText) from now.")
+                "SetSessionDeadline's usec is \(usec); give 0 or a time between 1970 and the end of 9999.")
         }
+        let wall = Int64(usec)
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "change the session's time limit"
             ) { [unowned self] in
-                applyDeadline(call, caller: caller, what: deadline == nil ? "removed" : "set") { _, _ in deadline }
+                applyDeadline(call, caller: caller, what: wall == 0 ? "removed" : "set") { [unowned self] session, now in
+                    try session.checkActive()
+                    guard wall != 0 else { return nil }
+                    let deadline = kioskTime(ofDisplayed: WallClockTime(microseconds: wall), at: now)
+                    if deadline - now > Profile.Session.maximumTimeLimit {
+                        throw KioskError(
+                            .invalidArgument,
+                            "The new end of the time limit is more than \(Profile.Session.maximumTimeLimit.kioskText) from now."
+                        )
+                    }
+                    return deadline
+                }
             }
         }
         return .deferred
     }
 
     /// The kiosk-clock time that `displayTime` shows as `displayed` (its inverse: the offset
-    /// between the two clocks is the marker's, the same at every time).
-    func kioskTime(ofDisplayed displayed: WallClockTime) -> WallClockTime {
-        let now = clock.now()
-        return displayed + (now - displayTime(now))
+    /// between the two clocks is the marker's, the same at every time), saturating: `displayed`
+    /// is a caller's, and the wall clock may be years behind or ahead of the kiosk clock.
+    func kioskTime(ofDisplayed displayed: WallClockTime, at now: WallClockTime) -> WallClockTime {
+        displayed + (now - displayTime(now))
     }
 
     /// Moves the session's deadline to what `compute` makes of the session now, in turn with the
@@ -227,10 +237,6 @@ final class LogRequester: Requester {
 extension ManagerObject {
     /// `ConfirmSession()`: a trial session stays, as any other.
     func confirmSession(_ call: MethodCall) throws -> MethodReply {
-        try state.session.checkActive()
-        guard state.session.trialEnd != nil else {
-            throw KioskError(.invalidArgument, "The session is not a trial waiting to be confirmed.")
-        }
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "confirm the trial session"

@@ -84,21 +84,20 @@ extension ManagerObject {
 
     // MARK: UnregisterApplication
 
-    /// Validate (the id; the app must exist and no active session may preset it) → identify →
-    /// authorize (manage-restrictions) → apply → persist → reply.
+    /// Validate (the id) → identify → authorize (manage-restrictions) → in turn: the app must
+    /// exist and no active session may preset it → apply → persist → reply.
     func unregisterApplication(_ call: MethodCall) throws -> MethodReply {
         guard call.arguments.count == 1, let app = call.arguments[0].string else {
             throw KioskError(.invalidArgument, "UnregisterApplication takes (s app_id).")
         }
         let appID = try AppID(app)
-        try state.checkUnregister(appID)
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "forget applications"
             ) { [unowned self] in
                 change(call, .privileged) { [unowned self] in
                     var next = state
-                    try next.unregister(appID)  // again: a change may have come first
+                    try next.unregister(appID)  // in turn: a change may have come first
                     return Plan(next) { [unowned self] in
                         logger.notice(
                             "Application forgotten",

@@ -180,7 +180,7 @@ import Testing
                 out.stdout == """
                     org.freedesktop.DBus.Error.AccessDenied
                     org.freedesktop.DBus.Error.AccessDenied
-                    org.kioskd.GuidedAccess1.Error.NoSession
+                    org.freedesktop.DBus.Error.AccessDenied
                     org.freedesktop.DBus.Error.AccessDenied
                     allow
 

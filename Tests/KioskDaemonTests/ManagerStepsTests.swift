@@ -64,8 +64,10 @@ import Testing
                     .unknownApplication
                 ),
                 ("StartSession", [.string("../etc/passwd")], .invalidArgument),
-                ("ForceEndSession", [], .noSession),
                 ("EndSession", [.string("1234")], .noSession),
+                ("ExtendSession", [.int64(0)], .invalidArgument),
+                ("SetSessionDeadline", [.uint64(.max)], .invalidArgument),
+                ("ResetPasscodeThrottle", [.string("everyone")], .invalidArgument),
                 ("SetPasscode", [.string(""), .string("")], .invalidArgument),
                 (
                     "RegisterApplication", [.string("1bad.app"), .array(elementSignature: "(sss)", [])],
@@ -79,13 +81,30 @@ import Testing
         }
     }
 
-    @Test func startSessionWithASessionActiveIsRefusedBeforeAuthorizing() async throws {
-        try await withManager(uid: 0) { manager, client in
+    /// What the session's state says is the caller's to learn only once authorized: a
+    /// well-formed call is refused for the state (NoSession, SessionActive) after polkit.
+    @Test func theSessionsStateIsLookedAtOnlyAfterAuthorizing() async throws {
+        try await withManager(uid: 0, authorize: .result(.denied)) { manager, client in
+            manager.identity.become(1000)
+            for (member, arguments) in [
+                ("ForceEndSession", []), ("ExtendSession", [DBusValue.int64(60)]),
+                ("SetSessionDeadline", [.uint64(2_000_000_000_000_000)]), ("ConfirmSession", []),
+            ] as [(String, [DBusValue])] {
+                manager.journal.removeAll()
+                #expect(client.errorName(member, arguments) == KioskError.Code.accessDenied.dbusName, "\(member)")
+                #expect(manager.journal.all == ["identify", "authorize \(KioskWire.Action.manageSession)"], "\(member)")
+            }
+            manager.authorizer.answer(.result(.allowed))
+            #expect(client.errorName("ForceEndSession") == KioskError.Code.noSession.dbusName)
+            #expect(client.errorName("ExtendSession", [.int64(60)]) == KioskError.Code.noSession.dbusName)
+            manager.identity.become(0)
             try client.call("StartSession", [.string("museum")])
             manager.identity.become(1000)
             manager.journal.removeAll()
-            #expect(client.errorName("StartSession", [.string("nope")]) == KioskError.Code.sessionActive.dbusName)
-            #expect(manager.authorizer.askedActions == [])
+            #expect(client.errorName("StartSession", [.string("museum")]) == KioskError.Code.sessionActive.dbusName)
+            #expect(
+                manager.journal.all.filter { !$0.hasPrefix("signal") }
+                    == ["identify", "authorize \(KioskWire.Action.manageSession)"])
         }
     }
 
@@ -129,15 +148,19 @@ import Testing
         try await withManager(authorize: .result(.denied)) { manager, client in
             try client.call("RegisterApplication", registration())
             manager.journal.removeAll()
-            // An unknown app is answered before identifying or authorizing.
+            // Whether the app exists is said only to a caller who may forget it.
             #expect(
                 client.errorName("UnregisterApplication", [.string("org.example.Other")])
-                    == KioskError.Code.unknownApplication.dbusName)
-            #expect(manager.journal.all == [])
+                    == KioskError.Code.accessDenied.dbusName)
+            #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)"])
+            manager.journal.removeAll()
             #expect(
                 client.errorName("UnregisterApplication", [.string(Self.app)]) == KioskError.Code.accessDenied.dbusName)
             #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)"], "denied: no save")
             manager.authorizer.answer(.result(.allowed))
+            #expect(
+                client.errorName("UnregisterApplication", [.string("org.example.Other")])
+                    == KioskError.Code.unknownApplication.dbusName)
             manager.journal.removeAll()
             try client.call("UnregisterApplication", [.string(Self.app)])
             #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)", "save", "saved"])
