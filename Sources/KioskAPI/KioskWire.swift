@@ -28,6 +28,7 @@ public enum KioskWire {
         public static let confirmSession = "ConfirmSession"
         public static let requestSession = "RequestSession"
         public static let releaseSession = "ReleaseSession"
+        public static let resetPasscodeThrottle = "ResetPasscodeThrottle"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"

@@ -185,6 +185,12 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.forceEndSession)
     }
 
+    /// `ResetPasscodeThrottle` (admin): clears the wrong-passcode count of `source` — `"kiosk"`,
+    /// `"uid N"` — or of every source (`"all"`).
+    public func resetPasscodeThrottle(source: String) async throws {
+        try await call(KioskWire.Member.resetPasscodeThrottle, [.string(source)])
+    }
+
     /// `SetPasscode` (admin). `current` is ignored while no passcode is set.
     public func setPasscode(current: String, new: String) async throws {
         try await call(KioskWire.Member.setPasscode, [.string(current), .string(new)])

@@ -6,15 +6,19 @@ extension KioskState {
     /// Declares an app's restrictions for `uid` (`RegisterApplication`): a restriction first
     /// declared during a session starts in the session's preset, otherwise `allow`.
     /// - Returns: whether anything changed (the same list again is a no-op).
-    /// - Throws: `AccessDenied` when the id belongs to another uid and `isAdmin` is false; the
-    ///   registry's `InvalidArgs`.
+    ///   With `takeOwnership` (`uid` is the `app-owner` an installed profile names), the id
+    ///   becomes `uid`'s.
+    /// - Throws: `AccessDenied` when the id belongs to another uid and neither `isAdmin` nor
+    ///   `takeOwnership`; the registry's `InvalidArgs`.
     @discardableResult
     public mutating func declare(
         _ appID: AppID, restrictions: [RestrictionDeclaration], uid: UInt32,
-        isAdmin: Bool
+        isAdmin: Bool, takeOwnership: Bool = false
     ) throws(KioskError) -> Bool {
         var session = self.session
-        let changed = try registry.declare(appID, restrictions: restrictions, uid: uid, isAdmin: isAdmin) {
+        let changed = try registry.declare(
+            appID, restrictions: restrictions, uid: uid, isAdmin: isAdmin, takeOwnership: takeOwnership
+        ) {
             session.isActive ? session.initialState(for: $0, in: appID) : .allow
         }
         if changed { self.session = session }
@@ -71,7 +75,30 @@ extension KioskState {
     /// - Returns: the restriction states that changed back.
     /// - Throws: `NoSession` when no session is active, or (for a passcode) when the session it
     ///   was checked for has ended meanwhile.
+    ///
+    /// However a session ends, the kiosk's passcode count goes with it: the wrong passcodes typed
+    /// at the kiosk were a visitor's or staff's in that session, and must not make staff wait in
+    /// the next one (docs/threat-model.md § What a visitor can do to staff).
     public mutating func endSession(_ ending: SessionEnding) throws(KioskError) -> [GuidedSession.Change] {
+        let changes = try endingSession(ending)
+        throttles.reset(.kiosk)
+        return changes
+    }
+
+    /// Starts a session (``GuidedSession/start(profileName:profile:at:registry:trial:requestedBy:)``)
+    /// with the kiosk's passcode count cleared, as an ending clears it.
+    public mutating func startSession(
+        profileName: String, profile: Profile, at now: WallClockTime, trial: Duration? = nil,
+        requestedBy: AppID? = nil
+    ) throws(KioskError) -> [GuidedSession.Change] {
+        let changes = try session.start(
+            profileName: profileName, profile: profile, at: now, registry: &registry, trial: trial,
+            requestedBy: requestedBy)
+        throttles.reset(.kiosk)
+        return changes
+    }
+
+    private mutating func endingSession(_ ending: SessionEnding) throws(KioskError) -> [GuidedSession.Change] {
         switch ending {
         case .forced, .unconfirmedTrial:
             try session.checkActive()

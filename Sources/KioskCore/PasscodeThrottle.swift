@@ -4,7 +4,9 @@ import KioskAPI
 ///
 /// The schedule (README § Passcode throttle): the first 5 wrong passcodes cost nothing;
 /// from the 6th on, each one makes the next attempt wait 30 s, doubling with each further
-/// failure (30 s, 1 min, 2 min, 4 min, 8 min, 16 min, 32 min) up to a cap of 1 hour.
+/// failure (30 s, 1 min, 2 min, 4 min, 8 min, 16 min, 32 min) up to a cap: 1 hour for a uid on
+/// the bus, 5 minutes at the kiosk (``PasscodeSource/maximumDelay``), where a visitor's wrong
+/// guesses make staff wait too (docs/threat-model.md § What a visitor can do to staff).
 /// A right passcode resets the count.
 public struct PasscodeThrottle: Hashable, Sendable, Codable {
     public static let freeAttempts = 5
@@ -19,28 +21,29 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
     public init() {}
 
     /// How long the next attempt must wait after `failures` wrong passcodes in a row.
-    public static func delay(afterFailures failures: Int) -> Duration {
+    /// With `cap`, the longest wait (``maximumDelay`` unless a source says otherwise).
+    public static func delay(afterFailures failures: Int, cap: Duration = maximumDelay) -> Duration {
         guard failures > freeAttempts else { return .zero }
         let doublings = failures - freeAttempts - 1
-        if doublings >= 20 { return maximumDelay }
-        return min(firstDelay * (1 << doublings), maximumDelay)
+        if doublings >= 20 { return cap }
+        return min(firstDelay * (1 << doublings), cap)
     }
 
-    /// How long until an attempt is accepted at `now` (zero: now).
+    /// How long until an attempt is accepted at `now` (zero: now), with waits of at most `cap`.
     ///
     /// If the clock went back past the last failure, the whole delay applies again rather
     /// than none: setting the clock back must not open the door early.
-    public func waitRemaining(at now: WallClockTime) -> Duration {
+    public func waitRemaining(at now: WallClockTime, cap: Duration = maximumDelay) -> Duration {
         guard let lastFailure else { return .zero }
-        let delay = Self.delay(afterFailures: failures)
+        let delay = Self.delay(afterFailures: failures, cap: cap)
         guard delay > .zero else { return .zero }
         let elapsed = now < lastFailure ? .zero : now - lastFailure
         return elapsed >= delay ? .zero : delay - elapsed
     }
 
     /// Throws `Throttled`, naming the wait, if an attempt at `now` must wait.
-    public func check(at now: WallClockTime) throws(KioskError) {
-        let wait = waitRemaining(at: now)
+    public func check(at now: WallClockTime, cap: Duration = maximumDelay) throws(KioskError) {
+        let wait = waitRemaining(at: now, cap: cap)
         guard wait > .zero else { return }
         let seconds = (wait.microseconds + 999_999) / 1_000_000
         throw KioskError(.throttled, "Too many wrong passcodes (\(failures) in a row); try again in \(seconds) s.")
@@ -71,6 +74,16 @@ public enum PasscodeSource: Hashable, Sendable, CustomStringConvertible {
     /// Sent on the bus by a process of this uid.
     case uid(UInt32)
 
+    /// The longest one wrong passcode makes this source wait. At the kiosk a visitor's guesses
+    /// count against staff too, so the wait stops growing at 5 minutes: 10,000 guesses of a
+    /// 4-digit PIN still take over 34 days there (an hour each for a uid on the bus).
+    public var maximumDelay: Duration {
+        switch self {
+        case .kiosk: .seconds(300)
+        case .uid: PasscodeThrottle.maximumDelay
+        }
+    }
+
     /// The key in the state file: `kiosk`, `uid 1000`.
     public var description: String {
         switch self {
@@ -79,7 +92,8 @@ public enum PasscodeSource: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    init?(key: String) {
+    /// Parses ``description`` (`kiosk`, `uid 1000`): what `ResetPasscodeThrottle` takes.
+    public init?(key: String) {
         if key == "kiosk" {
             self = .kiosk
         } else if key.hasPrefix("uid "), let uid = UInt32(key.dropFirst(4)) {
@@ -110,7 +124,27 @@ public struct PasscodeThrottles: Hashable, Sendable {
 
     /// Throws `Throttled`, naming the wait, if an attempt from `source` at `now` must wait.
     public func check(_ source: PasscodeSource, at now: WallClockTime) throws(KioskError) {
-        try self[source].check(at: now)
+        try self[source].check(at: now, cap: source.maximumDelay)
+    }
+
+    /// How long an attempt from `source` must wait at `now` (zero: none).
+    public func waitRemaining(_ source: PasscodeSource, at now: WallClockTime) -> Duration {
+        self[source].waitRemaining(at: now, cap: source.maximumDelay)
+    }
+
+    /// An admin cleared `source`'s count (nil: every count, the inherited one too). A source
+    /// reset while an inherited count exists starts from nothing, not from that count.
+    /// - Returns: whether anything changed.
+    @discardableResult
+    public mutating func reset(_ source: PasscodeSource?) -> Bool {
+        let before = self
+        if let source {
+            bySource[source] = inherited.failures == 0 ? nil : PasscodeThrottle()
+        } else {
+            bySource = [:]
+            inherited = PasscodeThrottle()
+        }
+        return self != before
     }
 
     public mutating func recordFailure(from source: PasscodeSource, at now: WallClockTime) {

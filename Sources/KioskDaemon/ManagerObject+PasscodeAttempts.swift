@@ -22,6 +22,51 @@ extension ManagerObject {
         return .deferred
     }
 
+    // MARK: ResetPasscodeThrottle
+
+    /// `ResetPasscodeThrottle(s source)`: an admin clears the wrong-passcode count of `source`
+    /// (`kiosk`, `uid N`) or of every source (`all`), so that staff locked out by a visitor's
+    /// guesses at the kiosk can try again at once (docs/threat-model.md § What a visitor can do to
+    /// staff). Validate → identify → authorize (manage-session) → apply → persist → reply.
+    func resetPasscodeThrottle(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 1, let text = call.arguments[0].string else {
+            throw KioskError(.invalidArgument, "ResetPasscodeThrottle takes (s source).")
+        }
+        let source: PasscodeSource?
+        if text == "all" {
+            source = nil
+        } else if let parsed = PasscodeSource(key: text) {
+            source = parsed
+        } else {
+            throw KioskError(
+                .invalidArgument,
+                "\(Text.quoted(text)) is not a passcode source; give \"kiosk\", \"uid N\" or \"all\".")
+        }
+        try identify(call) { [unowned self] caller in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageSession, doing: "reset the passcode throttle"
+            ) { [unowned self] in
+                change(call, .privileged) { [unowned self] in
+                    var next = state
+                    guard next.throttles.reset(source) else {
+                        try call.reply([])  // nothing counted: nothing to write
+                        return nil
+                    }
+                    return Plan(next) { [unowned self] in
+                        logger.notice(
+                            "Passcode throttle reset",
+                            metadata: caller.metadata.merging(MessageID.passcodeThrottleReset.metadata) { $1 }.merging([
+                                "passcode.source": "\(source.map { "\($0)" } ?? "all")"
+                            ]) { $1 })
+                        if source == nil || source == .kiosk { emitPromptChanged() }
+                        try call.reply([])
+                    }
+                }
+            }
+        }
+        return .deferred
+    }
+
     // MARK: Passcode attempts, one at a time, hashed off the loop
 
     /// An EndSession or SetPasscode call waiting for its passcode to be checked.

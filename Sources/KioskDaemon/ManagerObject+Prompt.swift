@@ -119,7 +119,7 @@ extension ManagerObject {
             },
             BusProperty(Member.promptRetryAfter, "t") { [unowned self] in
                 let now = clock.now()
-                let wait = state.throttles[.kiosk].waitRemaining(at: now)
+                let wait = state.throttles.waitRemaining(.kiosk, at: now)
                 return .uint64(wait > .zero ? UInt64(max(0, displayTime(now + wait).microseconds)) : 0)
             },
             BusProperty(Member.promptPad, "a(sdddd)", flags: [.const]) {

@@ -68,8 +68,7 @@ extension ManagerObject {
     ) {
         change(call, .privileged) { [unowned self] in
             var next = state
-            let changes = try next.session.start(
-                profileName: name, profile: profile, at: clock.now(), registry: &next.registry, trial: trial)
+            let changes = try next.startSession(profileName: name, profile: profile, at: clock.now(), trial: trial)
             // The enforcer applies the profile together with the state, once both are on disk.
             return Plan(next, profile: .set(profile)) { [unowned self] in
                 activeProfileSource = source

@@ -176,6 +176,9 @@ public final class ManagerObject {
                 method(Member.releaseSession, in: [("s", "app_id")]) { [unowned self] in try releaseSession($0) },
                 method(Member.setPasscode, in: [("s", "current"), ("s", "new")]) { [unowned self] in try setPasscode($0)
                 },
+                method(Member.resetPasscodeThrottle, in: [("s", "source")]) { [unowned self] in
+                    try resetPasscodeThrottle($0)
+                },
             ],
             signals: [
                 BusSignal(

@@ -18,6 +18,7 @@ enum MessageID: String, CaseIterable {
     case wrongPasscode = "c6da322eec434c0eb17b60eaa886672b"
     case passcodeThrottled = "d183d3d85b3b49dc891d233650179477"
     case passcodeSet = "54413e6949c145cf8f68cd1b70412cca"
+    case passcodeThrottleReset = "d948082b32f840fcb4eac5d747e1a8e4"
     case callRefused = "72f856f17b434b11ab31f42426f3c68e"
     case profileReloaded = "bc9c7a1943a741149e927efce7827d14"
     case profileReloadFailed = "eef9c8a74e5148b7824d36e3f07a2096"

@@ -142,9 +142,51 @@ struct ForceEndCommand: AsyncParsableCommand {
 struct PasscodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "passcode",
-        abstract: "Set the passcode that ends sessions.",
-        subcommands: [Set.self]
+        abstract: "Set the passcode that ends sessions, or clear its throttle.",
+        subcommands: [Set.self, ResetThrottle.self]
     )
+
+    struct ResetThrottle: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-throttle",
+            abstract: "Let attempts from the kiosk (or a uid) try the passcode again at once (admin).",
+            discussion: """
+                Wrong passcodes make the next attempt from the same place wait (30 s, doubling, \
+                at most 5 min at the kiosk and 1 h for a uid on the bus). At the kiosk, a \
+                visitor's guesses make staff wait too: this clears that count. A session's start \
+                and end clear the kiosk's count as well.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(
+            help: ArgumentHelp(
+                "Whose count to clear: kiosk (the prompt at the kiosk), a uid, or all.", valueName: "kiosk|UID|all"))
+        var source = "kiosk"
+
+        func validate() throws {
+            guard Self.wireSource(source) != nil else {
+                throw ValidationError("--source is kiosk, a uid (a number) or all, not '\(source)'.")
+            }
+        }
+
+        /// The `ResetPasscodeThrottle` argument for `--source`: `kiosk`, `all`, `uid N`.
+        static func wireSource(_ source: String) -> String? {
+            if source == "kiosk" || source == "all" { return source }
+            return UInt32(source).map { "uid \($0)" }
+        }
+
+        func run() async throws {
+            let wire = Self.wireSource(source)!
+            try await options.run("reset the passcode throttle") { try await $0.resetPasscodeThrottle(source: wire) }
+            if options.json { return Output.json([String: String]()) }
+            Output.write(
+                source == "all"
+                    ? "Cleared every wrong-passcode count.\n"
+                    : "Cleared the wrong-passcode count of \(source == "kiosk" ? "the kiosk" : "uid \(source)").\n")
+        }
+    }
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -29,7 +29,7 @@ import FoundationXML
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
                 M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
-                M.confirmSession, M.requestSession, M.releaseSession,
+                M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle,
             ])
         #expect(
             Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])

@@ -86,6 +86,8 @@ import Testing
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
+        ("ResetPasscodeThrottle", ["everyone"], .error(.invalidArgument)),
+        ("ResetPasscodeThrottle", ["kiosk"], .reply("()")),
         ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
         ("UnregisterApplication", [app], .reply("()")),
         ("ListApplications", [], .reply("(@as [],)")),

@@ -153,6 +153,29 @@ extension KioskctlBusTests {
         #expect(none.stderr == "Failed to force-end the session: No guided-access session is active.\n")
     }
 
+    /// Staff throttled by wrong passcodes are let back in by an admin (docs/threat-model.md
+    /// § What a visitor can do to staff): here root's own count, as the kiosk's is in
+    /// StaffLockoutTests (this kioskd reads no keys).
+    @Test func passcodeResetThrottleClearsACount() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        _ = try f.ctl("passcode", "set", "--passcode-stdin", input: "\n1234\n")
+        #expect(try f.ctl("start", "museum").status == 0)
+        for _ in 0..<6 { _ = try f.ctl("end", "--passcode-stdin", input: "0000\n") }
+        let throttled = try f.ctl("end", "--passcode-stdin", input: "1234\n")
+        #expect(throttled.status == 1)
+        #expect(throttled.stderr.contains("Too many wrong passcodes"), "\(throttled)")
+        let reset = try f.ctl("passcode", "reset-throttle", "--source", "0")
+        #expect(reset.status == 0, "\(reset)")
+        #expect(reset.stdout == "Cleared the wrong-passcode count of uid 0.\n")
+        #expect(try f.ctl("passcode", "reset-throttle").stdout == "Cleared the wrong-passcode count of the kiosk.\n")
+        #expect(try f.ctl("passcode", "reset-throttle", "--source", "all", "--json").stdout == "{\n\n}\n")
+        let bad = try f.ctl("passcode", "reset-throttle", "--source", "everyone")
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--source is kiosk, a uid (a number) or all, not 'everyone'."), "\(bad)")
+        #expect(try f.ctl("end", "--passcode-stdin", input: "1234\n").status == 0)
+    }
+
     @Test func passcodeSetReadsTwoLines() async throws {
         let f = try await Fixture()
         defer { f.stop() }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// What happened, in order, across the fakes and the test: `identify`, `authorize <action>`,
@@ -14,4 +15,12 @@ public final class CallJournal: Sendable {
     public func count(of entry: String) -> Int { all.count { $0 == entry } }
 
     public func removeAll() { entries.withLock { $0.removeAll() } }
+
+    /// Waits until the journal holds `entry` (at most `timeout`: a passcode check takes
+    /// yescrypt's time); returns whether it does.
+    public func waitFor(_ entry: String, timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !all.contains(entry), ContinuousClock.now < deadline { usleep(1000) }
+        return all.contains(entry)
+    }
 }
