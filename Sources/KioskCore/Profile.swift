@@ -228,6 +228,43 @@ public struct Profile: Hashable, Sendable, Encodable {
 
     /// The app this session is for, if the profile names one.
     public var app: AppID?
+    /// Who may register `app` (and request a session of it): with root, the only uid that may
+    /// (docs/profiles.md § app-owner). Without one, only root may: an id a profile names is
+    /// never first come, first served.
+    public var appOwner: AppOwner?
+
+    /// `app-owner`: a uid, or a user name the daemon looks up when it reads the profile.
+    public enum AppOwner: Hashable, Sendable, Encodable, CustomStringConvertible {
+        case uid(UInt32)
+        case user(String)
+
+        /// Whether `uid` is this owner (a user name not found on this machine is nobody).
+        public func isOwner(_ uid: UInt32) -> Bool {
+            if case .uid(let owner) = self { return owner == uid }
+            return false
+        }
+
+        public var description: String {
+            switch self {
+            case .uid(let uid): "uid \(uid)"
+            case .user(let name): "user \(name)"
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .uid(let uid): try c.encode(uid)
+            case .user(let name): try c.encode(name)
+            }
+        }
+    }
+
+    /// Whether `uid` may register this profile's `app` and request its sessions: root, or the
+    /// profile's `app-owner`.
+    public func mayOwnApp(_ uid: UInt32) -> Bool {
+        uid == 0 || appOwner?.isOwner(uid) == true
+    }
     public var description: String = ""
     public var buttons = Buttons()
     public var touch = Touch()
@@ -246,6 +283,7 @@ public struct Profile: Hashable, Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case app, description, buttons, touch, pointer, accessibility, presets, session
+        case appOwner = "app-owner"
         case devices = "device"
         case passcodeHash = "passcode-hash"
     }

@@ -8,7 +8,7 @@ extension ProfileReader {
     // MARK: The profile
 
     static let topKeys = [
-        "app", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions", "session",
+        "app", "app-owner", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions", "session",
         "passcode",
     ]
 
@@ -21,6 +21,12 @@ extension ProfileReader {
                 do { profile.app = try AppID(text) } catch {
                     self.error("app: \(error.message)", at: path, value: true)
                 }
+            }
+        }
+        if let value = root["app-owner"] {
+            profile.appOwner = appOwner(value, at: [.key("app-owner")])
+            if profile.app == nil {
+                error("app-owner needs the profile's app: it says who may register that app", at: [.key("app-owner")], value: true)
             }
         }
         if let value = root["description"], let text = string(value, at: [.key("description")]) {
@@ -64,6 +70,30 @@ extension ProfileReader {
             profile.passcodeHash = passcode(table, at: [.key("passcode")])
         }
         return profile
+    }
+
+    /// `app-owner = 1000` or `app-owner = "kiosk-app"`: a uid other than root, or a user name as
+    /// useradd takes them.
+    mutating func appOwner(_ value: any TOMLValueConvertible, at path: TOMLPath) -> Profile.AppOwner? {
+        if let int = value.int {
+            guard let uid = UInt32(exactly: int), uid != 0, uid != UInt32.max else {
+                error("app-owner \(int) is not a uid other than root (1 to 4294967294)", at: path, value: true)
+                return nil
+            }
+            return .uid(uid)
+        }
+        guard expect(value, .string, at: path, what: "a uid or a user name"), let name = value.string else { return nil }
+        let valid =
+            !name.isEmpty && name.utf8.count <= 32 && name != "root"
+            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d }
+            && !(name.first!.isNumber || name.first == "-")
+        guard valid else {
+            error(
+                "app-owner \(Text.quoted(name)) is not a user name other than root (lower-case letters, digits, _ and -, at most 32)",
+                at: path, value: true)
+            return nil
+        }
+        return .user(name)
     }
 
     mutating func buttons(_ table: TOMLTable, at path: TOMLPath) -> Profile.Buttons {

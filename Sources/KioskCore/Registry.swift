@@ -138,11 +138,13 @@ public struct Registry: Hashable, Sendable, Codable {
     /// Reconciles with what is stored: new ids start as `allow` (or their preset, if a
     /// session presets them), titles and details are updated, ids no longer declared are
     /// kept as retired with their state, and a retired id declared again comes back with it.
+    /// With `takeOwnership` (the uid an installed profile names as the app's `app-owner`), the
+    /// id becomes `uid`'s whoever registered it before.
     /// - Returns: whether anything changed (a re-declaration of the same list is a no-op).
     @discardableResult
     public mutating func declare(
         _ appID: AppID, restrictions declarations: [RestrictionDeclaration], uid: UInt32, isAdmin: Bool = false,
-        initialState: (RestrictionID) -> RestrictionState = { _ in .allow }
+        takeOwnership: Bool = false, initialState: (RestrictionID) -> RestrictionState = { _ in .allow }
     ) throws(KioskError) -> Bool {
         try Self.checkDeclarationCount(declarations.count, of: appID)
         var seen = Set<RestrictionID>()
@@ -151,11 +153,11 @@ public struct Registry: Hashable, Sendable, Codable {
         }
         let existingIndex = position(of: appID)
         if let existingIndex {
-            let owner = applications[existingIndex].ownerUID
-            guard isAdmin || !needsAuthorization(app: appID, uid: uid) else {
+            // The refusal names no other uid: who runs which app is not the caller's to learn.
+            guard isAdmin || takeOwnership || !needsAuthorization(app: appID, uid: uid) else {
                 throw KioskError(
                     .accessDenied,
-                    "The application id \(appID) belongs to uid \(owner); uid \(uid) may not register it.")
+                    "The application id \(appID) is registered by another uid; uid \(uid) may not register it.")
             }
         } else {
             guard applications.count < KioskWire.Limits.applications else {
@@ -197,7 +199,9 @@ public struct Registry: Hashable, Sendable, Codable {
             next, replacing: old, of: appID, owner: existingIndex.map { applications[$0].ownerUID } ?? uid,
             exempt: isAdmin || uid == 0)
         if let existingIndex {
-            guard applications[existingIndex].table != next else { return false }
+            let newOwner = takeOwnership && applications[existingIndex].ownerUID != uid
+            if newOwner { applications[existingIndex].ownerUID = uid }
+            guard newOwner || applications[existingIndex].table != next else { return false }
             applications[existingIndex].table = next
         } else {
             byID.insert(Int32(applications.count), at: slot(for: appID))

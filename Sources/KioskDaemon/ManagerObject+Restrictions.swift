@@ -5,26 +5,56 @@ import SystemdKit
 extension ManagerObject {
     // MARK: RegisterApplication
 
-    /// Parse and validate → identify → ownership (part of validation: another uid's app id needs
-    /// an admin) → no-op (the owner's or root's identical list) → authorize (only for another
-    /// uid's app id) → apply → persist → reply.
+    /// Parse and validate → identify → the profiles' claims (an id an installed profile names is
+    /// root's and its `app-owner`'s alone, read off the loop) → ownership (another uid's app id
+    /// needs an admin) → no-op (the owner's or root's identical list) → authorize (only for
+    /// another uid's app id) → apply → persist → reply.
     func registerApplication(_ call: MethodCall) throws -> MethodReply {
         let (appID, declarations) = try Self.parseRegistration(call.arguments)
         try identify(call) { [unowned self] caller in
-            let needsAdmin = state.registry.needsAuthorization(app: appID, uid: caller.uid)
-            if !needsAdmin, isNoOpRegistration(appID, declarations, uid: caller.uid) {
-                try call.reply([])
-                return
+            guard caller.uid != 0 else {
+                return try registerUnclaimed(call, caller: caller, appID: appID, declarations: declarations)
             }
-            let owner = state.registry.owner(of: appID) ?? 0
-            try authorize(
-                call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
-                doing: "register the application id \(appID), which belongs to uid \(owner),"
-            ) { [unowned self] in
-                applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: needsAdmin)
-            }
+            loop.offload(
+                to: profileReader, { [profiles] in profiles.claims(of: appID) },
+                then: { [unowned self] claims in
+                    attempt(call) {
+                        guard let claims else {
+                            return try registerUnclaimed(call, caller: caller, appID: appID, declarations: declarations)
+                        }
+                        guard claims.contains(where: { $0?.isOwner(caller.uid) == true }) else {
+                            audit(
+                                .notice, "Call refused", caller,
+                                MessageID.callRefused.metadata.merging(["app.id": "\(appID)"]) { $1 })
+                            throw KioskError(
+                                .accessDenied,
+                                "The application id \(appID) is named by a profile on this kiosk: only that profile's app-owner (or root) may register it, and uid \(caller.uid) is not."
+                            )
+                        }
+                        applyRegistration(
+                            call, caller: caller, appID: appID, declarations: declarations, isAdmin: false,
+                            takeOwnership: true)
+                    }
+                })
         }
         return .deferred
+    }
+
+    /// Registration of an id no installed profile names (or by root): the first uid owns it.
+    private func registerUnclaimed(
+        _ call: MethodCall, caller: Caller, appID: AppID, declarations: [RestrictionDeclaration]
+    ) throws {
+        let needsAdmin = state.registry.needsAuthorization(app: appID, uid: caller.uid)
+        if !needsAdmin, isNoOpRegistration(appID, declarations, uid: caller.uid) {
+            try call.reply([])
+            return
+        }
+        try authorize(
+            call, caller: caller, action: KioskWire.Action.manageRestrictions, when: needsAdmin,
+            doing: "register the application id \(appID), which another uid registered,"
+        ) { [unowned self] in
+            applyRegistration(call, caller: caller, appID: appID, declarations: declarations, isAdmin: needsAdmin)
+        }
     }
 
     /// Whether declaring `declarations` for `uid` would change nothing, sure only when no other
@@ -56,7 +86,7 @@ extension ManagerObject {
 
     func applyRegistration(
         _ call: MethodCall, caller: Caller, appID: AppID,
-        declarations: [RestrictionDeclaration], isAdmin: Bool
+        declarations: [RestrictionDeclaration], isAdmin: Bool, takeOwnership: Bool = false
     ) {
         // An app's own registration is anyone's to make: it waits behind admins' changes and
         // passcode attempts, at most a few per uid (a flood from one uid delays no one else).
@@ -64,7 +94,10 @@ extension ManagerObject {
             isAdmin || caller.uid == 0 ? .privileged : .unprivileged(uid: caller.uid)
         change(call, lane) { [unowned self] in
             var next = state
-            guard try next.declare(appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin) else {
+            guard
+                try next.declare(
+                    appID, restrictions: declarations, uid: caller.uid, isAdmin: isAdmin, takeOwnership: takeOwnership)
+            else {
                 try call.reply([])  // the same list again: nothing to write
                 return nil
             }

@@ -157,7 +157,7 @@ extension ManagerObject {
                     let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
                 {
                     // A reload of this file had failed: the last good profile stays in force.
-                    profile = kept
+                    profile = ProfileDirectory.resolved(kept)
                     activeProfileSource = retained
                     reloadWarning = Self.reloadWarning(name: name, reason: error.message)
                     logger.warning(

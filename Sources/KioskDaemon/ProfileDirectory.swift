@@ -30,6 +30,44 @@ struct ProfileDirectory {
         }
     }
 
+    /// The `app-owner` of every installed profile that names `app` (a user name looked up in the
+    /// user database), or nil when none names it: then `app` is anyone's to register first.
+    /// Profiles that do not parse claim nothing.
+    func claims(of app: AppID) -> [Profile.AppOwner?]? {
+        var owners: [Profile.AppOwner?] = []
+        var claimed = false
+        for name in DaemonFiles.names(in: path, ending: ".toml", limit: 1024) {
+            guard (try? Profile.validateName(name)) != nil,
+                let (bytes, _, _) = DaemonFiles.read(path + "/" + name + ".toml"),
+                let profile = try? ProfileParser.parse(bytes: bytes, file: name + ".toml"),
+                profile.app == app
+            else { continue }
+            claimed = true
+            owners.append(Self.resolved(profile).appOwner)
+        }
+        return claimed ? owners : nil
+    }
+
+    /// `profile` with its `app-owner` user name looked up (getpwnam_r) as a uid; a name this
+    /// machine does not know stays a name, which no uid is.
+    static func resolved(_ profile: Profile) -> Profile {
+        guard case .user(let name) = profile.appOwner, let uid = uid(ofUser: name) else { return profile }
+        var copy = profile
+        copy.appOwner = .uid(uid)
+        return copy
+    }
+
+    /// The uid of the user `name`, from the user database. The corresponding C call is
+    /// `getpwnam_r`.
+    static func uid(ofUser name: String) -> UInt32? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let status = getpwnam_r(name, &entry, &buffer, buffer.count, &found)
+        guard status == 0, found != nil else { return nil }
+        return entry.pw_uid
+    }
+
     func load(_ name: String) throws(KioskError) -> Profile {
         try loadWithSource(name).profile
     }
@@ -48,7 +86,7 @@ struct ProfileDirectory {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
         }
         try checkHashFile(profile, name: name, file: file, mode: mode, owner: owner)
-        return (profile, String(decoding: bytes, as: UTF8.self))
+        return (Self.resolved(profile), String(decoding: bytes, as: UTF8.self))
     }
 
     /// A profile with a passcode hash is usable only from a file private to a trusted owner.

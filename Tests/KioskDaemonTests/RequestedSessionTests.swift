@@ -13,9 +13,9 @@ import Testing
     static let exam = try! AppID("org.example.Exam")
     static let other = try! AppID("org.example.Other")
     static let profiles = [
-        "exam": "app = \"org.example.Exam\"\n[session]\napp-may-request = true\n",
-        "admin-only": "app = \"org.example.Exam\"\n",
-        "others": "app = \"org.example.Other\"\n[session]\napp-may-request = true\n",
+        "exam": "app = \"org.example.Exam\"\napp-owner = 1000\n[session]\napp-may-request = true\n",
+        "admin-only": "app = \"org.example.Exam\"\napp-owner = 1000\n",
+        "others": "app = \"org.example.Other\"\napp-owner = 2000\n[session]\napp-may-request = true\n",
     ]
 
     /// A state where uid 1000 owns the exam app and uid 2000 the other one.

@@ -56,7 +56,8 @@ import Testing
         ("ExtendSession", ["60"], .error(.noSession)),
         ("ReloadProfiles", [], .reply("()")),
         ("ConfirmSession", [], .error(.noSession)),
-        ("RequestSession", ["org.example.Nope", "museum"], .error(.unknownApplication)),
+        // The profile decides whose app may request it (not the registry): museum is not Nope's.
+        ("RequestSession", ["org.example.Nope", "museum"], .error(.accessDenied)),
         ("ReleaseSession", ["org.example.Nope"], .error(.noSession)),
         ("StartTrialSession", ["museum", "5"], .error(.invalidArgument)),
         ("SetSessionDeadline", ["0"], .error(.noSession)),
