@@ -7,6 +7,9 @@ enum ProfileReport {
         var lines: [String] = []
         lines.append("profile      \(name)")
         lines.append("app          \(profile.app?.rawValue ?? "(any)")")
+        if profile.app != nil {
+            lines.append("app-owner    \(profile.appOwner.map { "\($0)" } ?? "root only")")
+        }
         if !profile.description.isEmpty { lines.append("description  \(profile.description)") }
         let b = profile.buttons
         lines.append(

@@ -73,6 +73,7 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
             result.stdout == """
                 profile      \(root)/policies/museum-map.toml
                 app          org.example.MuseumMap
+                app-owner    user kiosk
                 description  Visitors may pan and zoom the floor map
                 buttons      power locked, volume locked, home locked, keyboard allowed
                 chords       escape chords blocked
