@@ -8,8 +8,14 @@ enum ManagerWire {
     static let properties = "org.freedesktop.DBus.Properties"
     static let driver = "org.freedesktop.DBus"
     static let driverPath = "/org/freedesktop/DBus"
+    /// The sender of sd-bus's own local messages (`Disconnected`); the bus refuses it from peers.
+    static let local = "org.freedesktop.DBus.Local"
 
     // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
+    //
+    // `sender=` keeps other connections' broadcasts out at the bus; a signal sent to this
+    // connection by name comes whatever the rules say, so `ManagerMirror` also compares each
+    // signal's sender with the owner of kioskd's name.
 
     static func rule(
         sender: String = KioskWire.busName, path: String = KioskWire.objectPath,
@@ -201,7 +207,7 @@ enum ManagerWire {
                 return nil
             }
             return .owner(owner)
-        case ("org.freedesktop.DBus.Local", "Disconnected"):
+        case (local, "Disconnected"):
             return .disconnected
         default:
             return nil
