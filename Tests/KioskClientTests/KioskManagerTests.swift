@@ -274,6 +274,36 @@ import Testing
             ])
     }
 
+    /// A newer kioskd may publish a session or prompt state this client does not know: it reads
+    /// as `.unknown` (in `status()`, in the event stream and in an app's `sessionStates()`),
+    /// never as a broken reply, and a known value afterwards reads as itself again.
+    @Test func statesANewerDaemonAddsReadAsUnknown() async throws {
+        let f = try Fixture(start: false)
+        defer { f.stop() }
+        let standIn = try StandInKioskd(bus: f.bus)
+        defer { standIn.stop() }
+        let events = Recorder(await f.manager.events())
+        await events.wait(count: 1)
+        let client = try await GuidedAccessClient.connect(to: .address(f.bus.address))
+        let sessions = Recorder(client.sessionStates())
+        #expect(await sessions.wait(count: 1) == [.inactive])
+
+        try standIn.set(["SessionState": "paused", "PromptState": "dimmed", "ActiveProfile": "museum"])
+        let status = try await f.manager.status()
+        #expect(status.sessionState == .unknown)
+        #expect(status.prompt.state == .unknown)
+        #expect(status.activeProfile == "museum")
+        try standIn.set(["SessionState": "active", "PromptState": "closed"])
+        let seen = await events.wait { $0.count >= 3 }
+        let statuses = seen.dropFirst().compactMap { event -> KioskStatus? in
+            if case .statusChanged(let status) = event { status } else { nil }
+        }
+        #expect(statuses.map(\.sessionState) == [.unknown, .active])
+        #expect(statuses.map(\.prompt.state) == [.unknown, .closed])
+        #expect(await sessions.wait(count: 3) == [.inactive, .unknown, .active])
+        await client.close()
+    }
+
     /// Issue 16 §2: an exam app locks the kiosk to itself and lets it go; the client tells the
     /// app the session is its own (`ActiveApp`).
     @Test func anAppRequestsAndReleasesItsOwnSession() async throws {
