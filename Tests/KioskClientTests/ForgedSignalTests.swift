@@ -1,6 +1,9 @@
 import BusTestSupport
+import Foundation
+import Glibc
 import KioskClient
 import KioskCore
+import KioskTestSupport
 import KioskdTestSupport
 import Testing
 
@@ -108,5 +111,98 @@ import Testing
         #expect(seen.dropFirst().first == .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .deny))
         #expect(seen.filter(Self.isForged) == [])
         await f.stop()
+    }
+}
+
+/// `Examples/python-museum-map/museum_map.py`, the python3-dbus example of docs/dbus-api.md,
+/// against kioskd on a private bus, run as uid 65534 as an app would be: it reports the real
+/// changes once each, across a kioskd restart, and none of the forged signals (the forger
+/// claims kioskd's name too).
+@Suite(.serialized) struct PythonExampleTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Examples/python-museum-map/museum_map.py").path
+
+    /// docs/dbus-api.md shows the heart of the example: each function it shows is the
+    /// example's own, word for word, so the page cannot drift from the code that is tested.
+    @Test func theDocsShowTheExamplesOwnCode() throws {
+        let root = URL(fileURLWithPath: Self.script).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/dbus-api.md"), encoding: .utf8)
+        let example = try String(contentsOfFile: Self.script, encoding: .utf8)
+        let block = try #require(page.split(separator: "```python\n").dropFirst().first?.split(separator: "\n```").first)
+        let functions = block.split(separator: "\n\n\n")
+        #expect(functions.count >= 3)
+        for function in functions {
+            #expect(example.contains(function), "docs/dbus-api.md shows code the example does not have:\n\(function)")
+        }
+    }
+
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to run the example and the forger as nobody"))))
+    func thePythonExampleBelievesOnlyKioskd_needsRoot() async throws {
+        let app = ForgedSignalTests.app
+        let (controls, zoom) = (ForgedSignalTests.controls, ForgedSignalTests.zoom)
+        let bus = try PrivateBus()
+        let kioskd = try KioskdProcess(bus: bus)
+        try kioskd.writeTestProfile("museum", app: app, denied: [controls])
+        try kioskd.start()
+        let admin = try KioskManager.connect(to: .address(bus.address))
+        let output = bus.directory.appendingPathComponent("python-example.out").path
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let example = try ChildProcess.spawn(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", Self.script],
+            environment: bus.environment, stdout: fd, stderr: fd)
+        close(fd)
+        defer {
+            example.signal(SIGKILL)
+            _ = example.wait()
+            admin.close()
+            kioskd.stop()
+            bus.stop()
+        }
+        func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        /// Waits until `line` was printed `times` times.
+        func wait(for line: String, times: Int = 1) async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while text().split(separator: "\n").count(where: { $0 == line }) < times, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        await wait(for: "museum-map.py: the session is inactive")
+
+        // Forged: controls denied, the session expired, and kioskd's name taken by the forger.
+        let forged = try SignalForger.forge(on: bus, app: app, restriction: controls, state: "deny")
+        try await admin.setRestrictionState(.deny, of: zoom, in: app)  // the sentinel
+        await wait(for: "museum-map.py: told that \(zoom) is now deny")
+
+        // A restart: the new kioskd's signals count, the forger's still do not.
+        kioskd.stop()
+        await wait(for: "museum-map.py: kioskd stopped")
+        try kioskd.start()
+        await wait(for: "museum-map.py: kioskd runs", times: 2)
+        try await admin.startSession(profile: "museum")
+        await wait(for: "museum-map.py: told that the session is now active")
+        try SignalForger.forge(on: bus, app: app, restriction: zoom, state: "allow")
+        try await admin.forceEndSession()  // the sentinel: its signals come after the forged ones
+        await wait(for: "museum-map.py: told that the session is now inactive")
+
+        example.signal(SIGTERM)
+        #expect(example.wait() == 0)
+        #expect(
+            text() == """
+                museum-map.py: kioskd runs
+                museum-map.py: \(controls) is allow
+                museum-map.py: \(zoom) is allow
+                museum-map.py: the session is inactive
+                museum-map.py: told that \(zoom) is now deny
+                museum-map.py: kioskd stopped
+                museum-map.py: kioskd runs
+                museum-map.py: told that \(controls) is now deny
+                museum-map.py: told that the session is now active
+                museum-map.py: told that \(controls) is now allow
+                museum-map.py: told that the session is now inactive
+                museum-map.py: exiting
+
+                """, "\(forged)")
     }
 }
