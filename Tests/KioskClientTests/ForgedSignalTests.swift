@@ -206,3 +206,73 @@ import Testing
                 """, "\(forged)")
     }
 }
+
+/// What docs/client.md says the bindings do for a client, checked on this machine's packages
+/// (python3-dbus, GLib through python3-gi): a dbus-python receiver with `bus_name=`, a GDBus
+/// subscription with a well-known sender and a `GDBusProxy` drop a forged signal and hear the
+/// owner's; a dbus-python receiver without `bus_name` hears the forgery (the control).
+@Suite(.serialized) struct BindingSenderCheckTests {
+    static let listener = """
+        import sys, dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib, Gio
+        KIOSKD, PATH, IFACE = "\(KioskWire.busName)", "\(KioskWire.objectPath)", "\(KioskWire.managerInterface)"
+        DBusGMainLoop(set_as_default=True)
+        def out(who, member, args):
+            print(who, member, *[str(a) for a in args], flush=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        bus.add_signal_receiver(lambda *a, member=None: out("dbus-python-bus_name", member, a), None, IFACE, KIOSKD, PATH,
+                                member_keyword="member")
+        bus.add_signal_receiver(lambda *a, member=None: out("dbus-python-control", member, a), None, IFACE, None, PATH,
+                                member_keyword="member")
+        flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+        g = Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None)
+        g.signal_subscribe(KIOSKD, IFACE, None, PATH, None, Gio.DBusSignalFlags.NONE,
+                           lambda c, s, p, i, member, params: out("gdbus-subscribe", member, params.unpack()))
+        proxy = Gio.DBusProxy.new_sync(g, Gio.DBusProxyFlags.DO_NOT_LOAD_PROPERTIES, None, KIOSKD, PATH, IFACE, None)
+        proxy.connect("g-signal", lambda p, s, member, params: out("gdbus-proxy", member, params.unpack()))
+        # Round trips on both connections: the bus has installed every match before "ready".
+        bus.list_names()
+        g.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId", None, None,
+                    Gio.DBusCallFlags.NONE, -1, None)
+        print("ready", flush=True)
+        GLib.MainLoop().run()
+        """
+
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to forge signals as nobody through setpriv"))))
+    func theBindingsCheckTheSenderAsTheDocsSay_needsRoot() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        let output = bus.directory.appendingPathComponent("listener.out").path
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let listener = try ChildProcess.spawn("/usr/bin/python3", ["-c", Self.listener, bus.address], stdout: fd, stderr: fd)
+        close(fd)
+        defer {
+            listener.signal(SIGKILL)
+            _ = listener.wait()
+        }
+        func lines() -> [Substring] {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+        func wait(until condition: ([Substring]) -> Bool) async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !condition(lines()), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        await wait { $0.contains("ready") }
+        let forged = try SignalForger.forge(
+            on: bus, app: ForgedSignalTests.app, restriction: ForgedSignalTests.controls, state: "allow")
+        try standIn.emit("PromptClosed", ["rejected"])  // the owner's, after every forged one
+        let bindings = ["dbus-python-bus_name", "gdbus-subscribe", "gdbus-proxy", "dbus-python-control"]
+        await wait { seen in bindings.allSatisfy { seen.contains("\($0) PromptClosed rejected") } }
+        let seen = lines()
+        for binding in bindings.dropLast() {
+            #expect(
+                seen.filter { $0.hasPrefix(binding + " ") } == ["\(binding) PromptClosed rejected"], "\(forged)")
+        }
+        #expect(
+            seen.contains(
+                "dbus-python-control RestrictionStateChanged \(ForgedSignalTests.app) \(ForgedSignalTests.controls) allow"))
+    }
+}
