@@ -274,6 +274,34 @@ import Testing
             ])
     }
 
+    /// The order docs/dbus-api.md promises (the order of signals): a session's presets, applied
+    /// at its start and restored at its end, arrive before the `PropertiesChanged` of its state.
+    @Test func presetsArriveBeforeTheSessionStateChange() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeTestProfile("museum", app: Self.app, denied: [Self.controls, Self.zoom])
+        try await f.manager.registerApplication(Self.app, restrictions: Self.declarations)
+        let events = Recorder(await f.manager.events())
+        await events.wait(count: 1)
+        try await f.manager.startSession(profile: "museum")
+        try await f.manager.forceEndSession()
+        let seen = Array(await events.wait { $0.count >= 7 }.dropFirst())
+        func presets(_ state: RestrictionState) -> Set<ManagerEvent> {
+            [
+                .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: state),
+                .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: state),
+            ]
+        }
+        func sessionState(_ event: ManagerEvent?) -> SessionState? {
+            if case .statusChanged(let status) = event { status.sessionState } else { nil }
+        }
+        #expect(seen.count == 6)
+        #expect(Set(seen.prefix(2)) == presets(.deny))
+        #expect(sessionState(seen.dropFirst(2).first) == .active)
+        #expect(Set(seen.dropFirst(3).prefix(2)) == presets(.allow))
+        #expect(sessionState(seen.last) == .inactive)
+    }
+
     /// A newer kioskd may publish a session or prompt state this client does not know: it reads
     /// as `.unknown` (in `status()`, in the event stream and in an app's `sessionStates()`),
     /// never as a broken reply, and a known value afterwards reads as itself again.
