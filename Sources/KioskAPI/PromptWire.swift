@@ -7,6 +7,15 @@ public enum PromptState: String, Hashable, Sendable {
     case open
     /// Enter came: the passcode is being checked; keys do nothing until it is decided.
     case checking
+    /// A value this build does not know, from a newer kioskd: a client decodes it so
+    /// (``init(wire:)``) instead of refusing the reply. Like every state but ``closed``, it
+    /// means the prompt is up and kioskd reads the keys; kioskd itself never is in it.
+    case unknown
+
+    /// Decodes a `PromptState` a daemon sent: a value this build does not know is ``unknown``.
+    public init(wire text: String) {
+        self = PromptState(rawValue: text) ?? .unknown
+    }
 }
 
 /// Why the prompt closed (`PromptClosed`'s argument). Every reason but ``accepted`` leaves the

@@ -17,6 +17,12 @@ import SystemdKit
 ///    change seen both as a signal and in a snapshot is reported only the first time, and a
 ///    change made while kioskd was down shows up as a difference in the next snapshot.
 ///
+/// It believes only kioskd (docs/client.md, "Believe only kioskd"): a manager signal counts only
+/// when its sender is the unique name that owns kioskd's bus name, which the mirror follows
+/// with `GetNameOwner` and then the bus driver's `NameOwnerChanged`. dbus-daemon delivers a
+/// signal sent *to* this connection whatever its match rules say, so the rules' `sender=`
+/// keeps out only broadcasts; the sender field, which the bus sets, is what cannot be forged.
+///
 /// Lives on its bus's loop thread, like the bus: create, use and release it there.
 final class ManagerMirror {
     /// Which `RestrictionStateChanged` signals to follow.
@@ -39,6 +45,9 @@ final class ManagerMirror {
     private(set) var status: KioskStatus?
     /// Whether kioskd owns its name; nil until the first snapshot or owner change says.
     private(set) var daemonRunning: Bool?
+    /// The unique name (`:1.42`) that owns kioskd's bus name, as the bus driver last said; nil
+    /// while nobody owns it or before the driver answered. Only its signals are believed.
+    private(set) var owner: String?
 
     /// Called for each change, in order, after the cached state was updated.
     var onEvent: (ManagerEvent) -> Void = { _ in }
@@ -75,6 +84,7 @@ final class ManagerMirror {
     func start() throws(Errno) {
         try match(ManagerWire.disconnectedRule)
         try match(ManagerWire.ownerRule)
+        try askOwner()  // after the owner match: every later change of owner comes as a signal
         try match(ManagerWire.propertiesRule)
         try match(ManagerWire.exitRequestedRule)
         try match(ManagerWire.timeLimitWarningRule)
@@ -118,11 +128,47 @@ final class ManagerMirror {
     @discardableResult
     private func match(_ rule: String) throws(Errno) -> BusSlot {
         let slot = try bus.addMatch(rule: rule) { [weak self] message in
-            guard let self, let signal = ManagerWire.signal(message) else { return }
+            guard let self, let signal = ManagerWire.signal(message), believes(signal, from: message.sender) else {
+                return
+            }
             handle(signal)
         }
         slots.append(slot)
         return slot
+    }
+
+    /// Asks the bus driver who owns kioskd's name. The driver answers in order with the
+    /// `NameOwnerChanged` signals it sends this connection, so applying both in arrival order
+    /// leaves `owner` current. The corresponding call is `org.freedesktop.DBus.GetNameOwner`.
+    private func askOwner() throws(Errno) {
+        let message = try bus.makeMethodCall(
+            destination: ManagerWire.driver, path: ManagerWire.driverPath, interface: ManagerWire.driver,
+            member: "GetNameOwner")
+        try message.append([.string(KioskWire.busName)])
+        try bus.callAsync(message) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let reply) where reply.sender == ManagerWire.driver:
+                owner = (try? reply.readAll())?.first?.string.flatMap { $0.isEmpty ? nil : $0 }
+            case .success:
+                return
+            case .failure:
+                owner = nil  // NameHasNoOwner, or the connection is gone
+            }
+        }
+    }
+
+    /// Whether `signal` comes from whom it must: the manager's from the unique name that owns
+    /// kioskd's name (none while nobody does), `NameOwnerChanged` from the bus driver,
+    /// `Disconnected` from sd-bus itself. The bus sets every message's sender to the sending
+    /// connection's unique name, or to `org.freedesktop.DBus` for the driver's own.
+    private func believes(_ signal: ManagerWire.Signal, from sender: String?) -> Bool {
+        guard let sender else { return false }
+        switch signal {
+        case .owner: return sender == ManagerWire.driver
+        case .disconnected: return sender == ManagerWire.local
+        case .restriction, .properties, .exitRequested, .timeLimitWarning, .promptClosed: return sender == owner
+        }
     }
 
     // MARK: signals
@@ -150,6 +196,7 @@ final class ManagerMirror {
         case .promptClosed(let reason):
             onEvent(.promptClosed(reason))
         case .owner(let owner):
+            self.owner = owner.isEmpty ? nil : owner
             if owner.isEmpty {
                 noteRunning(false)
             } else {

@@ -8,8 +8,14 @@ enum ManagerWire {
     static let properties = "org.freedesktop.DBus.Properties"
     static let driver = "org.freedesktop.DBus"
     static let driverPath = "/org/freedesktop/DBus"
+    /// The sender of sd-bus's own local messages (`Disconnected`); the bus refuses it from peers.
+    static let local = "org.freedesktop.DBus.Local"
 
     // MARK: match rules (subscribe before reading a snapshot, so no change falls in between)
+    //
+    // `sender=` keeps other connections' broadcasts out at the bus; a signal sent to this
+    // connection by name comes whatever the rules say, so `ManagerMirror` also compares each
+    // signal's sender with the owner of kioskd's name.
 
     static func rule(
         sender: String = KioskWire.busName, path: String = KioskWire.objectPath,
@@ -48,7 +54,7 @@ enum ManagerWire {
             throw .unexpected("the SessionState property is missing")
         }
         var status = KioskStatus(
-            sessionState: try sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
+            sessionState: sessionState(state), activeProfile: "", sessionDeadline: nil, version: "")
         try merge(properties, into: &status)
         return status
     }
@@ -59,7 +65,7 @@ enum ManagerWire {
             switch name {
             case KioskWire.Member.sessionState:
                 guard let text = value.string else { throw .unexpected("SessionState is not a string") }
-                status.sessionState = try sessionState(text)
+                status.sessionState = sessionState(text)
             case KioskWire.Member.activeProfile:
                 guard let text = value.string else { throw .unexpected("ActiveProfile is not a string") }
                 status.activeProfile = text
@@ -77,10 +83,7 @@ enum ManagerWire {
                 status.sessionWarnings = warnings
             case KioskWire.Member.promptState:
                 guard let text = value.string else { throw .unexpected("PromptState is not a string") }
-                guard let state = KioskPrompt.State(rawValue: text) else {
-                    throw .unexpected("the prompt state \"\(text)\" is unknown")
-                }
-                status.prompt.state = state
+                status.prompt.state = KioskPrompt.State(wire: text)
             case KioskWire.Member.promptLength:
                 guard let count = value.uint64 else { throw .unexpected("PromptLength is not a uint32") }
                 status.prompt.length = Int(clamping: count)
@@ -122,11 +125,10 @@ enum ManagerWire {
         return keys
     }
 
-    static func sessionState(_ text: String) throws(KioskClientError) -> SessionState {
-        guard let state = SessionState(rawValue: text) else {
-            throw .unexpected("the session state \"\(text)\" is unknown")
-        }
-        return state
+    /// A newer kioskd's state this client does not know is `.unknown`, not an error, so that a
+    /// new value breaks no app already shipped.
+    static func sessionState(_ text: String) -> SessionState {
+        SessionState(wire: text)
     }
 
     static func restrictionState(_ text: String) throws(KioskClientError) -> RestrictionState {
@@ -201,7 +203,7 @@ enum ManagerWire {
                 return nil
             }
             return .owner(owner)
-        case ("org.freedesktop.DBus.Local", "Disconnected"):
+        case (local, "Disconnected"):
             return .disconnected
         default:
             return nil

@@ -161,6 +161,9 @@ extension KioskState {
             var policy = profile.filterPolicy
             if session.state == .expired { policy.holdAllInput = true }
             return policy
+        case .unknown:
+            // Only a client decodes it (a newer kioskd's value); the state file refuses it.
+            return .strictest(exitGesture: Profile.ExitGesture.fallback.filterGesture)
         }
     }
 }

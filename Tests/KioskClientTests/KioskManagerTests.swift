@@ -274,6 +274,64 @@ import Testing
             ])
     }
 
+    /// The order docs/dbus-api.md promises (the order of signals): a session's presets, applied
+    /// at its start and restored at its end, arrive before the `PropertiesChanged` of its state.
+    @Test func presetsArriveBeforeTheSessionStateChange() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        try f.kioskd.writeTestProfile("museum", app: Self.app, denied: [Self.controls, Self.zoom])
+        try await f.manager.registerApplication(Self.app, restrictions: Self.declarations)
+        let events = Recorder(await f.manager.events())
+        await events.wait(count: 1)
+        try await f.manager.startSession(profile: "museum")
+        try await f.manager.forceEndSession()
+        let seen = Array(await events.wait { $0.count >= 7 }.dropFirst())
+        func presets(_ state: RestrictionState) -> Set<ManagerEvent> {
+            [
+                .restrictionStateChanged(app: Self.app, restriction: Self.controls, state: state),
+                .restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: state),
+            ]
+        }
+        func sessionState(_ event: ManagerEvent?) -> SessionState? {
+            if case .statusChanged(let status) = event { status.sessionState } else { nil }
+        }
+        #expect(seen.count == 6)
+        #expect(Set(seen.prefix(2)) == presets(.deny))
+        #expect(sessionState(seen.dropFirst(2).first) == .active)
+        #expect(Set(seen.dropFirst(3).prefix(2)) == presets(.allow))
+        #expect(sessionState(seen.last) == .inactive)
+    }
+
+    /// A newer kioskd may publish a session or prompt state this client does not know: it reads
+    /// as `.unknown` (in `status()`, in the event stream and in an app's `sessionStates()`),
+    /// never as a broken reply, and a known value afterwards reads as itself again.
+    @Test func statesANewerDaemonAddsReadAsUnknown() async throws {
+        let f = try Fixture(start: false)
+        defer { f.stop() }
+        let standIn = try StandInKioskd(bus: f.bus)
+        defer { standIn.stop() }
+        let events = Recorder(await f.manager.events())
+        await events.wait(count: 1)
+        let client = try await GuidedAccessClient.connect(to: .address(f.bus.address))
+        let sessions = Recorder(client.sessionStates())
+        #expect(await sessions.wait(count: 1) == [.inactive])
+
+        try standIn.set(["SessionState": "paused", "PromptState": "dimmed", "ActiveProfile": "museum"])
+        let status = try await f.manager.status()
+        #expect(status.sessionState == .unknown)
+        #expect(status.prompt.state == .unknown)
+        #expect(status.activeProfile == "museum")
+        try standIn.set(["SessionState": "active", "PromptState": "closed"])
+        let seen = await events.wait { $0.count >= 3 }
+        let statuses = seen.dropFirst().compactMap { event -> KioskStatus? in
+            if case .statusChanged(let status) = event { status } else { nil }
+        }
+        #expect(statuses.map(\.sessionState) == [.unknown, .active])
+        #expect(statuses.map(\.prompt.state) == [.unknown, .closed])
+        #expect(await sessions.wait(count: 3) == [.inactive, .unknown, .active])
+        await client.close()
+    }
+
     /// Issue 16 §2: an exam app locks the kiosk to itself and lets it go; the client tells the
     /// app the session is its own (`ActiveApp`).
     @Test func anAppRequestsAndReleasesItsOwnSession() async throws {

@@ -371,4 +371,35 @@ import Testing
             try await f.manager.forceEndSession()
         }
     }
+
+    /// Another uid sends every signal kioskd emits straight to the monitor's connection, and
+    /// claims kioskd's name: the monitor prints none of it, only the real change made afterwards
+    /// (the sentinel: kioskd sends it after every forged signal was queued).
+    @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("to forge signals as nobody through setpriv"))))
+    func monitorPrintsNoForgedSignal_needsRoot() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let output = f.bus.directory.appendingPathComponent("monitor-forged.out").path
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let monitor = try ChildProcess.spawn(
+            BuildProducts.path(of: "kioskctl"), ["monitor"], environment: f.bus.environment, stdout: fd, stderr: fd)
+        close(fd)
+        func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        func wait(until condition: (String) -> Bool) async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !condition(text()), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        await wait { $0.hasSuffix("\n") }  // subscribed: the current session is printed after the matches are in
+        let summary = try SignalForger.forge(on: f.bus, app: Self.app, restriction: Self.controls, state: "deny")
+        try await f.manager.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
+        await wait { $0.contains("zoom") }
+        monitor.signal(SIGINT)
+        #expect(monitor.wait() == 128 + SIGINT)
+        #expect(
+            text() == """
+                session inactive
+                restriction org.example.MuseumMap.zoom (org.example.MuseumMap): deny
+
+                """, "\(summary)")
+    }
 }

@@ -31,6 +31,16 @@ import Testing
         #expect(Self.scene(Self.status(.closed, session: .expired)) == nil)
     }
 
+    /// A prompt state a newer kioskd adds reads as `.unknown`, which, like every state but
+    /// closed, means the prompt is up and kioskd reads the keys: the display draws it.
+    @Test func aPromptStateThisBuildDoesNotKnowIsDrawnAsAPrompt() throws {
+        let unknown = try #require(Self.scene(Self.status(.unknown, typed: 2)))
+        #expect(unknown.title == "Enter the passcode to end Guided Access")
+        #expect(unknown.dots == "● ●")
+        #expect(unknown.message == "Type the passcode, then Enter or OK.")
+        #expect(unknown.closing == nil)
+    }
+
     @Test func aDotPerCharacterTypedAndNeverMore() throws {
         let open = try #require(Self.scene(Self.status(.open)))
         #expect(open.title == "Enter the passcode to end Guided Access")
