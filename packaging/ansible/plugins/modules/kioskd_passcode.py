@@ -15,6 +15,7 @@ description:
     decides - C(always) sets it on every run (always reported as changed), C(on_create) sets it
     only when the kiosk has none (read from kioskd's state file, which says whether a hash is
     stored).
+  - What kioskctl prints is returned with anything shaped like a crypt(3) hash redacted.
   - Needs python3 on the kiosk; runs as root.
 options:
   passcode: {description: The new passcode (digits; use at least 6)., type: str, required: true, no_log: true}
@@ -40,6 +41,7 @@ import json
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kioskd.kiosk.plugins.module_utils.kioskctl import KIOSKCTL_ARGS, Kioskctl
+from ansible_collections.kioskd.kiosk.plugins.module_utils import redact
 
 
 def stored_hash(module, path):
@@ -77,9 +79,9 @@ def main():
         rc, out, err = ctl.run(["--json", "passcode", "set", "--passcode-stdin"],
                                data="%s\n%s\n" % (p["current_passcode"] if had else "", p["passcode"]))
         if rc != 0:
-            module.fail_json(msg="kioskctl passcode set failed: %s" % err.strip(), rc=rc, **result)
+            module.fail_json(msg="kioskctl passcode set failed: %s" % redact.redact(err.strip()), rc=rc, **result)
         if err.strip():
-            result["warnings"] = [err.strip()]
+            result["warnings"] = [redact.redact(err.strip())]
     module.exit_json(**result)
 
 

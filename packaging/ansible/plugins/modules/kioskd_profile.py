@@ -14,11 +14,17 @@ description:
     session running it is untouched.
   - When the kiosk's session runs this profile and the file changed, C(kioskctl reload) makes the
     session take it; if kioskd refuses it, the old file is put back and the task fails.
-  - Reports a diff of the file (C(--diff)); a passcode hash in the profile shows in it.
+  - >-
+    Reports a diff of the file (C(--diff)). A passcode hash is never shown, logged or returned -
+    I(content) is C(no_log), so the invocation AnsibleModule logs on the kiosk (syslog or the
+    journal) leaves it out; in the diff and in every returned value a C(hash = ...) line keeps its
+    key and loses its value, C(hash = "<redacted>"), and the new text's line reads
+    C(hash = "<redacted: changed>") when the hash changed (the change is listed in I(changes) as
+    C(passcode hash) too); anything else shaped like a crypt(3) hash reads C(<redacted>).
   - Needs python3 on the kiosk.
 options:
   name: {description: The profile name (the file is NAME.toml)., type: str, required: true}
-  content: {description: The profile's text (e.g. from lookup('file', ...)); a final newline is added when missing., type: str}
+  content: {description: "The profile's text (e.g. from lookup('file', ...)); a final newline is added when missing; it may hold a passcode hash, so it is never logged or returned.", type: str, no_log: true}
   state: {description: present installs it, absent removes the file., type: str, default: present, choices: [present, absent]}
   reload: {description: Reload the live session when it runs this profile and the file changed., type: bool, default: true}
   profile_dir: {description: kioskd's profile directory., type: path, default: /etc/kioskd/profiles}
@@ -36,7 +42,8 @@ EXAMPLES = r"""
 RETURN = r"""
 path: {description: The profile's file., returned: always, type: str}
 reloaded: {description: Whether the live session took the new file., returned: always, type: bool}
-check: {description: What kioskctl profile check printed (warnings; errors on failure)., returned: when checked, type: str}
+check: {description: "What kioskctl profile check printed (warnings; errors on failure), hashes redacted.", returned: when checked, type: str}
+changes: {description: "What changed or would change: content, passcode hash (the content changed and with it the hash), directory or mode.", returned: with state=present and a profile that checks, type: list, elements: str}
 """
 
 import os
@@ -46,6 +53,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kioskd.kiosk.plugins.module_utils.kioskctl import KIOSKCTL_ARGS, Kioskctl
+from ansible_collections.kioskd.kiosk.plugins.module_utils import redact
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -91,7 +99,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             name=dict(type="str", required=True),
-            content=dict(type="str"),
+            # A profile may hold a passcode hash ([passcode] hash): never logged, never returned.
+            content=dict(type="str", no_log=True),
             state=dict(type="str", default="present", choices=["present", "absent"]),
             reload=dict(type="bool", default=True),
             profile_dir=dict(type="path", default="/etc/kioskd/profiles"),
@@ -111,7 +120,7 @@ def main():
     if p["state"] == "absent":
         if before is not None:
             result["changed"] = True
-            result["diff"] = dict(before=before, after="", before_header=path, after_header=path)
+            result["diff"] = redact.diff(before, "", path)
             if not module.check_mode:
                 os.unlink(path)
         module.exit_json(**result)
@@ -122,7 +131,7 @@ def main():
     with tempfile.TemporaryDirectory(dir=module.tmpdir) as checkdir:
         candidate = write_private(checkdir, p["name"] + ".", text)
         rc, out, err = ctl.run(["profile", "check", candidate])
-        report = (out + err).replace(candidate, path)
+        report = redact.redact((out + err).replace(candidate, path))
         result["check"] = report
         if rc != 0:
             module.fail_json(msg="%s does not check; the installed file is left as it was:\n%s" % (path, report.strip()),
@@ -145,7 +154,9 @@ def main():
     content_changed = before != text
     if content_changed:
         changes.append("content")
-        result["diff"] = dict(before=before or "", after=text, before_header=path, after_header=path)
+        if redact.hash_changed(before, text):
+            changes.append("passcode hash")
+        result["diff"] = redact.diff(before or "", text, path)
     elif stat.S_IMODE(file_st.st_mode) != 0o600 or file_st.st_uid != 0 or file_st.st_gid != 0:
         changes.append("mode 0600 root:root")
 
@@ -170,6 +181,7 @@ def main():
                     os.unlink(path)
                 else:
                     install(path, before)
+                err = redact.redact(err)
                 module.fail_json(msg="kioskd did not take %s; the old file is back: %s" % (path, err.strip()),
                                  rc=rc, stderr=err, **result)
             result["reloaded"] = True
