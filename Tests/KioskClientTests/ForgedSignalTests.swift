@@ -143,7 +143,8 @@ import Testing
         let (controls, zoom) = (ForgedSignalTests.controls, ForgedSignalTests.zoom)
         let bus = try PrivateBus()
         let kioskd = try KioskdProcess(bus: bus)
-        try kioskd.writeTestProfile("museum", app: app, denied: [controls])
+        // The example runs as nobody: the profile that names its app says so.
+        try kioskd.writeTestProfile("museum", app: app, appOwner: "65534", denied: [controls])
         try kioskd.start()
         let admin = try KioskManager.connect(to: .address(bus.address))
         let output = bus.directory.appendingPathComponent("python-example.out").path

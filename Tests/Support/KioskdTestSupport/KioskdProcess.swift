@@ -103,12 +103,14 @@ public final class KioskdProcess: @unchecked Sendable {
     }
 
     /// A profile `name` for `app` that presets `deny` on each of `denied`, with the passcode
-    /// "1234" and optionally a time limit (`"2s"`) with warnings.
+    /// "1234" and optionally a time limit (`"2s"`) with warnings. `appOwner` is the uid (or
+    /// user name) that may register `app` besides root (docs/profiles.md § app-owner).
     public func writeTestProfile(
-        _ name: String, app: String, denied: [String] = [],
+        _ name: String, app: String, appOwner: String? = nil, denied: [String] = [],
         timeLimit: String? = nil, warnings: [String] = []
     ) throws {
         var text = "app = \"\(app)\"\ndescription = \"A test session\"\n"
+        if let appOwner { text += "app-owner = \(UInt32(appOwner) == nil ? "\"\(appOwner)\"" : appOwner)\n" }
         if !denied.isEmpty {
             text += "[restrictions.\"\(app)\"]\n" + denied.map { "\"\($0)\" = \"deny\"\n" }.joined()
         }
