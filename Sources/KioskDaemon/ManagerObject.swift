@@ -19,6 +19,10 @@ struct Caller {
     var uid: UInt32
 
     var metadata: Logger.Metadata { ["bus.name": "\(busName)", "bus.uid": "\(uid)"] }
+
+    /// The kiosk itself: the passcode typed at its prompt (an event source of its own, logged
+    /// under this name; its throttle count is `kiosk`, not uid 0's).
+    static let kiosk = Caller(busName: "kiosk", uid: 0)
 }
 
 /// `org.kioskd.GuidedAccess1.Manager` at `/org/kioskd/GuidedAccess1`: the D-Bus API v1 of

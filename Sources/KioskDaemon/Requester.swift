@@ -5,7 +5,7 @@ import SystemPackage
 import SystemdKit
 
 /// Whoever a change answers: a bus call, or kioskd's own passcode prompt at the kiosk
-/// (``PromptRequester``). A change's steps reply to it once the change is on disk, or answer it
+/// (``KioskRequester``). A change's steps reply to it once the change is on disk, or answer it
 /// with the error that stopped it.
 protocol Requester: AnyObject {
     func reply(_ values: [DBusValue]) throws(Errno)
@@ -14,30 +14,15 @@ protocol Requester: AnyObject {
 
 extension MethodCall: Requester {}
 
-/// The passcode typed at the kiosk, as a requester: its outcome closes the prompt with the
-/// reason a display shows (`PromptClosed`).
-final class PromptRequester: Requester {
-    private let done: (ManagerObject.PromptOutcome) -> Void
-    private var answered = false
+/// The passcode typed at the kiosk, as a requester of the passcode queue and of its change: the
+/// outcome itself comes from ``SessionMachine`` (a value, never an error to parse); a change that
+/// could not be made at all (the attempt refused, the save failed) calls `failed`.
+final class KioskRequester: Requester {
+    private let failed: () -> Void
 
-    init(done: @escaping (ManagerObject.PromptOutcome) -> Void) { self.done = done }
+    init(failed: @escaping () -> Void) { self.failed = failed }
 
-    func reply(_ values: [DBusValue]) throws(Errno) {
-        answer(.accepted)
-    }
+    func reply(_ values: [DBusValue]) throws(Errno) {}
 
-    func replyError(_ error: BusError) throws(Errno) {
-        switch KioskError.Code(dbusName: error.name) {
-        case .wrongPasscode: answer(.rejected)
-        case .throttled: answer(.throttled)
-        case .noSession: answer(.ended)
-        default: answer(.failed)
-        }
-    }
-
-    private func answer(_ outcome: ManagerObject.PromptOutcome) {
-        guard !answered else { return }
-        answered = true
-        done(outcome)
-    }
+    func replyError(_ error: BusError) throws(Errno) { failed() }
 }

@@ -1,0 +1,119 @@
+import KioskAPI
+import KioskInput
+
+/// The session as the kiosk itself drives it, as one pure machine: the persisted state, the
+/// prompt, the time and an event in; the next state and the effects, as data, out. kioskd runs it
+/// on its loop and performs the effects (docs/architecture.md § The session machine);
+/// `kioskctl replay` runs the very same machine on a recording's clock, so that a dry run
+/// models the exit gesture, the prompt, the kiosk's throttle and the end of the session exactly
+/// as the kiosk does.
+///
+/// The kiosk is an event source of its own (not a bus caller), and the prompt's outcome is a
+/// value (``PromptCloseReason``). Checking a passcode is an effect (``Effect/check(_:)``: yescrypt
+/// stays outside the pure modules); its result comes back as ``Event/judged(_:checkedFor:)``.
+///
+/// What is persisted changes only where an effect says ``Effect/save(keepIfSaveFails:)``: the
+/// performer writes `state` before it performs any effect after it (nothing visible before it is
+/// on disk), except that a wrong passcode counts even when its save fails
+/// (`keepIfSaveFails`, docs/state-store.md).
+public struct SessionMachine: Sendable, Equatable {
+    /// What kioskd persists (the registry, the session, the throttles, the passcode hash).
+    public var state: KioskState
+    /// The prompt at the kiosk: in memory only (a restart comes back locked, the prompt closed).
+    public var prompt = PromptPhase()
+    /// The active session's profile (its passcode hash ends the session before the set one).
+    public var profile: Profile?
+
+    public init(state: KioskState, profile: Profile?, promptTimeout: Duration = .seconds(30)) {
+        self.state = state
+        self.profile = profile
+        prompt.timeout = promptTimeout.microseconds
+    }
+
+    /// What the kiosk (and its clock) did.
+    public enum Event: Sendable, Equatable {
+        /// The profile's exit gesture was completed.
+        case exitGesture
+        /// A key of the prompt, read by the filter (digits, Backspace, Enter, Esc, a pad touch).
+        case promptKey(PromptKey)
+        /// Time passed (the prompt's timer fired, or a recording's clock moved on).
+        case clock
+        /// The passcode asked for by ``Effect/check(_:)`` was judged: right, wrong, or it could not
+        /// be checked; `checkedFor` is the session it was checked for.
+        case judged(Judgement, checkedFor: GuidedSession.Identity?)
+        /// The session ended or changed another way (a bus call, its profile reloaded).
+        case sessionChanged
+    }
+
+    public enum Judgement: Sendable, Equatable {
+        case right, wrong, failed
+    }
+
+    /// What the performer does, in this order.
+    public enum Effect: Sendable, Equatable {
+        /// `ExitRequested`, for apps that draw their own prompt.
+        case exitRequested
+        /// The prompt opened: the filter reads the passcode and forwards nothing.
+        case promptOpened
+        /// What a display shows changed (`PromptState`, `PromptLength`, `PromptDeadline`,
+        /// `PromptRetryAfter`); `deadline` is when ``Event/clock`` must come to time it out.
+        case promptChanged(deadline: Int64?)
+        /// Check `passcode` (the prompt is `checking` until ``Event/judged(_:checkedFor:)``).
+        case check(String)
+        /// Write ``state`` before anything after this effect.
+        case save(keepIfSaveFails: Bool)
+        /// The session ended: these restriction states went back.
+        case sessionEnded([GuidedSession.Change])
+        /// The prompt closed, with the locks as before (or none once it was `accepted`).
+        case promptClosed(PromptCloseReason)
+    }
+
+    /// Runs `event` at `now`.
+    public mutating func handle(_ event: Event, at now: WallClockTime) -> [Effect] {
+        switch event {
+        case .exitGesture:
+            // On an active or expired session only, unless the prompt is open already.
+            guard state.session.isActive, prompt.open(at: now.microseconds) else { return [.exitRequested] }
+            return [.exitRequested, .promptOpened, .promptChanged(deadline: prompt.deadline)]
+        case .promptKey(let key):
+            switch prompt.press(key, at: now.microseconds) {
+            case .none: return []
+            case .changed: return [.promptChanged(deadline: prompt.deadline)]
+            case .close(let reason): return close(reason)
+            case .check(let passcode):
+                // Refused before hashing, like a bus caller's: not an attempt, not counted.
+                if state.throttles.waitRemaining(.kiosk, at: now) > .zero { return close(.throttled) }
+                return [.promptChanged(deadline: nil), .check(passcode)]
+            }
+        case .clock:
+            return prompt.timedOut(at: now.microseconds) ? close(.timeout) : []
+        case .judged(let judgement, let session):
+            guard prompt.state == .checking else { return [] }
+            switch judgement {
+            case .failed:
+                // Not counted; a session that ended meanwhile is what the display says.
+                return close(state.session.isActive ? .failed : .ended)
+            case .wrong:
+                // Counted even when the save fails: a disk that refuses writes must not give
+                // unlimited guesses.
+                state.throttles.recordFailure(from: .kiosk, at: now)
+                return [.save(keepIfSaveFails: true)] + close(.rejected)
+            case .right:
+                guard let changes = try? state.endSession(.passcode(checkedFor: session, from: .kiosk)) else {
+                    return close(.ended)
+                }
+                profile = nil
+                return [.save(keepIfSaveFails: false), .sessionEnded(changes)] + close(.accepted)
+            }
+        case .sessionChanged:
+            // One being checked is closed by its check's outcome.
+            return prompt.state == .open && !state.session.isActive ? close(.ended) : []
+        }
+    }
+
+    private mutating func close(_ reason: PromptCloseReason) -> [Effect] {
+        guard prompt.state != .closed else { return [] }
+        prompt.close()
+        return [.promptClosed(reason)]
+    }
+}
