@@ -67,7 +67,8 @@ test: deps
 
 # The module graph of README § Architecture, checked against Package.swift: pure modules reach
 # only what they may, an app linking KioskClient gets no TOML, YAML, filter or daemon model, and
-# kioskd never links Yams. Seconds, no build.
+# kioskd never links Yams; the pure modules' sources import no C module, Glibc, Foundation,
+# Dispatch or Logging and read no clock. Seconds, no build.
 check-module-graph:
 	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
 

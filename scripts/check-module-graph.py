@@ -11,11 +11,17 @@ show-dependencies`, computes what each target reaches (its transitive closure), 
   trace parsers are kioskctl-replay's, in kioskd-tools), or
 - a source file of a local target that kioskd or kioskctl reaches imports Foundation rather than
   FoundationEssentials (`#if canImport(FoundationEssentials)` … `#else import Foundation`
-  passes): Foundation links ICU's data, ~37 MB in each binary (issue 12 §5).
+  passes): Foundation links ICU's data, ~37 MB in each binary (docs/benchmarks.md, Footprint), or
+- a source file of a pure module (PURE) imports anything but the modules it may reach and Swift's
+  own (so no Glibc, Musl, Foundation, FoundationEssentials, Dispatch, Logging, SystemPackage nor
+  any C module, i.e. a system library target of Package.swift), declares a C symbol of its own
+  (`@_silgen_name`, `@_extern`), or reads a clock (CLOCK_READS): the pure modules take the time
+  as a value, from the daemon through the clock seam (KioskCore's `WallClock`, or a `now:`
+  argument), never from a clock of their own.
 A product of another package stands for that package and every package it depends on, so a
 dependency that arrives through a third package is caught too.
 """
-import json, os, subprocess, sys
+import json, os, re, subprocess, sys
 
 # A pure module may reach exactly these (local targets, or other packages by identity). None of
 # them reaches swift-system: only the edge modules (SystemdKit, LinuxInput, KioskStore) speak its
@@ -24,8 +30,25 @@ ONLY = {
     "KioskAPI": set(),
     "KioskInput": {"KioskAPI"},
     "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
-    "KioskTraces": {"KioskAPI", "KioskInput", "yams"},
+    "KioskTraces": {"KioskAPI", "KioskInput", "KioskCore", "tomlkit", "yams"},
 }
+# What a pure module's source may import besides the local targets it may reach: Swift's own
+# modules, and the modules of the packages in ONLY (by package identity).
+SWIFT_MODULES = {"Swift", "_Concurrency", "_StringProcessing", "RegexBuilder", "Synchronization"}
+PACKAGE_MODULES = {"tomlkit": {"TOMLKit"}, "yams": {"Yams"}}
+# Named in the message when a pure module imports one (anything else outside the list is
+# refused too, as "not among what it may reach").
+IMPURE_MODULES = {"Glibc", "Musl", "Bionic", "Darwin", "WinSDK", "ucrt", "Foundation", "FoundationEssentials",
+                  "FoundationInternationalization", "Dispatch", "Logging", "SystemPackage", "System"}
+# A clock read, as code (comments and string literals are left out): the standard library's
+# clocks (`ContinuousClock.now`, `SuspendingClock().now`, their `sleep`), Foundation's and
+# Dispatch's, and libc's.
+CLOCK_READS = re.compile(
+    r"\b(ContinuousClock|SuspendingClock|Date|DispatchTime|DispatchWallTime|ProcessInfo|CFAbsoluteTimeGetCurrent"
+    r"|clock_gettime|clock_gettime_nsec_np|gettimeofday|mach_absolute_time|mach_continuous_time|timespec_get)\b"
+    r"|\btime\s*\(\s*nil\s*\)|\bTask\s*\.\s*sleep\b")
+IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?"
+                    r"import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([\w]+)")
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
 # (small, pure Swift over libc; a failed connection's Errno is its type).
 # GTK (CGtk) is kioskd-prompt's alone, in a package of its own: a kiosk without a display never
@@ -39,6 +62,8 @@ NEVER = {
     "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
                       "tomlkit", "yams"},
 }
+# The pure modules: every decision, no I/O (README § Architecture, docs/architecture.md).
+PURE = list(ONLY)
 SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay", "kioskd-prompt"]
 # What the kiosk's binaries are: no module they reach may import all of Foundation.
 ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt"]
@@ -51,6 +76,51 @@ def swift_json(*args):
     if result.returncode != 0:
         sys.exit(f"check-module-graph: swift package {' '.join(args)} failed:\n{result.stderr}")
     return json.loads(result.stdout)
+
+
+def swift_files(root, target, name):
+    directory = os.path.join(root, target.get("path") or os.path.join("Sources", name))
+    for folder, _, files in os.walk(directory):
+        for file in sorted(f for f in files if f.endswith(".swift")):
+            yield os.path.join(folder, file)
+
+
+def code_lines(path):
+    """(line number, line) with comments and string literals blanked out."""
+    text = open(path, encoding="utf-8").read()
+    # Block comments (nesting is rare enough to ignore), then multi-line strings, then each
+    # line's strings and line comment. Newlines are kept so that line numbers stay true.
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+    text = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
+    text = re.sub(r'"""(?:.|\n)*?"""', blank, text)
+    for number, line in enumerate(text.split("\n"), 1):
+        line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
+        yield number, line.split("//")[0]
+
+
+def purity_problems(root, targets, closure):
+    problems = []
+    system = {name for name, t in targets.items() if t["type"] == "system"}
+    for name in PURE:
+        target = targets.get(name)
+        if target is None:
+            continue
+        reachable = closure(name)
+        allowed = SWIFT_MODULES | {m for m in reachable if m in targets} | \
+            {module for package in reachable for module in PACKAGE_MODULES.get(package, ())}
+        for path in swift_files(root, target, name):
+            where = os.path.relpath(path, root)
+            for number, line in code_lines(path):
+                if (match := IMPORT.match(line)) and (module := match.group(1)) not in allowed:
+                    why = ("a C module (a system library target)" if module in system
+                           else "not pure" if module in IMPURE_MODULES else "not among what it may reach")
+                    problems.append(f"{name} is pure, but {where}:{number} imports {module}: {why}")
+                if re.search(r"@_silgen_name|@_extern\b", line):
+                    problems.append(f"{name} is pure, but {where}:{number} declares a C symbol: {line.strip()}")
+                if match := CLOCK_READS.search(line):
+                    problems.append(f"{name} is pure, but {where}:{number} reads a clock ({match.group(0).strip()}): "
+                                    f"take the time as a value (the clock seam, `WallClock`)")
+    return problems
 
 
 def main():
@@ -106,6 +176,7 @@ def main():
             problems.append(f"{name} must never reach {sorted(bad)}")
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    problems += purity_problems(root, targets, closure)
     for name in ESSENTIALS_ONLY:
         for module in sorted({name} | closure(name)):
             target = targets.get(module)
