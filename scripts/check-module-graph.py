@@ -24,7 +24,7 @@ ONLY = {
     "KioskAPI": set(),
     "KioskInput": {"KioskAPI"},
     "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
-    "KioskTraces": {"KioskAPI", "KioskInput", "yams"},
+    "KioskTraces": {"KioskAPI", "KioskInput", "KioskCore", "tomlkit", "yams"},
 }
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
 # (small, pure Swift over libc; a failed connection's Errno is its type).
