@@ -262,7 +262,7 @@ let package = Package(
         .target(
             name: "KioskDaemonTestSupport",
             dependencies: [
-                "KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
+                "KioskDaemon", "KioskCore", "KioskInput", "KioskTestSupport", "BusTestSupport", "SystemdKit",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/KioskDaemonTestSupport",
