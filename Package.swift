@@ -56,7 +56,7 @@ let package = Package(
         // MARK: KioskTraces — recordings: evemu and `libinput record` parsers, the offline Replay (the only module with Yams; never in kioskd)
         .target(
             name: "KioskTraces",
-            dependencies: ["KioskInput", .product(name: "Yams", package: "Yams")],
+            dependencies: ["KioskInput", "KioskCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -262,7 +262,7 @@ let package = Package(
         .target(
             name: "KioskDaemonTestSupport",
             dependencies: [
-                "KioskDaemon", "KioskCore", "KioskTestSupport", "BusTestSupport", "SystemdKit",
+                "KioskDaemon", "KioskCore", "KioskInput", "KioskTestSupport", "BusTestSupport", "SystemdKit",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/KioskDaemonTestSupport",
@@ -319,8 +319,8 @@ let package = Package(
         .testTarget(
             name: "KioskDaemonTests",
             dependencies: [
-                "KioskDaemon", "KioskCore", "KioskCrypt", "KioskInput", "KioskStore", "BusTestSupport", "KioskTestSupport", "KioskdTestSupport",
-                "KioskDaemonTestSupport", "kioskd",
+                "KioskDaemon", "KioskCore", "KioskCrypt", "KioskInput", "KioskStore", "KioskTraces", "BusTestSupport",
+                "KioskTestSupport", "KioskdTestSupport", "KioskDaemonTestSupport", "kioskd",
             ],
             swiftSettings: swiftSettings
         ),

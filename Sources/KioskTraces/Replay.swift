@@ -1,3 +1,5 @@
+import KioskAPI
+import KioskCore
 import KioskInput
 
 /// The offline dry run behind `kioskctl replay --profile FILE TRACE`: a recording through the
@@ -8,14 +10,18 @@ public enum Replay {
     /// recording itself implies. A completed exit gesture prints `# ExitRequested`.
     ///
     /// With `passcode` (the profile holds a hash: it says whether a typed passcode matches it),
-    /// the exit gesture opens kioskd's prompt as in a session: nothing is forwarded while it is
-    /// open, and where it closes a comment says why (`# PasscodeAccepted`, after which events
-    /// pass unfiltered: the session ended; `# PasscodeRejected`, `# PromptCancelled`,
-    /// `# PromptTimeout`, after which the locks are as before). The kiosk's throttle is not
-    /// modelled.
-    public static func run(trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil) -> String {
+    /// the kiosk's side of the session runs on ``SessionMachine``, the very code kioskd runs,
+    /// on the recording's clock: the exit gesture opens kioskd's prompt as in a session (an
+    /// `expired` one too), nothing is forwarded while it is open, and where it closes a comment
+    /// says why — `# PasscodeAccepted` (after which events pass unfiltered: the session ended),
+    /// `# PasscodeRejected`, `# PromptThrottled` (Enter while the kiosk's throttle waits: 5 wrong
+    /// passcodes are free, then 30 s doubling to 5 minutes), `# PromptCancelled`,
+    /// `# PromptTimeout` (after which the locks are as before).
+    public static func run(
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
+    ) -> String {
         var text = ""
-        for line in lines(trace: trace, policy: policy, passcode: passcode) {
+        for line in lines(trace: trace, policy: policy, passcode: passcode, expired: expired) {
             text += line
             text += "\n"
         }
@@ -24,7 +30,7 @@ public enum Replay {
 
     /// The filtered frames, each tagged with the index of its device in `trace.devices`.
     public static func frames(
-        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
     ) -> [(device: Int, events: [InputEvent], note: String?)] {
         let filter = InputFilter(policy: policy)
         let ids = trace.devices.map { filter.addDevice($0.description) }
@@ -32,24 +38,43 @@ public enum Replay {
         var output = OutputBuffer()
         var pendingResync: Set<Int> = []
         var result: [(device: Int, events: [InputEvent], note: String?)] = []
-        var prompt = PromptPhase()
+        let start = mergedByFrame(trace).first.map { WallClockTime(microseconds: $0.1.time) } ?? WallClockTime(microseconds: 0)
+        var machine = sessionMachine(at: start, expired: expired)
         func collect() {
             for frame in output.frames {
                 result.append((ids.firstIndex(of: frame.device) ?? 0, Array(output.events(of: frame)), nil))
             }
             output.removeAll()
         }
-        /// Closes the prompt: the locks as before, or none once the passcode was right.
-        func close(_ note: String, accepted: Bool) {
-            prompt.close()
-            filter.setPolicy(accepted ? .passThrough : policy, into: &output)
-            collect()
-            result.append((0, [], note))
+        /// Runs a kiosk event through the machine at `now` and performs its effects here: the
+        /// passcode judged at once, the prompt's keys read or the locks given back.
+        func kiosk(_ event: SessionMachine.Event, at now: Int64) {
+            var pending = [event]
+            while !pending.isEmpty {
+                let next = pending.removeFirst()
+                for effect in machine.handle(next, at: WallClockTime(microseconds: now)) {
+                    switch effect {
+                    case .promptOpened:
+                        var reading = policy
+                        reading.readsPasscode = true
+                        filter.setPolicy(reading, into: &output)
+                        collect()
+                    case .check(let typed):
+                        pending.append(.judged(passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity))
+                    case .promptClosed(let reason):
+                        filter.setPolicy(machine.state.session.isActive ? policy : .passThrough, into: &output)
+                        collect()
+                        result.append((0, [], note(reason)))
+                    case .exitRequested, .promptChanged, .save, .sessionEnded:
+                        break
+                    }
+                }
+            }
         }
         for (deviceIndex, event) in mergedByFrame(trace) {
             let id = ids[deviceIndex]
             let now = event.time
-            if prompt.timedOut(at: now) { close("PromptTimeout", accepted: false) }
+            if passcode != nil { kiosk(.clock, at: now) }
             let outcome = filter.process(event, device: id, into: &output)
             // A recording goes on after a drop with the rest of the kernel's stream (discarded by
             // the filter up to the next SYN_REPORT); those events stand for the state after the
@@ -62,24 +87,33 @@ public enum Replay {
             collect()
             if outcome.exitRequested {
                 result.append((deviceIndex, [], "ExitRequested"))
-                if passcode != nil, filter.policy != .passThrough, prompt.open(at: now) {
-                    var reading = policy
-                    reading.readsPasscode = true
-                    filter.setPolicy(reading, into: &output)
-                    collect()
-                }
+                if passcode != nil { kiosk(.exitGesture, at: now) }
             }
-            if let key = outcome.promptKey, let passcode {
-                switch prompt.press(key, at: now) {
-                case .none, .changed: break
-                case .close: close("PromptCancelled", accepted: false)
-                case .check(let typed):
-                    let right = passcode(typed)
-                    close(right ? "PasscodeAccepted" : "PasscodeRejected", accepted: right)
-                }
-            }
+            if let key = outcome.promptKey, passcode != nil { kiosk(.promptKey(key), at: now) }
         }
         return result
+    }
+
+    /// The session a replay runs: active from the recording's first event (expired at once with
+    /// `expired`), its passcode judged by the replay's `passcode`.
+    static func sessionMachine(at start: WallClockTime, expired: Bool) -> SessionMachine {
+        var state = KioskState()
+        _ = try? state.startSession(profileName: "replay", profile: Profile(), at: start)
+        if expired { _ = try? state.session.setDeadline(start, warnings: [], at: start) }
+        return SessionMachine(state: state, profile: nil)
+    }
+
+    /// The comment a replay prints where the prompt closed.
+    public static func note(_ reason: PromptCloseReason) -> String {
+        switch reason {
+        case .accepted: "PasscodeAccepted"
+        case .rejected: "PasscodeRejected"
+        case .throttled: "PromptThrottled"
+        case .cancelled: "PromptCancelled"
+        case .timeout: "PromptTimeout"
+        case .ended: "PromptEnded"
+        case .failed: "PromptFailed"
+        }
     }
 
     /// What the profile's allowed-device entries come to on this recording, as comment lines: the
@@ -99,10 +133,12 @@ public enum Replay {
         }
     }
 
-    static func lines(trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil) -> [String] {
+    static func lines(
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
+    ) -> [String] {
         var lines: [String] = allowedDeviceNotes(trace: trace, policy: policy)
         var lastDevice = -1
-        for frame in frames(trace: trace, policy: policy, passcode: passcode) {
+        for frame in frames(trace: trace, policy: policy, passcode: passcode, expired: expired) {
             if let note = frame.note {
                 lines.append("# \(note)")
                 continue

@@ -55,7 +55,7 @@ struct ReplayTool: ParsableCommand {
         // The prompt is modelled when the profile holds the hash (the one set with `kioskctl
         // passcode set` is kioskd's, not in the file). A hash libcrypt cannot use rejects.
         let check = hash.map { hash in { (typed: String) in (try? Passcode.verify(typed, against: hash)) ?? false } }
-        print(Replay.run(trace: recording, policy: policy, passcode: check), terminator: "")
+        print(Replay.run(trace: recording, policy: policy, passcode: check, expired: expired), terminator: "")
     }
 
     /// kioskctl's `ProfileFile.load`, with the same messages (that one is in kioskctl, which

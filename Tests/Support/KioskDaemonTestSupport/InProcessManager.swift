@@ -26,10 +26,12 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
     private var listener: Bus?
     private var slot: BusSlot?
 
-    /// `uid` is every caller's uid; `authorize` what polkit answers.
+    /// `uid` is every caller's uid; `authorize` what polkit answers; `enforcer` sees the state and
+    /// profile from the restore on, as kioskd's input enforcement does.
     public init(
         uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
-        state: KioskState = KioskState(), profiles: [String: String] = [:]
+        state: KioskState = KioskState(), profiles: [String: String] = [:],
+        enforcer: (any SessionEnforcer & Sendable)? = nil
     ) async throws {
         bus = try PrivateBus()
         store = MemoryStore(journal: journal)
@@ -54,6 +56,7 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                 profileDirectory: profileDirectory.path, clock: clock,
                 logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
                 authorizer: authorizer, identifier: identity)
+            manager.enforcer = enforcer
             try manager.export()
             manager.restoreSession()
             try server.requestName(KioskWire.busName)

@@ -1,0 +1,184 @@
+import BusTestSupport
+import Foundation
+import KioskCore
+import KioskCrypt
+import KioskDaemon
+import KioskDaemonTestSupport
+import KioskInput
+import KioskTestSupport
+import KioskTraces
+import SystemdKit
+import Testing
+
+/// One table of what happens at the kiosk — the exit gesture, the PIN typed, Esc, time passing —
+/// run through kioskd's manager in process and through `kioskctl replay`'s `Replay` on a
+/// recording of the same keys: both run ``SessionMachine``, so both must close the prompt for the
+/// same reasons, in the same order (docs/architecture.md § The session machine). Rows marked
+/// `daemonOnly` need a bus call in the middle, which a recording cannot hold.
+@Suite(.serialized) struct KioskSequenceTests {
+    enum Step: Sendable, CustomStringConvertible {
+        case gesture, digits(String), enter, esc
+        /// Time passes with no key (a recording's next event comes this much later).
+        case wait(seconds: Int64)
+        /// An admin reloads the session's profile (`ReloadProfiles`): the daemon only.
+        case reload
+
+        var description: String {
+            switch self {
+            case .gesture: "gesture"
+            case .digits(let text): text
+            case .enter: "Enter"
+            case .esc: "Esc"
+            case .wait(let seconds): "wait \(seconds) s"
+            case .reload: "reload"
+            }
+        }
+    }
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        var steps: [Step]
+        var outcomes: [PromptCloseReason]
+        var expired = false
+        var daemonOnly = false
+        var testDescription: String { name }
+    }
+
+    static let wrongSix: [Step] = Array(repeating: [Step.gesture, .digits("9999"), .enter], count: 6).flatMap { $0 }
+
+    static let rows: [Row] = [
+        Row(name: "right", steps: [.gesture, .digits("1234"), .enter], outcomes: [.accepted]),
+        Row(name: "wrong", steps: [.gesture, .digits("9999"), .enter], outcomes: [.rejected]),
+        Row(
+            name: "wrong then right", steps: [.gesture, .digits("9999"), .enter, .gesture, .digits("1234"), .enter],
+            outcomes: [.rejected, .accepted]),
+        Row(name: "cancel", steps: [.gesture, .digits("12"), .esc], outcomes: [.cancelled]),
+        Row(name: "timeout", steps: [.gesture, .digits("12"), .wait(seconds: 31)], outcomes: [.timeout]),
+        Row(
+            name: "throttled", steps: wrongSix + [.gesture, .digits("1234"), .enter],
+            outcomes: Array(repeating: .rejected, count: 6) + [.throttled]),
+        Row(
+            name: "throttled, then the wait is over",
+            steps: wrongSix + [.wait(seconds: 31), .gesture, .digits("1234"), .enter],
+            outcomes: Array(repeating: .rejected, count: 6) + [.accepted]),
+        Row(name: "expired session", steps: [.gesture, .digits("1234"), .enter], outcomes: [.accepted], expired: true),
+        Row(
+            name: "the gesture after the session ended opens nothing",
+            steps: [.gesture, .digits("1234"), .enter, .gesture, .digits("1234"), .enter], outcomes: [.accepted]),
+        Row(
+            name: "reload mid-prompt", steps: [.gesture, .digits("12"), .reload, .digits("34"), .enter],
+            outcomes: [.accepted], daemonOnly: true),
+    ]
+
+    static let profile = PromptTests.museum
+
+    // MARK: The daemon, in process
+
+    func daemon(_ row: Row) async throws -> [PromptCloseReason] {
+        let manager = try await InProcessManager(uid: 0, profiles: ["museum": Self.profile])
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        // The prompt's timer fires on real time and judges on the manager's clock, which only the
+        // test moves: a short timeout keeps the waits short.
+        try await manager.onLoop { $0.promptTimeout = .milliseconds(100) }
+        try client.call("StartSession", [.string("museum")])
+        if row.expired {
+            // A deadline at or before now expires the session now.
+            try client.call("SetSessionDeadline", [.uint64(UInt64(manager.clock.now().microseconds))])
+            #expect(try client.property("SessionState")?.string == "expired")
+        }
+        var closed = 0
+        func closes() -> [String] { manager.journal.all.filter { $0.hasPrefix("signal PromptClosed ") } }
+        for step in row.steps {
+            // Enter and Esc close an open prompt (a check takes yescrypt's time): the next step
+            // comes once its PromptClosed arrived. With the prompt closed they do nothing, which
+            // PromptState, read on the manager's loop after the key, shows.
+            let wasOpen = try client.property("PromptState")?.string == "open"
+            switch step {
+            case .gesture: try await manager.onLoop { $0.requestExit() }
+            case .digits(let text):
+                for digit in text { try await manager.onLoop { $0.promptKey(.digit(UInt8(String(digit))!)) } }
+            case .esc: try await manager.onLoop { $0.promptKey(.cancel) }
+            case .enter: try await manager.onLoop { $0.promptKey(.enter) }
+            case .wait(let seconds):
+                manager.clock.advance(by: .seconds(seconds))
+            case .reload:
+                try client.call("ReloadProfiles")
+            }
+            switch step {
+            case .enter where wasOpen, .esc where wasOpen:
+                #expect(waitForNewClose(after: closed, closes), "\(step) closed nothing")
+            case .wait where wasOpen:
+                // The prompt's timer (100 ms of real time) finds the prompt's time up.
+                #expect(waitForNewClose(after: closed, closes), "\(step) closed nothing")
+            default:
+                break
+            }
+            closed = closes().count
+        }
+        return closes().compactMap { PromptCloseReason(rawValue: String($0.dropFirst("signal PromptClosed ".count))) }
+    }
+
+    /// Waits until the manager has closed the prompt more than `count` times (at most 10 s).
+    func waitForNewClose(after count: Int, _ closes: () -> [String]) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while closes().count <= count, ContinuousClock.now < deadline { usleep(1000) }
+        return closes().count > count
+    }
+
+    // MARK: The replay, on a recording of the same keys
+
+    static let keyboard = DeviceDescription(name: "kbd", codes: [1: Set(1..<0x100)])
+    static let (power, enter, esc) = (UInt16(116), UInt16(28), UInt16(1))
+
+    func recording(_ row: Row) -> Trace {
+        var events: [InputEvent] = []
+        var time: Int64 = 1_000_000
+        func key(_ code: UInt16) {
+            for value: Int32 in [1, 0] {
+                time += 20_000
+                let (s, u) = (Int(time / 1_000_000), Int(time % 1_000_000))
+                events += [
+                    InputEvent(seconds: s, microseconds: u, type: 1, code: code, value: value),
+                    InputEvent(seconds: s, microseconds: u, type: 0, code: 0, value: 0),
+                ]
+            }
+        }
+        for step in row.steps {
+            switch step {
+            case .gesture: for _ in 0..<3 { key(Self.power) }
+            case .digits(let text): for digit in text { key(digit == "0" ? 11 : UInt16(String(digit))! + 1) }
+            case .enter: key(Self.enter)
+            case .esc: key(Self.esc)
+            case .wait(let seconds): time += seconds * 1_000_000
+            case .reload: break
+            }
+        }
+        // A last key after the steps: a recording's clock moves only with its events.
+        key(30)
+        return Trace(devices: [Trace.Device(description: Self.keyboard, events: events)])
+    }
+
+    func replay(_ row: Row) throws -> [PromptCloseReason] {
+        let profile = try ProfileParser.parse(source: Self.profile, file: "museum.toml")
+        let hash = try #require(profile.passcodeHash)
+        var policy = profile.filterPolicy
+        if row.expired { policy.holdAllInput = true }
+        let notes = Replay.frames(
+            trace: recording(row), policy: policy,
+            passcode: { (try? Passcode.verify($0, against: hash)) ?? false }, expired: row.expired
+        ).compactMap(\.note)
+        let reasons = Dictionary(uniqueKeysWithValues: PromptCloseReason.allCases.map { (Replay.note($0), $0) })
+        return notes.compactMap { reasons[$0] }
+    }
+
+    @Test(arguments: rows)
+    func theDaemonAndTheReplayCloseThePromptAlike(_ row: Row) async throws {
+        let daemon = try await daemon(row)
+        #expect(daemon == row.outcomes, "kioskd: \(row.steps)")
+        guard !row.daemonOnly else { return }
+        let replay = try replay(row)
+        #expect(replay == row.outcomes, "replay: \(row.steps)")
+        #expect(replay == daemon)
+    }
+}

@@ -1,0 +1,26 @@
+import KioskCore
+import KioskDaemon
+import KioskInput
+import Synchronization
+
+/// A `SessionEnforcer` that keeps what the manager hands it: each state and profile, as the
+/// `FilterPolicy` kioskd's own enforcer would send the input broker for them
+/// (`KioskState.filterPolicy(profile:)`, KioskCore's mapping). Written on the manager's loop,
+/// read from the test.
+public final class RecordingEnforcer: SessionEnforcer, Sendable {
+    private let handed = Mutex<[(state: KioskState, policy: FilterPolicy)]>([])
+
+    public init() {}
+
+    public func enforce(_ state: KioskState, profile: Profile?) {
+        let policy = state.filterPolicy(profile: profile)
+        handed.withLock { $0.append((state, policy)) }
+    }
+
+    /// The policy last handed over (pass-through before the first).
+    public var policy: FilterPolicy { handed.withLock { $0.last?.policy ?? .passThrough } }
+    /// The state last handed over.
+    public var state: KioskState? { handed.withLock { $0.last?.state } }
+    /// How many times the manager handed a state over.
+    public var count: Int { handed.withLock { $0.count } }
+}
