@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import KioskCore
 import KioskDaemonTestSupport
+import KioskTestSupport
 import SystemdKit
 import Testing
 
@@ -29,23 +30,17 @@ import Testing
     func withManager(
         uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
         profiles: [String: String] = ["museum": museum],
-        _ body: (InProcessManager, ManagerClient) throws -> Void
+        _ body: (InProcessManager, ManagerClient) async throws -> Void
     ) async throws {
         let manager = try await InProcessManager(uid: uid, authorize: answer, profiles: profiles)
         do {
             let client = try ManagerClient(address: manager.bus.address)
-            try body(manager, client)
+            try await body(manager, client)
         } catch {
             await manager.stop()
             throw error
         }
         await manager.stop()
-    }
-
-    /// Waits (polling) until `condition` holds, at most 5 s.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<5000 where !condition() { usleep(1000) }
-        return condition()
     }
 
     // MARK: Validation comes before everything
@@ -216,14 +211,16 @@ import Testing
                 }
                 journal.note(error == .some(nil) ? "reply" : "error \(String(describing: error))")
             }
-            #expect(eventually { manager.store.waitingAtGate == 1 })
-            usleep(200_000)
-            // Held at the gate: not answered, not signalled, and reads still see the old state.
+            #expect(await eventually { manager.store.waitingAtGate == 1 })
+            // Held at the gate: not signalled (every signal sent so far is in the journal once the
+            // listener's round trip is back), not answered (the reply's order against the save is
+            // checked below), and reads still see the old state.
+            try await manager.signalsSent()
             #expect(manager.journal.all == ["identify", "authorize \(Self.manageRestrictions)", "save"])
             #expect(try client.state(Self.app, Self.controls) == "allow")
             manager.store.openGate()
             #expect(
-                eventually {
+                await eventually {
                     manager.journal.all.contains("reply")
                         && manager.journal.all.contains("signal RestrictionStateChanged")
                 })
@@ -244,7 +241,7 @@ import Testing
                 client.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
                     == "org.freedesktop.DBus.Error.Failed")
             #expect(try client.state(Self.app, Self.controls) == "allow")
-            usleep(100_000)
+            try await manager.signalsSent()
             #expect(!manager.journal.all.contains { $0.hasPrefix("signal") }, "\(manager.journal.all)")
         }
     }
@@ -256,7 +253,7 @@ import Testing
             try client.call("StartSession", [.string("museum")])
             let log = manager.journal.all
             let saved = try #require(log.firstIndex(of: "saved"))
-            #expect(eventually { manager.journal.all.contains("signal PropertiesChanged") })
+            #expect(await eventually { manager.journal.all.contains("signal PropertiesChanged") })
             #expect(saved < manager.journal.all.firstIndex(of: "signal PropertiesChanged")!)
             #expect(manager.store.saved.last?.session.isActive == true)
             // No passcode set anywhere: WrongPasscode (pointing at ForceEndSession), counted and saved.
@@ -274,7 +271,7 @@ import Testing
 
     /// Seven attempts from `uid` at once, the first one's outcome held at the gate until all
     /// have arrived; the answers.
-    func sevenParallelWrongPasscodes(_ manager: InProcessManager) -> CallJournal {
+    func sevenParallelWrongPasscodes(_ manager: InProcessManager) async throws -> CallJournal {
         manager.journal.removeAll()
         manager.store.closeGate()
         let address = manager.bus.address
@@ -288,8 +285,10 @@ import Testing
                 group.leave()
             }
         }
-        #expect(eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
-        usleep(100_000)
+        #expect(await eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
+        // The caller is identified on the loop and the attempt queued in the same turn: once the
+        // loop has run a turn after the seventh, all seven are queued.
+        try await manager.onLoop { _ in }
         manager.store.openGate()
         group.wait()
         return answers
@@ -298,7 +297,7 @@ import Testing
     @Test func parallelWrongPasscodesMeetTheThrottleOneAtATime() async throws {
         try await withManager(uid: 0) { manager, client in
             try client.call("StartSession", [.string("museum")])
-            let answers = sevenParallelWrongPasscodes(manager)
+            let answers = try await sevenParallelWrongPasscodes(manager)
             // 5 free attempts, the 6th counted, the 7th meets the 30 s wait: each attempt meets
             // the throttle only after the one before it is saved, so none slips past it.
             #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 6, "\(answers.all)")
@@ -313,7 +312,7 @@ import Testing
         try await withManager(uid: 0) { manager, client in
             try client.call("StartSession", [.string("museum")])
             manager.identity.become(1000)
-            let answers = sevenParallelWrongPasscodes(manager)
+            let answers = try await sevenParallelWrongPasscodes(manager)
             // One in flight and four waiting are checked; two are refused without hashing.
             #expect(answers.count(of: KioskError.Code.wrongPasscode.dbusName) == 5, "\(answers.all)")
             #expect(answers.count(of: KioskError.Code.throttled.dbusName) == 2, "\(answers.all)")

@@ -42,12 +42,6 @@ import Testing
 
     func digits(_ text: String) -> [PromptKey] { text.map { .digit(UInt8(String($0))!) } }
 
-    /// Waits until the journal holds `entry`, at most 10 s (a passcode check takes yescrypt's time).
-    func waitFor(_ entry: String, in manager: InProcessManager) -> Bool {
-        for _ in 0..<10_000 where !manager.journal.all.contains(entry) { usleep(1000) }
-        return manager.journal.all.contains(entry)
-    }
-
     @Test("the right PIN typed at the kiosk ends the session; the display saw the prompt open, the dots and the close")
     func rightPasscodeEndsTheSession() async throws {
         try await withSession { manager, client in
@@ -60,7 +54,7 @@ import Testing
             try await type(manager, digits("129") + [.refused, .backspace] + digits("34"))
             #expect(try client.property("PromptLength")?.uint64 == 4)
             try await type(manager, [.enter])
-            #expect(waitFor("signal PromptClosed accepted", in: manager), "\(manager.journal.all)")
+            #expect(manager.journal.waitFor("signal PromptClosed accepted"), "\(manager.journal.all)")
             #expect(try client.property("SessionState")?.string == "inactive")
             #expect(try client.property("PromptState")?.string == "closed")
             #expect(try client.property("PromptLength")?.uint64 == 0)
@@ -73,7 +67,7 @@ import Testing
         try await withSession { manager, client in
             try await manager.onLoop { $0.requestExit() }
             try await type(manager, digits("9999") + [.enter])
-            #expect(waitFor("signal PromptClosed rejected", in: manager), "\(manager.journal.all)")
+            #expect(manager.journal.waitFor("signal PromptClosed rejected"), "\(manager.journal.all)")
             #expect(try client.property("SessionState")?.string == "active")
             #expect(try client.property("PromptState")?.string == "closed")
             // Keys with the prompt closed do nothing.
@@ -81,11 +75,11 @@ import Testing
             #expect(try client.property("PromptState")?.string == "closed")
             try await manager.onLoop { $0.requestExit() }
             try await type(manager, digits("12") + [.cancel])
-            #expect(waitFor("signal PromptClosed cancelled", in: manager))
+            #expect(manager.journal.waitFor("signal PromptClosed cancelled"))
             #expect(try client.property("SessionState")?.string == "active")
             try await manager.onLoop { $0.requestExit() }
             try await type(manager, digits("1234") + [.enter])
-            #expect(waitFor("signal PromptClosed accepted", in: manager))
+            #expect(manager.journal.waitFor("signal PromptClosed accepted"))
             #expect(try client.property("SessionState")?.string == "inactive")
         }
     }
@@ -104,20 +98,20 @@ import Testing
         for attempt in 1...6 {
             try await manager.onLoop { $0.requestExit() }
             try await type(manager, digits("9999") + [.enter])
-            #expect(waitFor("signal PromptClosed rejected", in: manager), "attempt \(attempt)")
+            #expect(manager.journal.waitFor("signal PromptClosed rejected"), "attempt \(attempt)")
             manager.journal.removeAll()
         }
         #expect(try client.property("PromptRetryAfter")?.uint64 ?? 0 > 0)
         // …and the next is refused unchecked while the wait runs, even with the right PIN.
         try await manager.onLoop { $0.requestExit() }
         try await type(manager, digits("1234") + [.enter])
-        #expect(waitFor("signal PromptClosed throttled", in: manager))
+        #expect(manager.journal.waitFor("signal PromptClosed throttled"))
         #expect(try client.property("SessionState")?.string == "active")
         // After the wait, the right one ends the session.
         manager.clock.advance(by: .seconds(31))
         try await manager.onLoop { $0.requestExit() }
         try await type(manager, digits("1234") + [.enter])
-        #expect(waitFor("signal PromptClosed accepted", in: manager))
+        #expect(manager.journal.waitFor("signal PromptClosed accepted"))
         await manager.stop()
     }
 
@@ -128,7 +122,7 @@ import Testing
             try await manager.onLoop { $0.requestExit() }
             try await type(manager, digits("12"))
             manager.clock.advance(by: .seconds(1))
-            #expect(waitFor("signal PromptClosed timeout", in: manager), "\(manager.journal.all)")
+            #expect(manager.journal.waitFor("signal PromptClosed timeout"), "\(manager.journal.all)")
             #expect(try client.property("SessionState")?.string == "active")
         }
     }
@@ -138,7 +132,7 @@ import Testing
         try await withSession { manager, client in
             try await manager.onLoop { $0.requestExit() }
             try client.call("ForceEndSession", [])
-            #expect(waitFor("signal PromptClosed ended", in: manager))
+            #expect(manager.journal.waitFor("signal PromptClosed ended"))
             #expect(try client.property("PromptState")?.string == "closed")
         }
     }

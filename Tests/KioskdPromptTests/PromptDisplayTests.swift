@@ -49,17 +49,31 @@ import Testing
         return try JSONDecoder().decode(Screen.self, from: Data(out.stdout.utf8))
     }
 
-    /// Polls `probe` until `condition` holds or `timeout` passes; returns the last value.
-    static func poll<T>(
-        timeout: Duration = .seconds(15), _ probe: () throws -> T, until condition: (T) -> Bool
-    ) async throws -> T {
-        let deadline = ContinuousClock.now + timeout
-        var value = try probe()
-        while !condition(value), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(200))
-            value = try probe()
+    /// Polls `probe` until `condition` holds, at most 15 s; returns the last value.
+    static func poll<T>(_ probe: () throws -> T, until condition: (T) -> Bool) async throws -> T {
+        try await eventually(timeout: .seconds(15), every: .milliseconds(200), probe, until: condition)
+    }
+
+    /// The display's own log of its window, in order: "opened" and "closed" for each window it
+    /// made and destroyed. Each line is written when it happens, on GTK's thread, in one write(2).
+    static func windowLog(_ path: String) -> [String] {
+        text(path).split(separator: "\n").compactMap {
+            $0.contains("The prompt opened") ? "opened" : $0.contains("The prompt closed") ? "closed" : nil
         }
-        return value
+    }
+
+    /// Emits a time-limit warning of `seconds` until the display has said `sentence` (it speaks
+    /// only once it has read `SpeakWarnings`, which must be true); returns whether it did. The
+    /// display handles kioskd's events one at a time, in order: once a warning is spoken,
+    /// everything before it has been handled, and whatever the handling wrote to the log is there.
+    static func spokenWarning(_ standIn: StandInKioskd, said: String, seconds: Int, sentence: String) async throws
+        -> Bool
+    {
+        let before = text(said).count
+        return try await eventually(timeout: .seconds(15), every: .milliseconds(500)) {
+            try standIn.emit("TimeLimitWarning", [seconds])
+            return text(said).dropFirst(before).contains(sentence + "\n")
+        }
     }
 
     /// A speak command that appends each sentence to a file, instead of espeak-ng.
@@ -117,11 +131,14 @@ import Testing
             prompt.signal()
             prompt.wait()
         }
-        try await Task.sleep(for: .seconds(1))
         let standIn = try StandInKioskd(bus: bus)
         defer { standIn.stop() }
-        try await Task.sleep(for: .seconds(1))
+        // The sentinel: a spoken warning, after the display has read the (closed) prompt.
+        try standIn.set(["SpeakWarnings": true])
+        #expect(try await Self.spokenWarning(standIn, said: said, seconds: 120, sentence: "2 minutes left"))
+        #expect(Self.windowLog(log) == [], "a window while the prompt is closed")
         #expect(try Self.look(at: framebuffer).uniform, "a window while the prompt is closed")
+        try standIn.set(["SpeakWarnings": false])
 
         // Open with 3 characters typed: a full-screen window with 3 dots and the 12 keys.
         try standIn.set([
@@ -149,17 +166,17 @@ import Testing
         screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
         #expect(screen.uniform, "the window outlived the prompt")
 
-        // A spoken warning opens nothing.
+        // A spoken warning opens nothing. The sentinel: two later changes, handled after it, in
+        // order: SpeakWarnings off (a window the warning had opened would go, and say so) and the
+        // prompt opened again (its window is the second the log shows).
         try standIn.set(["SpeakWarnings": true])
-        try standIn.emit("TimeLimitWarning", [300])
-        let spoken = try await Self.poll({ Self.text(said) }) { !$0.isEmpty }
-        #expect(spoken == "5 minutes left\n")
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try Self.look(at: framebuffer).uniform, "a time-limit warning opened a window")
+        #expect(try await Self.spokenWarning(standIn, said: said, seconds: 300, sentence: "5 minutes left"))
+        try standIn.set(["SpeakWarnings": false])
 
         // kioskd going away while the prompt is open takes the window with it.
         try standIn.set(["PromptState": "open", "PromptLength": 1])
         _ = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.dots == 1 }
+        #expect(Self.windowLog(log) == ["opened", "closed", "opened"], "a time-limit warning opened a window")
         standIn.stop()
         screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
         #expect(screen.uniform, "the window outlived kioskd")
@@ -202,8 +219,12 @@ import Testing
         }
         let standIn = try StandInKioskd(bus: bus)
         defer { standIn.stop() }
-        try await Task.sleep(for: .seconds(1))
+        // The sentinel: a spoken warning, after the display has read the (closed) prompt.
+        try standIn.set(["SpeakWarnings": true])
+        #expect(try await Self.spokenWarning(standIn, said: said, seconds: 120, sentence: "2 minutes left"))
+        #expect(Self.windowLog(log) == [], "a window before the prompt opened")
         #expect(!Self.text(log).contains("get_toplevel"), "a window before the prompt opened")
+        try standIn.set(["SpeakWarnings": false])
 
         try standIn.set(["SessionState": "active", "PromptState": "open", "PromptLength": 2])
         // cage maximizes the new toplevel to its whole 1280×720 output.
@@ -215,13 +236,16 @@ import Testing
         let closed = try await Self.poll({ Self.text(log) }) { $0.contains("The prompt closed") }
         #expect(closed.contains("xdg_toplevel@") && closed.contains(".destroy()"), "the toplevel was not destroyed")
 
-        // A spoken warning makes no new toplevel (under cage it would take the app's focus).
+        // A spoken warning makes no new toplevel (under cage it would take the app's focus). The
+        // sentinel: two later changes, handled after it, in order: SpeakWarnings off (a window
+        // the warning had opened would go, and say so) and the prompt opened again.
         try standIn.set(["SpeakWarnings": true])
-        try standIn.emit("TimeLimitWarning", [60])
-        #expect(try await Self.poll({ Self.text(said) }) { !$0.isEmpty } == "1 minute left\n")
-        try await Task.sleep(for: .milliseconds(500))
-        let rest = (Self.text(log).components(separatedBy: "The prompt closed").last ?? "")
-        #expect(!rest.contains("get_toplevel"), "a warning opened a window")
+        #expect(try await Self.spokenWarning(standIn, said: said, seconds: 60, sentence: "1 minute left"))
+        try standIn.set(["SpeakWarnings": false])
+        try standIn.set(["PromptState": "open", "PromptLength": 1])
+        let reopened = try await Self.poll({ Self.windowLog(log) }) { $0.count >= 3 }
+        #expect(reopened == ["opened", "closed", "opened"], "a warning opened a window")
+        #expect(Self.text(log).components(separatedBy: "get_toplevel").count - 1 == 2, "a warning made a toplevel")
         #expect(compositor.isRunning, "cage (and so kioskd-prompt, its app) exited:\n\(Self.text(log).suffix(3000))")
     }
 }

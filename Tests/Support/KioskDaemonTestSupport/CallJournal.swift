@@ -1,4 +1,4 @@
-import Glibc
+import KioskTestSupport
 import Synchronization
 
 /// What happened, in order, across the fakes and the test: `identify`, `authorize <action>`,
@@ -19,8 +19,6 @@ public final class CallJournal: Sendable {
     /// Waits until the journal holds `entry` (at most `timeout`: a passcode check takes
     /// yescrypt's time); returns whether it does.
     public func waitFor(_ entry: String, timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !all.contains(entry), ContinuousClock.now < deadline { usleep(1000) }
-        return all.contains(entry)
+        eventually(timeout: timeout) { all.contains(entry) }
     }
 }

@@ -89,6 +89,17 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         }
     }
 
+    /// Returns once every signal the manager sent before this call is in the journal: the sentinel
+    /// a test waits on before it says a signal was *not* sent. A round trip from the listener to
+    /// the manager (`Peer.Ping`, answered on the manager's loop after whatever it was handling):
+    /// the bus hands the listener the manager's messages in the order they were sent, and the
+    /// listener handles them in that order, so the signals sent before the reply are noted first.
+    public func signalsSent() async throws {
+        _ = try await listener?.call(
+            destination: KioskWire.busName, path: KioskWire.objectPath, interface: "org.freedesktop.DBus.Peer",
+            member: "Ping")
+    }
+
     /// Stops the manager, closes the connections and the bus.
     public func stop() async {
         _ = try? await listenerLoop.perform { [self] in
