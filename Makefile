@@ -31,7 +31,7 @@ APT_PACKAGES += libinput-tools
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
-.PHONY: all deps build test check-module-graph test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint clean
+.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint clean
 
 all: build
 
@@ -59,7 +59,7 @@ build: deps
 	$(SWIFT) build -c $(CONFIG) $(SWIFTFLAGS)
 
 test: deps
-	$(MAKE) --no-print-directory check-module-graph
+	$(MAKE) --no-print-directory check-module-graph check-tree
 	Tests/Support/fetch-sshd >/dev/null
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFTFLAGS)
@@ -71,6 +71,12 @@ test: deps
 # Dispatch or Logging and read no clock. Seconds, no build.
 check-module-graph:
 	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
+
+# What a reader is told, checked: no reference they cannot open (a design document, an issue or
+# a session number), and every relative link in the Markdown resolves (file and heading).
+# Seconds, no build.
+check-tree:
+	python3 scripts/check-tree.py
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
@@ -145,7 +151,7 @@ bench-bus: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
 	KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" "$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
-# The broker's added latency (issue 14), inside the VM like test-vm: kioskd (the multi-call binary
+# The broker's added latency (docs/benchmarks.md § Latency), inside the VM like test-vm: kioskd (the multi-call binary
 # as the package ships it, a session active on a private dbus-daemon) and the plain loop in C
 # (Benchmarks/PlainLoop, built with the host's cc, libevdev for the clone) alternate on the same
 # fake devices; LatencyBench prints p50/p99 for each, their ratio and CPU per frame.
@@ -158,7 +164,7 @@ bench-latency: deps link-inputs
 	VM_UDEV=1 VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP LATENCY_ROUNDS LATENCY_FRAMES" KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" \
 	  PLAIN_LOOP="$(PLAIN_LOOP)" Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
 
-# How long a new input node is open before the broker grabs it (issue 13 §7), release build, in
+# How long a new input node is open before the broker grabs it (docs/input-enforcement.md § Hotplug), release build, in
 # the VM with udev running (HOTPLUG_ROUNDS, default 100). VM_CPUS=2 gives the guest two vCPUs.
 bench-hotplug: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product HotplugBench $(SWIFTFLAGS)

@@ -1,4 +1,4 @@
-// Bus benchmark (issue 3): kioskd (release) against a private dbus-daemon, measured in one run.
+// Bus benchmark (docs/benchmarks.md#bus): kioskd (release) against a private dbus-daemon, measured in one run.
 // `make bench-bus` builds kioskd and this in release mode and runs it.
 //
 //  1. GetRestrictionState round trip next to the bus driver's own org.freedesktop.DBus.GetId,

@@ -1,4 +1,4 @@
-// Hot-plug benchmark (issue 13 §7): how long a new input node is open to everyone before kioskd
+// Hot-plug benchmark (docs/benchmarks.md#input): how long a new input node is open to everyone before kioskd
 // holds it, with the broker built as the package builds it (release). `make bench-hotplug` runs
 // this inside the VM (root, /dev/uinput, udev running its rules for every new device, as on a
 // kiosk); BrokerTests.earlyGrabLatency measures the same in the test build.

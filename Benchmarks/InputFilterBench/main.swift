@@ -243,7 +243,7 @@ workloads.append(
         name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents,
         policy: leftStrip))
 
-// Issue 14's rules: pointers (real mouse, trackpad and pen recordings) and typing under a
+// The rules of docs/profiles.md#pointers and its key rules: pointers (real mouse, trackpad and pen recordings) and typing under a
 // session's key rules (escape chords, locked and allowed combos, an allowed-device entry).
 let pointerTraces: [(String, String, FilterPolicy)] = [
     ("saitek-cyborg-rat5-mouse.motion-and-clicks.evemu", "+pointer allowed", FilterPolicy(pointer: .allowed)),

@@ -1,4 +1,4 @@
-// Latency benchmark (issue 14): what kioskd's broker adds between a physical event and its clone,
+// Latency benchmark (docs/benchmarks.md#latency): what kioskd's broker adds between a physical event and its clone,
 // next to a plain read→write loop (Benchmarks/PlainLoop/plain-loop.c) of the same events in the
 // same VM run. `make bench-latency` builds both in release mode and runs this inside the VM
 // (Tests/VM/run-in-vm: root, /dev/uinput, udev).

@@ -1,4 +1,4 @@
-// Store benchmark (issue 2): save with fsync and load of a registry of 1,000 apps × 50
+// Store benchmark (docs/benchmarks.md#state-store): save with fsync and load of a registry of 1,000 apps × 50
 // restrictions, and the memory a load takes at its peak. Run in release mode: `make bench-store`.
 import Foundation
 import KioskCore

@@ -1,5 +1,5 @@
-// exam-app: an exam app that locks the kiosk to itself while the exam runs (issue 16 §2, as
-// iOS's UIAccessibilityRequestGuidedAccessSession). It registers, requests a session of the
+// exam-app: an exam app that locks the kiosk to itself while the exam runs (docs/client.md,
+// as iOS's UIAccessibilityRequestGuidedAccessSession). It registers, requests a session of the
 // profile made for it (`app = "org.example.Exam"`, `[session] app-may-request = true`), runs
 // the exam (here: until SIGTERM or `EXAM_SECONDS`), then releases the session. If it crashed,
 // the session would stay: an exam app that crashes must not unlock the exam (staff end it with

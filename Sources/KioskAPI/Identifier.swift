@@ -13,7 +13,7 @@ public typealias AppID = ReverseDNSIdentifier<ApplicationKind>
 /// (`org.example.MuseumMap.controls`), as iOS's `guidedAccessRestrictionIdentifiers` do.
 public typealias RestrictionID = ReverseDNSIdentifier<RestrictionKind>
 
-/// A validated reverse-DNS identifier (DESIGN §3: ≤ 255 bytes, at least two labels of
+/// A validated reverse-DNS identifier (docs/dbus-api.md: ≤ 255 bytes, at least two labels of
 /// `[A-Za-z0-9_-]`, none empty, none starting with a digit). The kind keeps app ids and
 /// restriction ids apart in the type system.
 public struct ReverseDNSIdentifier<Kind: ReverseDNSKind>: Hashable, Comparable, Sendable, CustomStringConvertible,

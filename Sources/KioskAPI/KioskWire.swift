@@ -67,7 +67,7 @@ public enum KioskWire {
         public static let requestSession = "org.kioskd.GuidedAccess1.request-session"
     }
 
-    /// The limits of DESIGN §3; input beyond them is `InvalidArgs` and changes nothing.
+    /// The limits of docs/dbus-api.md; input beyond them is `InvalidArgs` and changes nothing.
     public enum Limits {
         public static let idBytes = 255
         public static let titleBytes = 256

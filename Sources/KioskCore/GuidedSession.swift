@@ -1,6 +1,6 @@
 import KioskAPI
 
-/// A guided-access session: the state machine of DESIGN §2, with the time limit and the
+/// A guided-access session: the state machine of docs/dbus-api.md § Sessions, with the time limit and the
 /// restriction presets it applied. Pure: every transition takes the time as an argument.
 ///
 /// ```

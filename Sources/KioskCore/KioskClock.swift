@@ -1,6 +1,6 @@
 import KioskAPI
 
-/// The kiosk clock (issue 13 §6): the time every wait and limit is measured on.
+/// The kiosk clock (docs/dbus-api.md § Time): the time every wait and limit is measured on.
 ///
 /// While kioskd runs it is `CLOCK_BOOTTIME` plus an offset: it counts suspend, and setting the
 /// wall clock (by hand or NTP, in either direction) changes nothing. Across a reboot it resumes

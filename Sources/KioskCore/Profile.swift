@@ -1,7 +1,7 @@
 import KioskAPI
 import KioskInput
 
-/// A guided-access profile: what a session locks and presets (DESIGN §2).
+/// A guided-access profile: what a session locks and presets (docs/profiles.md).
 ///
 /// Built only by ``ProfileParser``, so every value in it has been validated.
 public struct Profile: Hashable, Sendable, Encodable {

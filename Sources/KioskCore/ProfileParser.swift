@@ -17,7 +17,7 @@ public struct ProfileError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 
-/// Parses and validates profile files (DESIGN §2). Unknown keys and wrong types are
+/// Parses and validates profile files (docs/profiles.md). Unknown keys and wrong types are
 /// errors, so a typo can never silently weaken a lock.
 public enum ProfileParser {
     /// Parses a profile from the bytes of `file` (the name is used in messages only).

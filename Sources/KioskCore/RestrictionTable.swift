@@ -1,8 +1,8 @@
 import KioskAPI
 
 /// One app's restrictions, packed so that the registry stays small: kioskd keeps up to 1,024
-/// apps × 512 restrictions in memory for as long as it runs (issue 3: 1,000 × 50 must fit in
-/// 30 MB with everything else). As `Restriction` values each one would cost about 320 bytes
+/// apps × 512 restrictions in memory for as long as it runs (docs/benchmarks.md § Bus: 1,000 × 50
+/// fit in 30 MB with everything else). As `Restriction` values each one would cost about 320 bytes
 /// (the struct plus three heap strings with their headers and malloc overhead); packed, it
 /// costs its text plus one 12-byte ``Entry``, in two allocations per app:
 ///

@@ -16,7 +16,7 @@ public enum KioskService {
     public struct Options: Sendable {
         public var stateDirectory: String
         public var profileDirectory: String
-        /// Broker input devices (DESIGN §4); false for `--no-input` (registry and bus only; a
+        /// Broker input devices (docs/input-enforcement.md); false for `--no-input` (registry and bus only; a
         /// locked power key still takes logind's inhibitor).
         public var brokerInput: Bool
         /// Emptied at every boot (`RuntimeDirectory=`): where the kiosk clock's marker tells a

@@ -3,7 +3,7 @@ import Logging
 import SystemPackage
 import SystemdKit
 
-/// Changing a live session without ending it (issue 16 §1): its time limit, and what profiles
+/// Changing a live session without ending it (docs/dbus-api.md § Changing a live session): its time limit, and what profiles
 /// there are to start one with.
 extension ManagerObject {
     /// The longest a single extension may add or take away.

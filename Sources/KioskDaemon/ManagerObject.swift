@@ -26,7 +26,7 @@ struct Caller {
 }
 
 /// `org.kioskd.GuidedAccess1.Manager` at `/org/kioskd/GuidedAccess1`: the D-Bus API v1 of
-/// DESIGN §3 over the pure model (`KioskCore`) and the state file (`KioskStore`).
+/// docs/dbus-api.md over the pure model (`KioskCore`) and the state file (`KioskStore`).
 ///
 /// Lives on the loop thread. Every method has the systemd shape: parse and validate
 /// (`InvalidArgs` naming the value) → no-op short-circuit → authorize (polkit, asynchronously;

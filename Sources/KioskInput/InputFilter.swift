@@ -1,4 +1,4 @@
-/// The input filter of DESIGN §4.3: a pure state machine over evdev events.
+/// The input filter (docs/input-enforcement.md): a pure state machine over evdev events.
 ///
 /// One `InputFilter` holds what all devices share (the policy, the modifiers held on any
 /// keyboard for escape chords, the exit gesture's recent presses) and one `DeviceFilter` per

@@ -30,7 +30,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The versioned JSON file that holds a ``KioskState`` (DESIGN §2: state survives app
+/// The versioned JSON file that holds a ``KioskState`` (docs/state-store.md: state survives app
 /// restarts, daemon restarts and reboots).
 ///
 /// Writes are atomic and durable: the new state goes to a temporary file in the same

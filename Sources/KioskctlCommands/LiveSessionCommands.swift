@@ -9,7 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `kioskctl extend DURATION`: more (or less) time for the session (issue 16 §1).
+/// `kioskctl extend DURATION`: more (or less) time for the session (docs/kioskctl.md).
 struct ExtendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extend",
@@ -50,7 +50,7 @@ struct ExtendCommand: AsyncParsableCommand {
     }
 }
 
-/// `kioskctl deadline TIME|none`: when the session's time limit ends (issue 16 §1).
+/// `kioskctl deadline TIME|none`: when the session's time limit ends (docs/kioskctl.md).
 struct DeadlineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deadline",
@@ -121,7 +121,7 @@ struct DeadlineCommand: AsyncParsableCommand {
     }
 }
 
-/// `kioskctl profiles`: the installed profiles, as kioskd sees them (issue 16 §1).
+/// `kioskctl profiles`: the installed profiles, as kioskd sees them (docs/kioskctl.md).
 struct ProfilesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profiles",
@@ -167,7 +167,7 @@ struct ProfileJSON: Encodable {
     }
 }
 
-/// `kioskctl reload`: the session takes its edited profile (issue 16 §1); what
+/// `kioskctl reload`: the session takes its edited profile (docs/kioskctl.md); what
 /// `systemctl reload kioskd` runs.
 struct ReloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -191,7 +191,7 @@ struct ReloadCommand: AsyncParsableCommand {
     }
 }
 
-/// `kioskctl confirm`: the trial session stays (issue 16 §1).
+/// `kioskctl confirm`: the trial session stays (docs/kioskctl.md).
 struct ConfirmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "confirm",

@@ -9,7 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `kioskd`: parses the flags of DESIGN §7 and runs `KioskService`.
+/// `kioskd`: parses the flags of kioskd(8) (packaging/man/kioskd.8) and runs `KioskService`.
 struct Kioskd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd",

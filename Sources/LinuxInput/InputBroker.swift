@@ -5,7 +5,7 @@ import SystemdKit
 import struct SystemPackage.Errno
 import struct SystemPackage.FileDescriptor
 
-/// The input broker of DESIGN §4: every input node with keys, buttons or touch goes through
+/// The input broker (docs/input-enforcement.md): every input node with keys, buttons or touch goes through
 /// kioskd's filter on its way to the kiosk.
 ///
 /// For each such node, found at ``start()`` (sd-device enumeration) or plugged in later (the

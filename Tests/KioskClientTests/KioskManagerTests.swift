@@ -332,7 +332,7 @@ import Testing
         await client.close()
     }
 
-    /// Issue 16 §2: an exam app locks the kiosk to itself and lets it go; the client tells the
+    /// An exam app locks the kiosk to itself and lets it go; the client tells the
     /// app the session is its own (`ActiveApp`).
     @Test func anAppRequestsAndReleasesItsOwnSession() async throws {
         let f = try Fixture()

@@ -4,7 +4,7 @@ import KioskInput
 import KioskTestSupport
 import Testing
 
-/// Issue 14: each promise the bundled profiles make in their comments, checked through the
+/// Each promise the bundled profiles make in their comments, checked through the
 /// filter they map to, on devices like a kiosk's.
 @Suite struct BundledProfilePromisesTests {
     func policy(_ name: String) throws -> FilterPolicy {

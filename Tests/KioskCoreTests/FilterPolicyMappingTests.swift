@@ -41,7 +41,7 @@ import Testing
         #expect(!policy.blockEscapeChords)
     }
 
-    /// Issue 14: key combinations, written as modifiers and a key position, and predefined groups.
+    /// Key combinations, written as modifiers and a key position, and predefined groups.
     @Test func lockedCombosAndGroupsBecomeTheFiltersCombos() throws {
         let policy = try profile(
             """
@@ -77,7 +77,7 @@ import Testing
         #expect(throws: (any Error).self) { try profile("[buttons]\ncombo-groups = [\"games\"]") }
     }
 
-    /// Issue 14: Alt+←/→ may be let through (a browser's Back and Forward); nothing else may.
+    /// Alt+←/→ may be let through (a browser's Back and Forward); nothing else may.
     @Test func allowedChordsLetOnlyAltArrowsThrough() throws {
         let policy = try profile("[buttons]\nallowed-chords = [\"Alt+Left\", \"Alt+Right\", \"Alt+Left\"]").filterPolicy
         #expect(policy.blockEscapeChords)
@@ -189,7 +189,7 @@ import Testing
         #expect(policy.exitGesture == ExitGesture(key: key("KEY_POWER"), presses: 3, within: 1_500_000))
     }
 
-    /// Issue 14: `[pointer] mode = "follow-touch"` (the default) takes the touch mode's.
+    /// `[pointer] mode = "follow-touch"` (the default) takes the touch mode's.
     @Test func pointerFollowsTouchByDefault() throws {
         #expect(try profile("").filterPolicy.pointer == .allowed)
         #expect(try profile("[touch]\nmode = \"none\"").filterPolicy.pointer == .locked)

@@ -1,7 +1,7 @@
 import KioskCore
 import Testing
 
-/// Issue 13 §6: waits and limits on the kiosk clock (CLOCK_BOOTTIME while kioskd runs), which a
+/// Waits and limits on the kiosk clock (CLOCK_BOOTTIME while kioskd runs), which a
 /// wall-clock jump does not move; across a reboot a throttle wait restarts in full and a
 /// session's time resumes.
 @Suite struct KioskClockTests {
@@ -78,7 +78,7 @@ import Testing
         #expect(newBoot)
     }
 
-    /// Issue 16: an unconfirmed trial session does not survive a reboot; a restart keeps it.
+    /// An unconfirmed trial session does not survive a reboot; a restart keeps it.
     @Test func aRebootEndsAnUnconfirmedTrialSession() throws {
         var state = KioskState()
         var registry = state.registry

@@ -1,7 +1,7 @@
 import KioskCore
 import Testing
 
-/// Issue 13 §1: a hash is taken only from a file no one but its trusted owner can read or write.
+/// A hash is taken only from a file no one but its trusted owner can read or write.
 @Suite struct PasscodeFileSafetyTests {
     @Test(arguments: [0o600, 0o400, 0o700, 0o100600] as [UInt32])
     func privateFilesOfATrustedOwnerAreSafe(_ mode: UInt32) {

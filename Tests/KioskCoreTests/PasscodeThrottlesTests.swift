@@ -2,7 +2,7 @@ import Foundation
 import KioskCore
 import Testing
 
-/// Issue 13 §2: one throttle count per source, so that no uid can throttle another (or the staff
+/// One throttle count per source, so that no uid can throttle another (or the staff
 /// member at the kiosk), each on the same schedule and persisted.
 @Suite struct PasscodeThrottlesTests {
     let now = WallClockTime(microseconds: 1_000_000)

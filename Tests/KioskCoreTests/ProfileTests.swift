@@ -157,9 +157,9 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "it must be \"allow\" or \"deny\""
         ),
         ("[restrictions.\"org.example.A\"]\n\"org..x\" = \"deny\"\n", "2:1", "empty label"),
-        // Issue 16: only a profile with an app may be requested by it.
+        // Only a profile with an app may be requested by it.
         ("[session]\napp-may-request = true\n", "2:19", "needs the profile's app"),
-        // Issue 14: pointers, accessibility, allowed devices.
+        // Pointers, accessibility, allowed devices.
         ("[pointer]\nmode = \"regions\"\n", "2:8", "it must be \"follow-touch\" or \"locked\" or \"allowed\""),
         ("[pointer]\nmodes = \"locked\"\n", "2:1", "did you mean \"mode\""),
         ("[accessibility]\nallowed-keys = [\"BTN_LEFT\"]\n", "2:17", "not an evdev keyboard key name"),

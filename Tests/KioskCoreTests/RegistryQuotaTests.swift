@@ -1,7 +1,7 @@
 import KioskCore
 import Testing
 
-/// Issue 13 §3: no uid can fill the registry for everyone, and an admin can take an id back.
+/// No uid can fill the registry for everyone, and an admin can take an id back.
 @Suite struct RegistryQuotaTests {
     static func app(_ n: Int) -> AppID { try! AppID("org.example.App\(n)") }
 

@@ -130,7 +130,7 @@ func declarations(_ app: String, _ names: [String]) -> [RestrictionDeclaration] 
         #expect(!all.contains { $0.id.rawValue == "org.example.MuseumMap.g0r199" })
     }
 
-    /// Issue 13 §4: an owner retired 256 ids, then 256 more, then declared `controls` again, and
+    /// An owner retired 256 ids, then 256 more, then declared `controls` again, and
     /// got it back as `allow` where an admin had denied it.
     @Test func aDeniedRestrictionIsNeverForgottenByRetiringOthers() throws {
         var registry = Registry()

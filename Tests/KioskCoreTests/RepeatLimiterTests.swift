@@ -1,7 +1,7 @@
 import KioskCore
 import Testing
 
-/// Issue 13 §2: one uid cannot flood the journal; what it was not told is summarised.
+/// One uid cannot flood the journal; what it was not told is summarised.
 @Suite struct RepeatLimiterTests {
     @Test func theFirstBurstIsLoggedTheRestCountedAndSummarisedOnceTheWindowIsOver() {
         var limiter = RepeatLimiter(burst: 3, window: .seconds(60))

@@ -173,7 +173,7 @@ import Testing
         #expect(session.advance(to: clock.now()) == [.expired])
     }
 
-    /// Issue 16: a deadline moved during the session sends the profile's warnings again for the
+    /// A deadline moved during the session sends the profile's warnings again for the
     /// marks still ahead of the new end; one moved into the past expires the session at once.
     @Test func aMovedDeadlineRearmsTheWarningsAheadOfIt() throws {
         var registry = Registry()

@@ -8,7 +8,7 @@ import Testing
 
 @testable import KioskDaemon
 
-/// Issue 16 §3: every kind of audit entry has a stable `MESSAGE_ID`, explained in the catalog
+/// Every kind of audit entry has a stable `MESSAGE_ID`, explained in the catalog
 /// the package installs; kioskd's entries carry it (read here from kioskd's structured lines on
 /// stderr: the CI host has no journald; the boot test reads them with journalctl).
 @Suite struct AuditTrailTests {

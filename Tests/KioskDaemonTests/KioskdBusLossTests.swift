@@ -5,7 +5,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Losing the bus (issue 13 §7a): a kioskd whose bus goes away says so and exits non-zero, so
+/// Losing the bus: a kioskd whose bus goes away says so and exits non-zero, so
 /// that systemd starts it again; the session's locks come back with it.
 @Suite(.serialized) struct KioskdBusLossTests {
     @Test func kioskdExitsNonZeroWhenTheBusGoesAwayAndItsSessionComesBackLocked() throws {

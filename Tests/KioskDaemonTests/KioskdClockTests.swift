@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 13 §6 with the real kioskd: a restart in the same boot keeps every wait and limit
+/// A restart in the same boot keeps every wait and limit
 /// running; after a reboot (its runtime directory emptied) a throttle wait restarts in full and
 /// the session's remaining time goes on from the last save (time powered off does not count).
 @Suite(.serialized) struct KioskdClockTests {

@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 13 §2: no uid can block an admin or the passcode, nor make anyone else wait.
+/// No uid can block an admin or the passcode, nor make anyone else wait.
 @Suite(.serialized) struct KioskdFloodTests {
     /// What nobody runs: `count` RegisterApplication calls sent at once without waiting for a
     /// reply, "fired" once they are all sent, then "done N" when every reply is in.

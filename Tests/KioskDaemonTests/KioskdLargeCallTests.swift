@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 13 §3: a RegisterApplication of tens of MiB was made into values on the loop before the
+/// A RegisterApplication of tens of MiB was made into values on the loop before the
 /// 256-restriction limit applied; now it is read no further than the limit.
 @Suite(.serialized) struct KioskdLargeCallTests {
     static func peakMiB(_ pid: pid_t) throws -> Double {

@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 13 §1: kioskd takes a passcode hash only from a profile private to root or its own uid
+/// kioskd takes a passcode hash only from a profile private to root or its own uid
 /// (sshd's StrictModes); anyone could otherwise copy the hash and guess the passcode offline.
 @Suite(.serialized) struct KioskdProfileModeTests {
     static let withHash = KioskdSessionTests.museum + "\n[passcode]\nhash = \"\(KioskdProcess.passcodeHash)\"\n"

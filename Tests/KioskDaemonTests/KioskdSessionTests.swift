@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 5's bus-level must-shows: presets applied and restored, an admin's change kept, the
+/// Sessions over the bus: presets applied and restored, an admin's change kept, the
 /// throttle's schedule across restarts, ForceEndSession, a session surviving SIGKILL, and the
 /// passcode never leaving kioskd.
 @Suite(.serialized) struct KioskdSessionTests {

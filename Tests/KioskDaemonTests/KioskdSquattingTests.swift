@@ -6,7 +6,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Squatting and exhaustion of the registry (issue 13 §3), over the bus: `nobody` registered
+/// Squatting and exhaustion of the registry, over the bus: `nobody` registered
 /// 1,024 empty apps and every other uid, root included, was refused; squatted ids could only be
 /// recovered by hand-editing state.json.
 @Suite(.serialized) struct KioskdSquattingTests {

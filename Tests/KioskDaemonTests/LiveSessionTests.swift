@@ -9,7 +9,7 @@ import Testing
 
 @testable import KioskDaemon
 
-/// Issue 16 §1: a live session's time limit changed without ending it (`ExtendSession`,
+/// A live session's time limit changed without ending it (`ExtendSession`,
 /// `SetSessionDeadline`), and `ListProfiles`; in process, on the manager's manual clock.
 @Suite(.serialized) struct LiveSessionTests {
     static let timed = """

@@ -306,7 +306,7 @@ import Testing
         }
     }
 
-    /// Issue 13 §2: a uid other than root has at most 4 attempts waiting (root is never refused
+    /// A uid other than root has at most 4 attempts waiting (root is never refused
     /// for a full queue), so no uid can fill the queue ahead of root's.
     @Test func aUIDOtherThanRootHasAtMostFourPasscodeAttemptsWaiting() async throws {
         try await withManager(uid: 0) { manager, client in

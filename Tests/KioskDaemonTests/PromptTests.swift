@@ -8,7 +8,7 @@ import KioskTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 15: kioskd's passcode prompt at the kiosk, in process: the broker's callbacks
+/// kioskd's passcode prompt at the kiosk, in process: the broker's callbacks
 /// (`requestExit`, `promptKey`) driven on the manager's loop, what a display reads and hears
 /// on the bus, and the kiosk's own throttle count. The filter's side (which keys are read, the
 /// pad, nothing forwarded) is in the scenarios; the whole path on real devices in the VM.

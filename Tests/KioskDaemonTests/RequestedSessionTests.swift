@@ -6,7 +6,7 @@ import KioskTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 16 §2, exam mode: an app locks the kiosk to itself (`RequestSession`) and lets it go
+/// Exam mode (docs/client.md): an app locks the kiosk to itself (`RequestSession`) and lets it go
 /// (`ReleaseSession`); only its owner, only for a profile made for it that allows it; no other
 /// app can release it. In process; every caller is uid 1000.
 @Suite(.serialized) struct RequestedSessionTests {

@@ -216,7 +216,7 @@ import Testing
         #expect(h.lines == ["stopped"])
     }
 
-    /// Issue 13 §2: one uid's flood of registrations neither delays nor refuses an admin's change
+    /// One uid's flood of registrations neither delays nor refuses an admin's change
     /// or a passcode attempt, nor another uid's registrations.
     @Test func privilegedChangesGoAheadOfUnprivilegedOnesWhichAreCappedPerUID() throws {
         let h = try Harness(held: true, maxWaiting: 4, maxWaitingPerUID: 2)

@@ -42,7 +42,7 @@ func filterFrames(
 }
 
 /// A consumer of the clone (what the kiosk sees), checking every frame it is sent against the
-/// invariants of DESIGN §4 and issue 4.
+/// invariants of docs/input-enforcement.md.
 struct CloneChecker {
     let description: DeviceDescription
     var slot = 0

@@ -2,7 +2,7 @@ import KioskInput
 import KioskTraces
 import Testing
 
-/// Issue 15 §4: `kioskctl replay` models kioskd's passcode prompt — typed, on the pad, cancelled,
+/// `kioskctl replay` models kioskd's passcode prompt — typed, on the pad, cancelled,
 /// timed out, on an expired session, wrong then right. The passcode check is a stand-in here
 /// (`== "1234"`); KioskctlTests replays through the real tool and libcrypt.
 @Suite struct ReplayPromptTests {

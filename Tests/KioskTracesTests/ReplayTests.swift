@@ -55,7 +55,7 @@ import Testing
             ])
     }
 
-    /// Issue 14: replay honours `[pointer]` and `[[device]]` entries, matched on the recording's
+    /// Replay honours `[pointer]` and `[[device]]` entries, matched on the recording's
     /// own `N:`/`I:` lines; a udev match cannot be judged offline, and replay says so.
     @Test func replayHonoursPointerRulesAndAllowedDevices() throws {
         let text = """

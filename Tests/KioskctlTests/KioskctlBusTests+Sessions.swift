@@ -207,7 +207,7 @@ extension KioskctlBusTests {
         _ = try f.ctl("start", "plain")
         #expect(try f.ctl("end", "--passcode-stdin", input: "5678\n").status == 0)
         #expect(try f.ctl("passcode", "set", "--json", "--passcode-stdin", input: "5678\n4321\n").stdout == "{\n\n}\n")
-        // Issue 15: a passcode that is not all digits cannot be typed on the prompt at the kiosk.
+        // A passcode that is not all digits cannot be typed on the prompt at the kiosk.
         let letters = try f.ctl("passcode", "set", "--passcode-stdin", input: "4321\ncorrect horse\n")
         #expect(letters.status == 0, "\(letters)")
         #expect(letters.stderr.hasPrefix("warning: the new passcode is not all digits"), "\(letters)")

@@ -5,7 +5,7 @@ import KioskTestSupport
 import KioskdTestSupport
 import Testing
 
-/// Issue 16 §1 from the command line: `kioskctl extend`, `deadline`, `profiles`, against the real
+/// A live session changed from the command line: `kioskctl extend`, `deadline`, `profiles`, against the real
 /// kioskd on a private bus (as root: no polkit).
 extension KioskctlBusTests {
     @Test func extendAndDeadlineChangeALiveSession() async throws {

@@ -32,7 +32,7 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect(result.stderr == "")
     }
 
-    /// Issue 13 §1: a hash anyone can read is guessed offline; kioskd refuses it, check warns.
+    /// A hash anyone can read is guessed offline; kioskd refuses it, check warns.
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("root owns the files kioskd trusts"))))
     func checkWarnsAboutAHashOthersCanRead_needsRoot() throws {
         let file = try Self.installed("museum-map.toml")[0]

@@ -54,7 +54,7 @@ import Testing
                 """)
     }
 
-    /// Issue 14: the catalogue locks the browser group; replay applies it as kioskd would.
+    /// The catalogue locks the browser group; replay applies it as kioskd would.
     @Test func replayHonoursCombos() throws {
         let description = try String(
             contentsOfFile: "\(fixtures)/razer-blackwidow-2013.multimedia-node.desc.evemu", encoding: .utf8)
@@ -182,7 +182,7 @@ import Testing
                 """)
     }
 
-    /// Issue 15 §4: with a profile that holds a hash (the museum's: the demo passcode 1234), the
+    /// With a profile that holds a hash (the museum's: the demo passcode 1234), the
     /// exit gesture (power ×3) opens kioskd's prompt in the replay: nothing typed is forwarded, a
     /// wrong PIN is rejected, the right one (checked with libcrypt) ends the session, after which
     /// the locked volume key passes.

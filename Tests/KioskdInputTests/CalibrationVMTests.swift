@@ -7,7 +7,7 @@ import KioskdTestSupport
 import LinuxInput
 import Testing
 
-/// kioskd and libinput agreeing on where a touch lands (issue 14): the admin calibrates the
+/// kioskd and libinput agreeing on where a touch lands: the admin calibrates the
 /// touchscreen by its place on the bus, which kioskd's clone does not share, and libinput — what
 /// a compositor runs — reads the clone. Read with the `libinput` tool (Debian's libinput-tools),
 /// not only with python-evdev.

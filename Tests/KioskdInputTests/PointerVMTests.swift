@@ -8,7 +8,7 @@ import KioskdTestSupport
 import LinuxInput
 import Testing
 
-/// Issue 14 in the VM: kioskd brokering a mouse and a pen next to a touchscreen, a locked
+/// Kioskd brokering a mouse and a pen next to a touchscreen, a locked
 /// keyboard and an accessibility switch, in a session with a locked region; read back with
 /// python-evdev. Each negative check waits on a later event of the same clone (a clone keeps
 /// its device's order), never on a fixed sleep.

@@ -8,7 +8,7 @@ import KioskdTestSupport
 import LinuxInput
 import Testing
 
-/// Issue 15 in the VM: kioskd reads the passcode at the kiosk from real (uinput) devices. Staff
+/// Kioskd reads the passcode at the kiosk from real (uinput) devices. Staff
 /// press power three times, type on the keyboard; nothing typed reaches the keyboard's clone (the
 /// kiosk), a wrong PIN is refused, the right one ends the session. Read with python-evdev and
 /// python3-dbus (PromptClosed).

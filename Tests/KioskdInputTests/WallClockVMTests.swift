@@ -7,7 +7,7 @@ import KioskdTestSupport
 import SystemdKit
 import Testing
 
-/// Issue 13 §6 on a real kernel: the wall clock is set 2 hours ahead, then 4 hours back (only in
+/// The wall clock is set 2 hours ahead, then 4 hours back (only in
 /// the throw-away VM: the host's clock is never touched). A throttle wait and a session's time
 /// limit run on CLOCK_BOOTTIME and move with neither jump; only SessionDeadline, the deadline as
 /// wall-clock time, moves, and kioskd announces it anew.
