@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "LinuxInputTests",
             dependencies: [
-                "LinuxInput", "KioskInput", "InputTestSupport", "SystemdKit",
+                "LinuxInput", "KioskInput", "InputTestSupport", "KioskTestSupport", "SystemdKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -343,7 +343,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskClientTests",
-            dependencies: ["KioskClient", "KioskCore", "KioskdTestSupport", "kioskd", "museum-map-app", "exam-app"],
+            dependencies: [
+                "KioskClient", "KioskCore", "KioskTestSupport", "KioskdTestSupport", "kioskd", "museum-map-app", "exam-app",
+            ],
             swiftSettings: swiftSettings
         ),
 

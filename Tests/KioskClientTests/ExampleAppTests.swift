@@ -24,12 +24,7 @@ import Testing
                 stdout: fd, stderr: fd)
             close(fd)
             func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-            func wait(for line: String) async {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while !text().contains(line), ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            func wait(for line: String) async { await eventually { text().contains(line) } }
             await wait(for: "museum-map: the session is inactive\n")
             try await admin.setRestrictionState(.deny, of: "org.example.MuseumMap.zoom", in: "org.example.MuseumMap")
             try await admin.startSession(profile: "museum-map")
@@ -67,10 +62,7 @@ import Testing
                 BuildProducts.path(of: "exam-app"), [], environment: bus.environment, stdout: fd, stderr: fd)
             close(fd)
             func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !text().contains("locked to the exam"), ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
+            await eventually { text().contains("locked to the exam") }
             #expect(try await admin.status().activeApp == "org.example.Exam")
             app.signal(SIGTERM)
             #expect(app.wait() == 0)

@@ -164,10 +164,7 @@ import Testing
         func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
         /// Waits until `line` was printed `times` times.
         func wait(for line: String, times: Int = 1) async {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while text().split(separator: "\n").count(where: { $0 == line }) < times, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
+            await eventually { text().split(separator: "\n").count(where: { $0 == line }) >= times }
         }
         await wait(for: "museum-map.py: the session is inactive")
 
@@ -257,10 +254,7 @@ import Testing
         func lines() -> [Substring] {
             ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
         }
-        func wait(until condition: ([Substring]) -> Bool) async {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !condition(lines()), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        }
+        func wait(until condition: ([Substring]) -> Bool) async { await eventually { condition(lines()) } }
         await wait { $0.contains("ready") }
         let forged = try SignalForger.forge(
             on: bus, app: ForgedSignalTests.app, restriction: ForgedSignalTests.controls, state: "allow")

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import KioskClient
 import KioskCore
+import KioskTestSupport
 import KioskdTestSupport
 import Synchronization
 import Testing
@@ -38,9 +39,7 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
 
     /// Waits until `count` calls came (or 5 s passed) and returns them.
     func wait(count: Int, timeout: Duration = .seconds(5)) async -> [RestrictionChange] {
-        let deadline = ContinuousClock.now + timeout
-        while all.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        return all
+        await eventually(timeout: timeout) { all } until: { $0.count >= count }
     }
 }
 
@@ -142,10 +141,7 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
             ])
         #expect(f.client.state(for: Self.controls) == .allow)
         try await f.admin.setRestrictionState(.deny, of: Self.controls, in: Self.app)
-        for _ in 0..<200 where f.client.state(for: Self.controls) != .deny {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(f.client.state(for: Self.controls) == .deny)
+        #expect(await eventually(timeout: .seconds(2)) { f.client.state(for: Self.controls) == .deny })
         await f.stop()
     }
 

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import KioskClient
 import KioskCore
+import KioskTestSupport
 import KioskdTestSupport
 import SystemdKit
 import Testing
@@ -344,12 +345,7 @@ import Testing
         #expect(!client.sessionIsForThisApp)
         try await f.manager.requestSession(appID: "org.example.Exam", profile: "exam")
         #expect(try await f.manager.status().activeApp == "org.example.Exam")
-        var waited = 0
-        while !client.sessionIsForThisApp, waited < 5000 {
-            try await Task.sleep(for: .milliseconds(1))
-            waited += 1
-        }
-        #expect(client.sessionIsForThisApp)
+        #expect(await eventually(timeout: .seconds(5)) { client.sessionIsForThisApp })
         try await f.manager.releaseSession(appID: "org.example.Exam")
         #expect(try await f.manager.status().sessionState == .inactive)
         await client.close()

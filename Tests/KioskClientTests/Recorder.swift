@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import Synchronization
 
 /// Collects what an `AsyncSequence` yields, on a task of its own, so a test can wait for
@@ -26,13 +27,7 @@ final class Recorder<Element: Sendable>: Sendable {
     /// Waits until `condition` holds for what was recorded (or the timeout passes) and returns it.
     @discardableResult
     func wait(timeout: Duration = .seconds(5), until condition: ([Element]) -> Bool) async -> [Element] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let now = all
-            if condition(now) { return now }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return all
+        await eventually(timeout: timeout) { all } until: { condition($0) }
     }
 
     /// Waits until at least `count` elements came.

@@ -50,12 +50,7 @@ import Testing
         for _ in 0..<6 { _ = client.errorName("EndSession", [.string("0000")]) }
         #expect(client.errorName("EndSession", [.string("0000")]) == KioskError.Code.throttled.dbusName)
         try client.call("ForceEndSession")
-        let deadline = ContinuousClock.now + .seconds(10)
-        var log = kioskd.log
-        while !log.contains("Session force-ended"), ContinuousClock.now < deadline {
-            usleep(10_000)
-            log = kioskd.log
-        }
+        let log = eventually { kioskd.log } until: { $0.contains("Session force-ended") }
         for (message, id) in [
             ("Session started", MessageID.sessionStarted), ("Wrong passcode", .wrongPasscode),
             ("Passcode attempt refused by the throttle", .passcodeThrottled), ("Session force-ended", .sessionForceEnded),

@@ -121,9 +121,7 @@ import Testing
 
     /// Waits until the manager has closed the prompt more than `count` times (at most 10 s).
     func waitForNewClose(after count: Int, _ closes: () -> [String]) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while closes().count <= count, ContinuousClock.now < deadline { usleep(1000) }
-        return closes().count > count
+        eventually { closes().count > count }
     }
 
     // MARK: The replay, on a recording of the same keys

@@ -144,12 +144,7 @@ final class BackgroundTool {
     /// Polls until the output satisfies `condition`; returns whether it did within `timeout`.
     @discardableResult
     func waitUntil(timeout: Duration = .seconds(10), _ condition: (String) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(output) { return true }
-            usleep(20_000)
-        }
-        return condition(output)
+        eventually(timeout: timeout, every: .milliseconds(20)) { condition(output) }
     }
 
     func stop() {

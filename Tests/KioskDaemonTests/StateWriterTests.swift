@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import KioskTestSupport
 import Synchronization
 import SystemdKit
 import Testing
@@ -104,12 +105,7 @@ import Testing
 
         /// Polls until `condition` holds for the log lines; returns whether it did in time.
         func wait(timeout: Duration = .seconds(10), _ condition: ([String]) -> Bool) -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if condition(lines) { return true }
-                usleep(2_000)
-            }
-            return condition(lines)
+            eventually(timeout: timeout) { condition(lines) }
         }
     }
 

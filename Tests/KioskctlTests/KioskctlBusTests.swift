@@ -337,12 +337,7 @@ import Testing
                 environment: f.bus.environment, stdout: fd, stderr: fd)
             close(fd)
             func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-            func wait(lines: Int) async {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while text().split(separator: "\n").count < lines, ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            func wait(lines: Int) async { await eventually { text().split(separator: "\n").count >= lines } }
             await wait(lines: 1)  // subscribed: the current session is printed after the matches are in
             try await f.manager.setRestrictionState(json ? .allow : .deny, of: Self.zoom, in: Self.app)
             try await f.manager.startSession(profile: "museum")
@@ -385,10 +380,7 @@ import Testing
             BuildProducts.path(of: "kioskctl"), ["monitor"], environment: f.bus.environment, stdout: fd, stderr: fd)
         close(fd)
         func text() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        func wait(until condition: (String) -> Bool) async {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !condition(text()), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        }
+        func wait(until condition: (String) -> Bool) async { await eventually { condition(text()) } }
         await wait { $0.hasSuffix("\n") }  // subscribed: the current session is printed after the matches are in
         let summary = try SignalForger.forge(on: f.bus, app: Self.app, restriction: Self.controls, state: "deny")
         try await f.manager.setRestrictionState(.deny, of: Self.zoom, in: Self.app)

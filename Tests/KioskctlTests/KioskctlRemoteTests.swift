@@ -229,14 +229,11 @@ final class RemoteHost: Sendable {
             try? fm.removeItem(at: directory)
             throw error
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while log.components(separatedBy: "Server listening on ").count - 1 < 2 * Self.ports.count {
-            guard sshd.isRunning, ContinuousClock.now < deadline else {
-                let text = log
-                stop()
-                throw HarnessError("sshd did not start listening: \(text)")
-            }
-            usleep(20_000)
+        let listening = { self.log.components(separatedBy: "Server listening on ").count - 1 >= 2 * Self.ports.count }
+        guard eventually(every: .milliseconds(20), { listening() || !sshd.isRunning }), listening() else {
+            let text = log
+            stop()
+            throw HarnessError("sshd did not start listening: \(text)")
         }
     }
 
@@ -306,11 +303,8 @@ final class RemoteHost: Sendable {
     /// the temp dir.
     func stop() {
         let children = "/proc/\(sshd.pid)/task/\(sshd.pid)/children"
-        let deadline = ContinuousClock.now + .seconds(3)
-        while let text = try? String(contentsOfFile: children, encoding: .utf8),
-            !text.trimmingCharacters(in: .whitespaces).isEmpty, ContinuousClock.now < deadline
-        {
-            usleep(20_000)
+        eventually(timeout: .seconds(3), every: .milliseconds(20)) {
+            (try? String(contentsOfFile: children, encoding: .utf8))?.trimmingCharacters(in: .whitespaces).isEmpty ?? true
         }
         sshd.signal(SIGTERM)
         sshd.wait(timeout: .seconds(5))

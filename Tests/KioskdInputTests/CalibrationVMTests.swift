@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import InputTestSupport
 import KioskInput
+import KioskTestSupport
 import KioskdTestSupport
 import LinuxInput
 import Testing
@@ -200,9 +201,7 @@ struct CalibrationVMTests {
             #expect(properties["LIBINPUT_CALIBRATION_MATRIX"] == "1.0 0.0 0.0 0.0 -1.0 1.0", "\(properties)")
             #expect(try Self.listDevices()[renewed.node]?["Calibration"] == "1.00 0.00 0.00 0.00 -1.00 1.00")
             // The old clone is gone before its file (the order of unfilter): wait for both.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while Self.files(kioskd) != ["2"] && ContinuousClock.now < deadline { usleep(20_000) }
-            #expect(Self.files(kioskd) == ["2"])
+            #expect(eventually(every: .milliseconds(20)) { Self.files(kioskd) == ["2"] })
             #expect(kioskd.log.contains("Input device changed; cloned it again"))
             #expect(!kioskd.log.contains("another LIBINPUT_CALIBRATION_MATRIX"), "\(kioskd.log)")
         }
@@ -217,19 +216,16 @@ struct CalibrationVMTests {
         try Self.withKiosk(extra: [late]) { kioskd, _, _, clone in
             let properties = try Self.udevProperties(clone.node)
             #expect(properties["LIBINPUT_CALIBRATION_MATRIX"] == "1 0 0 0 1 0", "\(properties)")
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !kioskd.log.contains("another LIBINPUT_CALIBRATION_MATRIX") && ContinuousClock.now < deadline {
-                usleep(20_000)
-            }
-            #expect(kioskd.log.contains("another LIBINPUT_CALIBRATION_MATRIX"), "\(kioskd.log)")
+            #expect(
+                eventually(every: .milliseconds(20)) { kioskd.log.contains("another LIBINPUT_CALIBRATION_MATRIX") },
+                "\(kioskd.log)")
         }
     }
 
     /// A clone's node and phys, found in sysfs by its source's phys (`kioskd-clone/<phys>…`), once
     /// udev has processed it; not `other`, if given.
     static func waitForClone(of phys: String, other: String? = nil) throws -> (node: String, phys: String) {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
+        func clone() -> (node: String, phys: String)? {
             let nodes = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/input")) ?? []
             for name in nodes where name.hasPrefix("event") {
                 guard
@@ -243,9 +239,12 @@ struct CalibrationVMTests {
                     return ("/dev/input/" + name, found)
                 }
             }
-            usleep(50_000)
+            return nil
         }
-        throw HarnessError("no clone of \(phys) within 60 s")
+        guard let found = eventually(timeout: .seconds(60), every: .milliseconds(50), clone, until: { $0 != nil }) else {
+            throw HarnessError("no clone of \(phys) within 60 s")
+        }
+        return found
     }
 
     /// `udevadm info --query=property`.

@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
+import KioskTestSupport
 import KioskdTestSupport
 import Testing
 
@@ -169,13 +170,10 @@ struct KioskdSessionLockTests {
         try kioskd.call("StartSession", "s", ["power-locked"])
         try logind.wait("the first refusal") { $0.contains { $0.hasPrefix("refused 0 ") } }
         // The refusal shows in SessionProblem (awaited: kioskd reads logind's answer on its loop).
-        let deadline = ContinuousClock.now + .seconds(30)
-        var problem = try kioskd.property("SessionProblem")
-        while !problem.contains("power-key inhibitor") {
-            try #require(ContinuousClock.now < deadline, "SessionProblem never named the inhibitor: \(problem)")
-            usleep(10_000)
-            problem = try kioskd.property("SessionProblem")
+        var problem = try eventually(timeout: .seconds(30)) { try kioskd.property("SessionProblem") } until: {
+            $0.contains("power-key inhibitor")
         }
+        try #require(problem.contains("power-key inhibitor"), "SessionProblem never named the inhibitor: \(problem)")
         #expect(
             problem.contains("logind refused it: org.freedesktop.DBus.Error.AccessDenied: Access denied (fake)"),
             "\(problem)")
@@ -191,13 +189,10 @@ struct KioskdSessionLockTests {
         #expect(second - first >= 0.95 && second - first < 1.9, "first retry after 1 s: \(second - first)")
         #expect(third - second >= 1.95 && third - second < 3.9, "second retry after 2 s: \(third - second)")
 
-        let cleared = ContinuousClock.now + .seconds(30)
-        problem = try kioskd.property("SessionProblem")
-        while problem != #"s """# {
-            try #require(ContinuousClock.now < cleared, "SessionProblem stayed: \(problem)")
-            usleep(10_000)
-            problem = try kioskd.property("SessionProblem")
+        problem = try eventually(timeout: .seconds(30)) { try kioskd.property("SessionProblem") } until: {
+            $0 == #"s """#
         }
+        try #require(problem == #"s """#, "SessionProblem stayed: \(problem)")
         #expect(kioskd.log.contains("Holding logind's power-key inhibitor"))
         #expect(try kioskd.property("SessionState") == #"s "active""#)
     }
@@ -210,12 +205,9 @@ struct KioskdSessionLockTests {
                 #expect(try kioskd.property("SessionState") == #"s "active""#)
                 if round == 0 {
                     // The first attempt's answer is awaited, not slept for.
-                    let deadline = ContinuousClock.now + .seconds(30)
-                    while !kioskd.log.contains("logind is not on the bus") {
-                        try #require(
-                            ContinuousClock.now < deadline, "kioskd never said logind is absent: \(kioskd.log)")
-                        usleep(10_000)
-                    }
+                    try #require(
+                        eventually(timeout: .seconds(30)) { kioskd.log.contains("logind is not on the bus") },
+                        "kioskd never said logind is absent: \(kioskd.log)")
                 }
                 try kioskd.endSession(passcode: "1234")
             }

@@ -74,15 +74,13 @@ final class LineCollector: @unchecked Sendable {
     /// Waits until `condition` holds for the lines so far.
     @discardableResult
     func wait(_ what: String, timeout: Duration = .seconds(60), _ condition: ([String]) -> Bool) throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let now = lines
-            if condition(now) { return now }
-            guard ContinuousClock.now < deadline, process.isRunning else {
-                throw HarnessError("timed out waiting for \(what); lines: \(now.suffix(10))")
-            }
-            usleep(10_000)
+        let seen = eventually(timeout: timeout, every: .milliseconds(10)) { lines } until: {
+            condition($0) || !process.isRunning
         }
+        // A collector whose process exited may still have read its last lines.
+        let last = condition(seen) ? seen : lines
+        guard condition(last) else { throw HarnessError("timed out waiting for \(what); lines: \(last.suffix(10))") }
+        return last
     }
 
     func stop() {

@@ -4,6 +4,7 @@ import Glibc
 import InputTestSupport
 import KioskCore
 import KioskInput
+import KioskTestSupport
 import KioskdTestSupport
 import LinuxInput
 import Testing
@@ -101,11 +102,7 @@ struct KioskdVMTests {
         defer { kiosk.stop() }
         // The devices were taken before the name (and READY). The name is owned a moment
         // before the "Ready" line is written: wait for the line.
-        var log = kiosk.kioskd.log
-        for _ in 0..<200 where !log.contains("Ready") {
-            usleep(50_000)
-            log = kiosk.kioskd.log
-        }
+        let log = eventually(every: .milliseconds(50)) { kiosk.kioskd.log } until: { $0.contains("Ready") }
         let ready = try #require(log.range(of: "Ready"))
         #expect(log.ranges(of: "Brokering an input device").count >= 3)
         #expect(log.ranges(of: "Brokering an input device").allSatisfy { $0.upperBound < ready.lowerBound }, "\(log)")
@@ -148,12 +145,12 @@ struct KioskdVMTests {
         // A keyboard plugged in during the session: a locked key from the moment its node exists.
         let plugged = "kioskd-vm-test/plugged-in"
         let pluggedIn = try UInputClone(description: FakeDevice.keyboard(name: "plugged-in keyboard", phys: plugged))
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !kiosk.events.keys(phys: Self.clone(plugged)).contains("KEY_A 0") {
-            try #require(ContinuousClock.now < deadline, "the plugged-in keyboard's clone never showed KEY_A")
-            try press(pluggedIn, ["KEY_VOLUMEUP", "KEY_A"])
-            usleep(5_000)
-        }
+        try #require(
+            try eventually(timeout: .seconds(60)) {
+                if kiosk.events.keys(phys: Self.clone(plugged)).contains("KEY_A 0") { return true }
+                try press(pluggedIn, ["KEY_VOLUMEUP", "KEY_A"])
+                return false
+            }, "the plugged-in keyboard's clone never showed KEY_A")
         try press(pluggedIn, ["KEY_VOLUMEUP", "KEY_B"])
         let pluggedKeys = try kiosk.watcher.wait("KEY_B on the plugged-in keyboard's clone") {
             $0.events.keys(phys: Self.clone(plugged)).contains("KEY_B 0")
@@ -171,11 +168,9 @@ struct KioskdVMTests {
         try press(kiosk.power, ["KEY_POWER", "KEY_POWER", "KEY_POWER"])
         try listener.wait("ExitRequested") { $0.contains("ExitRequested") }
         try press(kiosk.keyboard, ["KEY_ESC"])
-        let closed = ContinuousClock.now + .seconds(60)
-        while try kiosk.kioskd.property("PromptState") != #"s "closed""# {
-            try #require(ContinuousClock.now < closed, "the prompt never closed on Esc")
-            usleep(5_000)
-        }
+        try #require(
+            try eventually(timeout: .seconds(60)) { try kiosk.kioskd.property("PromptState") == #"s "closed""# },
+            "the prompt never closed on Esc")
         try press(kiosk.power, ["KEY_PROG1"])
         seen = try kiosk.settle(after: mark, keyboard: false)
         #expect(!seen.keys(phys: Self.kbd).contains { $0.hasPrefix("KEY_ESC") }, "Esc at the prompt reached the kiosk")
@@ -310,15 +305,15 @@ struct KioskdVMTests {
         defer { watcher.stop() }
         try kioskd.start(input: true)
         defer { kioskd.stop() }
-        for _ in 0..<600 where !kioskd.log.contains("Another process holds the grab") { usleep(50_000) }
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { kioskd.log.contains("Another process holds the grab") }
         #expect(kioskd.log.contains("kioskd takes it once it is released"), "\(kioskd.log)")
 
         try kioskd.call("StartSession", "s", ["vm-test"])
-        for _ in 0..<600 where !kioskd.log.contains("escape the session's locks") { usleep(50_000) }
+        eventually(timeout: .seconds(30), every: .milliseconds(50)) { kioskd.log.contains("escape the session's locks") }
         #expect(kioskd.log.contains("escape the session's locks"), "\(kioskd.log)")
         // Held elsewhere, the locked key escapes: the holder reads it (this is the hole).
         try press(keyboard, ["KEY_VOLUMEUP"])
-        for _ in 0..<600 where !holder.events.contains("KEY_VOLUMEUP 0") { usleep(10_000) }
+        eventually(every: .milliseconds(10)) { holder.events.contains("KEY_VOLUMEUP 0") }
         #expect(holder.events.contains("KEY_VOLUMEUP 1"))
 
         try holder.release()

@@ -4,6 +4,7 @@ import Glibc
 import InputTestSupport
 import KioskCore
 import KioskInput
+import KioskTestSupport
 import KioskdTestSupport
 import LinuxInput
 import Testing
@@ -39,11 +40,8 @@ struct PromptVMTests {
 
     /// Polls a property (busctl) until it reads `value`, at most 60 s.
     func waitFor(_ kioskd: KioskdUnderTest, _ property: String, _ value: String) throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try kioskd.property(property) != value {
-            try #require(ContinuousClock.now < deadline, "\(property) never became \(value)")
-            usleep(5_000)
-        }
+        let last = try eventually(timeout: .seconds(60)) { try kioskd.property(property) } until: { $0 == value }
+        try #require(last == value, "\(property) never became \(value)")
     }
 
     @Test(

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskInput
+import KioskTestSupport
 import Logging
 import SystemdKit
 
@@ -97,13 +98,10 @@ final class BrokerHarness: @unchecked Sendable {
 
     /// Waits until the node at `path` is brokered (or not, with `brokered: false`).
     func waitUntil(_ path: String, brokered: Bool = true, timeout: Duration = .seconds(30)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while try devices.contains(where: { $0.path == path }) != brokered {
-            guard ContinuousClock.now < deadline else {
-                throw HarnessError(
-                    "\(path) was \(brokered ? "not " : "")brokered within \(timeout); log: \(log.lines.suffix(8))")
-            }
-            usleep(10_000)
+        guard try eventually(timeout: timeout, every: .milliseconds(10), { try devices.contains { $0.path == path } == brokered })
+        else {
+            throw HarnessError(
+                "\(path) was \(brokered ? "not " : "")brokered within \(timeout); log: \(log.lines.suffix(8))")
         }
     }
 

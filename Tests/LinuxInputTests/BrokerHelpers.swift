@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import InputTestSupport
 import KioskInput
+import KioskTestSupport
 import LinuxInput
 import Logging
 import SystemdKit
@@ -18,12 +19,10 @@ func press(_ device: UInputClone, _ keys: [String]) throws {
 func waitFor<T>(
     _ what: String, timeout: Duration = .seconds(30), poll micros: UInt32 = 10_000, _ probe: () throws -> T?
 ) throws -> T {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = try probe() { return value }
-        guard ContinuousClock.now < deadline else { throw HarnessError("timed out waiting for \(what)") }
-        usleep(micros)
+    guard let value = try eventually(timeout: timeout, every: .microseconds(micros), probe, until: { $0 != nil }) else {
+        throw HarnessError("timed out waiting for \(what)")
     }
+    return value
 }
 
 func milliseconds(_ d: Duration) -> String {
