@@ -73,10 +73,11 @@ check-module-graph:
 	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
 
 # What a reader is told, checked: no reference they cannot open (a design document, an issue or
-# a session number), and every relative link in the Markdown resolves (file and heading).
-# Seconds, no build.
+# a session number), every relative link in the Markdown resolves (file and heading), and
+# docs/architecture.md's module graph is Package.swift's. Seconds, no build.
 check-tree:
 	python3 scripts/check-tree.py
+	SWIFT="$(SWIFT)" python3 scripts/check-architecture.py
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
