@@ -10,10 +10,12 @@ extension Profile.Buttons {
     /// `home = "locked"`: the home button and the Super keys compositors use as "home".
     public static let homeKeys = ["KEY_HOMEPAGE", "KEY_LEFTMETA", "KEY_RIGHTMETA"]
 
-    /// The key codes these settings lock. `keyboard = "locked"` locks every `KEY_*` code;
-    /// `BTN_*` codes (touch, mouse buttons) are the touch settings' business.
+    /// The Alt chords `allowed-chords` may let through (a browser's Back and Forward), by the
+    /// name a profile gives them, as the key pressed with Alt.
     public static let allowedAltChordCodes = ["Alt+Left": KEY.left, "Alt+Right": KEY.right]
 
+    /// The key codes these settings lock. `keyboard = "locked"` locks every `KEY_*` code;
+    /// `BTN_*` codes (touch, mouse buttons) are the touch settings' business.
     public var lockedKeyCodes: Set<UInt16> {
         var names: [String] = extraLockedKeys
         if power == .locked { names += Self.powerKeys }

@@ -16,8 +16,8 @@ public enum KioskService {
     public struct Options: Sendable {
         public var stateDirectory: String
         public var profileDirectory: String
-        /// Broker input devices (docs/input-enforcement.md); false for `--no-input` (registry and bus only; a
-        /// locked power key still takes logind's inhibitor).
+        /// Broker input devices (docs/input-enforcement.md); false for `--no-input` (registry and
+        /// bus only; a locked power key still takes logind's inhibitor).
         public var brokerInput: Bool
         /// Emptied at every boot (`RuntimeDirectory=`): where the kiosk clock's marker tells a
         /// restart from a reboot (``KioskClockMarker``).
@@ -50,7 +50,8 @@ public enum KioskService {
         try EventLoop.blockSignals([SIGTERM, SIGINT, SIGHUP])
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
-        try DaemonFiles.makeDirectory(options.stateDirectory)  // systemd's StateDirectory= usually has
+        // systemd's StateDirectory= has usually made it already; `--state-dir` elsewhere may not have.
+        try DaemonFiles.makeDirectory(options.stateDirectory)
         var state = try store.load()  // a corrupt file throws and is left untouched
         let trial = state.session.trialEnd != nil
         let clock = startKioskClock(&state, store: store, options: options, logger: logger)

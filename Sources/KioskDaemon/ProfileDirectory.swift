@@ -8,12 +8,6 @@ struct ProfileDirectory {
     /// Who may own a profile whose passcode hash kioskd uses: root and kioskd's own uid.
     var trustedOwners: [UInt32] = Array(Set([0, geteuid()])).sorted()
 
-    /// Reads and parses the profile `name`. A profile with a passcode hash is used only when its
-    /// file is private to root or kioskd's uid (``PasscodeFileSafety``); the mode and owner are
-    /// those of the file read (`fstat` on the same fd), so a swap between check and read is moot.
-    /// - Throws: `InvalidArgs` for a name that is not a plain file name, a profile that does not
-    ///   parse (with its `file:line:col` diagnostics) or an unsafe file holding a hash;
-    ///   `UnknownProfile` when there is no such file.
     /// What `ListProfiles` says of each installed profile: its name, its description, whether
     /// it can start a session (it parses, and a hash it holds is in a private file), whether it
     /// holds a passcode hash. Names that are not plain profile names are left out; at most 1024.
@@ -68,6 +62,12 @@ struct ProfileDirectory {
         return entry.pw_uid
     }
 
+    /// Reads and parses the profile `name`. A profile with a passcode hash is used only when its
+    /// file is private to root or kioskd's uid (``PasscodeFileSafety``); the mode and owner are
+    /// those of the file read (`fstat` on the same fd), so a swap between check and read is moot.
+    /// - Throws: `InvalidArgs` for a name that is not a plain file name, a profile that does not
+    ///   parse (with its `file:line:col` diagnostics) or an unsafe file holding a hash;
+    ///   `UnknownProfile` when there is no such file.
     func load(_ name: String) throws(KioskError) -> Profile {
         try loadWithSource(name).profile
     }
