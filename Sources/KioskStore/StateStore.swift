@@ -81,7 +81,7 @@ public struct StateStore: Sendable {
     /// Encodes `state` as the file holds it — what `JSONEncoder` with `.sortedKeys` writes, byte
     /// for byte — handing the bytes to `drain` a chunk at a time (`drain` empties the buffer).
     ///
-    /// The registry's apps are written by ``Registry/Application/appendJSON(to:)`` straight
+    /// The registry's apps are written by ``StateFileJSON/append(_:to:)`` straight
     /// from their packed tables, the rest of the state by `JSONEncoder` with the applications
     /// array empty, the apps going in between its brackets.
     package func encode(_ state: KioskState, drain: (inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) {
@@ -102,7 +102,7 @@ public struct StateStore: Sendable {
         buffer += json[..<closingBracket]
         for (index, app) in state.registry.applications.enumerated() {
             if index > 0 { buffer.append(UInt8(ascii: ",")) }
-            app.appendJSON(to: &buffer)
+            StateFileJSON.append(app, to: &buffer)
             if buffer.count >= Self.chunkSize { try drain(&buffer) }
         }
         buffer += json[closingBracket...]
