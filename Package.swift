@@ -90,10 +90,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: KioskFiles — the one file layer: regular files read with their stat, atomic replace, private directories
+        .target(
+            name: "KioskFiles",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "KioskFilesTests",
+            dependencies: ["KioskFiles", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: KioskStore — the crash-safe state file (atomic writes, fsync)
         .target(
             name: "KioskStore",
-            dependencies: ["KioskCore", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["KioskCore", "KioskFiles", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -139,7 +152,7 @@ let package = Package(
         .target(
             name: "LinuxInput",
             dependencies: [
-                "CEvdev", "KioskInput", "SystemdKit", .product(name: "Logging", package: "swift-log"),
+                "CEvdev", "KioskInput", "KioskFiles", "SystemdKit", .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
@@ -251,7 +264,7 @@ let package = Package(
         .target(
             name: "KioskDaemon",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskStore", "SystemdKit", "LinuxInput", "KioskCrypt", "CMalloc",
+                "KioskCore", "KioskInput", "KioskStore", "KioskFiles", "SystemdKit", "LinuxInput", "KioskCrypt", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

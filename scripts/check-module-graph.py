@@ -54,12 +54,12 @@ IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|inter
 # GTK (CGtk) is kioskd-prompt's alone, in a package of its own: a kiosk without a display never
 # gets it; and the display is a client like any app, with nothing of the daemon's.
 NEVER = {
-    "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
+    "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
                     "tomlkit", "yams", "CGtk"},
     "kioskd": {"KioskTraces", "yams", "CGtk"},
     "kioskctl": {"KioskTraces", "yams", "CGtk"},
     "kioskd-multicall": {"KioskTraces", "yams", "CGtk"},
-    "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "LinuxInput", "KioskDaemon",
+    "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
                       "tomlkit", "yams"},
 }
 # The pure modules: every decision, no I/O (README § Architecture, docs/architecture.md).

@@ -2,6 +2,7 @@ import CMalloc
 import Glibc
 import KioskCore
 import KioskCrypt
+import KioskFiles
 import KioskStore
 import LinuxInput
 import Logging
@@ -51,7 +52,7 @@ public enum KioskService {
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
         // systemd's StateDirectory= has usually made it already; `--state-dir` elsewhere may not have.
-        try DaemonFiles.makeDirectory(options.stateDirectory)
+        try Files.makePrivateDirectory(options.stateDirectory)
         var state = try store.load()  // a corrupt file throws and is left untouched
         let trial = state.session.trialEnd != nil
         let clock = startKioskClock(&state, store: store, options: options, logger: logger)
@@ -141,7 +142,7 @@ public enum KioskService {
         _ state: inout KioskState, store: StateStore, options: Options, logger: Logger
     ) -> SystemKioskClock {
         let path = options.runtimeDirectory + "/clock"
-        let marker = DaemonFiles.read(path).flatMap {
+        let marker = (try? Files.readRegular(path, limit: 4096)).flatMap {
             KioskClockMarker(text: String(decoding: $0.bytes, as: UTF8.self))
         }
         let (started, newBoot) = KioskClockMarker.start(
@@ -159,12 +160,13 @@ public enum KioskService {
     private static func writeMarker(_ marker: KioskClockMarker, _ options: Options, _ logger: Logger) {
         let path = options.runtimeDirectory + "/clock"
         do {
-            try DaemonFiles.replace(path, in: options.runtimeDirectory, with: marker.text)
+            try Files.makePrivateDirectory(options.runtimeDirectory)
+            try Files.replace(path, with: Array(marker.text.utf8), durable: false)
         } catch {
             // Without it the next start counts as a new boot: throttle waits restart (fail closed).
             logger.warning(
                 "Could not keep the kiosk clock's marker",
-                metadata: ["clock.marker": "\(path)", "error": "\(error.reason)"])
+                metadata: ["clock.marker": "\(path)", "error": "\(error)"])
         }
     }
 }

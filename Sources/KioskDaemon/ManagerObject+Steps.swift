@@ -194,8 +194,10 @@ extension ManagerObject {
     /// Logs a line about what `caller` did. Root's lines are always logged (an audit trail); of
     /// any other uid's, the first ``RepeatLimiter/burst`` of each kind a minute are, and the rest
     /// are counted and summarised once the minute is over, so one uid cannot flood the journal.
+    /// The minute is the kiosk clock's (``clock``, the one time source the manager reads: it
+    /// never goes back when the wall clock is set).
     func audit(_ level: Logger.Level, _ message: Logger.Message, _ caller: Caller, _ metadata: Logger.Metadata = [:]) {
-        let now = Duration.microseconds(Int64(loop.now(.monotonic)))
+        let now = Duration.microseconds(clock.now().microseconds)
         guard
             caller.uid == 0 || repeats.admit(RepeatLimiter.Key(uid: caller.uid, message: message.description), at: now)
         else {
@@ -215,7 +217,7 @@ extension ManagerObject {
         }
         repeatsTimer = try? loop.addTimer(after: repeats.window, accuracy: .seconds(1)) { [unowned self] in
             repeatsTimerArmed = false
-            let now = Duration.microseconds(Int64(loop.now(.monotonic)))
+            let now = Duration.microseconds(clock.now().microseconds)
             for (key, suppressed) in repeats.summaries(at: now) {
                 logger.notice(
                     "Repeated lines not logged",

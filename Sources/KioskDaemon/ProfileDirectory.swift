@@ -1,5 +1,7 @@
 import Glibc
 import KioskCore
+import KioskFiles
+import SystemPackage
 
 /// The directory of installed profiles (`--profile-dir`): a profile name is a plain file name
 /// (`[A-Za-z0-9_.-]+`, no path) resolved as `<directory>/<name>.toml`.
@@ -12,14 +14,14 @@ struct ProfileDirectory {
     /// it can start a session (it parses, and a hash it holds is in a private file), whether it
     /// holds a passcode hash. Names that are not plain profile names are left out; at most 1024.
     func list() -> [(name: String, description: String, checks: Bool, holdsHash: Bool)] {
-        DaemonFiles.names(in: path, ending: ".toml", limit: 1024).compactMap { name in
+        Files.names(in: path, ending: ".toml", limit: 1024).compactMap { name in
             guard (try? Profile.validateName(name)) != nil else { return nil }
             let file = path + "/" + name + ".toml"
-            guard let (bytes, mode, owner) = DaemonFiles.read(file) else { return nil }
-            guard let profile = try? ProfileParser.parse(bytes: bytes, file: file) else {
+            guard let read = try? Self.read(file) else { return nil }
+            guard let profile = try? ProfileParser.parse(bytes: read.bytes, file: file) else {
                 return (name, "", false, false)
             }
-            let usable = (try? checkHashFile(profile, name: name, file: file, mode: mode, owner: owner)) != nil
+            let usable = (try? checkHashFile(profile, name: name, file: file, mode: read.mode, owner: read.owner)) != nil
             return (name, profile.description, usable, profile.passcodeHash != nil)
         }
     }
@@ -30,10 +32,10 @@ struct ProfileDirectory {
     func claims(of app: AppID) -> [Profile.AppOwner?]? {
         var owners: [Profile.AppOwner?] = []
         var claimed = false
-        for name in DaemonFiles.names(in: path, ending: ".toml", limit: 1024) {
+        for name in Files.names(in: path, ending: ".toml", limit: 1024) {
             guard (try? Profile.validateName(name)) != nil,
-                let (bytes, _, _) = DaemonFiles.read(path + "/" + name + ".toml"),
-                let profile = try? ProfileParser.parse(bytes: bytes, file: name + ".toml"),
+                let read = try? Self.read(path + "/" + name + ".toml"),
+                let profile = try? ProfileParser.parse(bytes: read.bytes, file: name + ".toml"),
                 profile.app == app
             else { continue }
             claimed = true
@@ -76,17 +78,42 @@ struct ProfileDirectory {
     func loadWithSource(_ name: String) throws(KioskError) -> (profile: Profile, source: String) {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"
-        guard let (bytes, mode, owner) = DaemonFiles.read(file) else {
+        let read: Files.Regular
+        do {
+            read = try Self.read(file)
+        } catch where error.errno == .noSuchFileOrDirectory {
             throw KioskError(.unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file)).")
+        } catch {
+            throw KioskError(
+                .unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file): \(Self.reason(error))).")
         }
         let profile: Profile
         do {
-            profile = try ProfileParser.parse(bytes: bytes, file: file)
+            profile = try ProfileParser.parse(bytes: read.bytes, file: file)
         } catch {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
         }
-        try checkHashFile(profile, name: name, file: file, mode: mode, owner: owner)
-        return (Self.resolved(profile), String(decoding: bytes, as: UTF8.self))
+        try checkHashFile(profile, name: name, file: file, mode: read.mode, owner: read.owner)
+        return (Self.resolved(profile), String(decoding: read.bytes, as: UTF8.self))
+    }
+
+    /// The most a profile file may hold: far beyond any real profile (the bundled ones are under
+    /// 4 KiB), small enough that a stray file cannot fill kioskd's memory.
+    static let maximumFileSize = 1 << 20
+
+    /// A profile file's bytes, mode and owner, from one open file that must be regular (a FIFO
+    /// or device is refused at once, never waited on) and at most ``maximumFileSize``.
+    static func read(_ file: String) throws(FileError) -> Files.Regular {
+        try Files.readRegular(file, limit: maximumFileSize)
+    }
+
+    /// Why a profile file could not be read, in words.
+    static func reason(_ error: FileError) -> String {
+        switch error.errno {
+        case .invalidArgument: "it is not a regular file"
+        case .fileTooLarge: "it is larger than \(maximumFileSize >> 10) KiB"
+        default: error.errno.description
+        }
     }
 
     /// A profile with a passcode hash is usable only from a file private to a trusted owner.

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskFiles
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -45,7 +46,7 @@ public struct StateStore: Sendable {
 
     public let directory: String
     public var path: String { directory + "/" + Self.fileName }
-    var temporaryPath: String { directory + "/." + Self.fileName + ".tmp" }
+    var temporaryPath: String { Files.temporaryPath(for: path) }
 
     public init(directory: String) {
         self.directory = directory
@@ -80,7 +81,7 @@ public struct StateStore: Sendable {
     /// Encodes `state` as the file holds it — what `JSONEncoder` with `.sortedKeys` writes, byte
     /// for byte — handing the bytes to `drain` a chunk at a time (`drain` empties the buffer).
     ///
-    /// The registry's apps are written by ``Registry/Application/appendJSON(to:)`` straight
+    /// The registry's apps are written by ``StateFileJSON/append(_:to:)`` straight
     /// from their packed tables, the rest of the state by `JSONEncoder` with the applications
     /// array empty, the apps going in between its brackets.
     package func encode(_ state: KioskState, drain: (inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) {
@@ -101,7 +102,7 @@ public struct StateStore: Sendable {
         buffer += json[..<closingBracket]
         for (index, app) in state.registry.applications.enumerated() {
             if index > 0 { buffer.append(UInt8(ascii: ",")) }
-            app.appendJSON(to: &buffer)
+            StateFileJSON.append(app, to: &buffer)
             if buffer.count >= Self.chunkSize { try drain(&buffer) }
         }
         buffer += json[closingBracket...]
@@ -235,7 +236,7 @@ public struct StateStore: Sendable {
             errno: errno)
     }
 
-    /// Runs a system call (swift-system's, which throws `Errno`, or ``SystemCalls``'), its
+    /// Runs a system call (swift-system's, which throws `Errno`), its
     /// failure thrown as the ``StoreError`` of ``failure(_:_:_:)``.
     private func call<T>(_ what: String, _ file: String, _ body: () throws -> T) throws(StoreError) -> T {
         do {
@@ -248,7 +249,12 @@ public struct StateStore: Sendable {
     /// The rest of the file's bytes. Read straight into the `Data` the decoder takes, so a large
     /// file is in memory once while it is decoded, not twice.
     private func readAll(_ fd: FileDescriptor) throws(StoreError) -> Data {
-        let size = try call("stat", path) { try SystemCalls.size(of: fd) }
+        let size: Int
+        do {
+            size = try Files.size(of: fd, path)
+        } catch {
+            throw Self.storeError(error)
+        }
         // One byte more than the size, so the end is seen without growing; a file that grew
         // since the fstat doubles the buffer.
         var data = Data(count: max(size, 0) + 1)
@@ -267,46 +273,33 @@ public struct StateStore: Sendable {
         return data
     }
 
-    /// Writes what `body` hands to its drain into the temporary file, then makes it the file.
+    /// Writes what `body` hands to its drain into a new file that then replaces the state file,
+    /// atomically and durably (KioskFiles' ``Files/replace(_:permissions:durable:write:)``).
     private func writeAtomically(
         _ body: ((inout [UInt8]) throws(StoreError) -> Void) throws(StoreError) -> Void
     ) throws(StoreError) {
-        let temporary = temporaryPath
-        let fd = try call("create", temporary) {
-            try FileDescriptor.open(
-                FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
-                permissions: FilePermissions(rawValue: 0o600))
-        }
-        var closed = false
-        defer { if !closed { try? fd.close() } }
         do {
-            try body { bytes throws(StoreError) in
-                // All of it, a short write continued and EINTR retried.
-                try call("write", temporary) { _ = try fd.writeAll(bytes) }
-                bytes.removeAll(keepingCapacity: true)
+            try Files.replace(path, permissions: FilePermissions(rawValue: 0o600), durable: true) { writer in
+                try body { bytes throws(StoreError) in
+                    do throws(FileError) {
+                        try writer.write(bytes)
+                    } catch {
+                        throw Self.storeError(error)
+                    }
+                    bytes.removeAll(keepingCapacity: true)
+                }
             }
-        } catch {
-            SystemCalls.unlinkIgnoringErrors(temporary)
+        } catch let error as StoreError {
             throw error
-        }
-        do {
-            try SystemCalls.fsync(fd)
+        } catch let error as FileError {
+            throw Self.storeError(error)
         } catch {
-            SystemCalls.unlinkIgnoringErrors(temporary)
-            throw failure("fsync", temporary, error)
+            throw failure("write", temporaryPath, error)
         }
-        closed = true
-        try call("close", temporary) { try fd.close() }
-        do {
-            try SystemCalls.rename(temporary, to: path)
-        } catch {
-            SystemCalls.unlinkIgnoringErrors(temporary)
-            throw failure("rename onto", path, error)
-        }
-        let directoryFD = try call("open the directory", directory) {
-            try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
-        }
-        defer { try? directoryFD.close() }
-        try call("fsync the directory", directory) { try SystemCalls.fsync(directoryFD) }
+    }
+
+    /// A failed file operation as the store reports it.
+    private static func storeError(_ error: FileError) -> StoreError {
+        StoreError(code: .io, path: error.path, message: error.description, errno: error.errno)
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import KioskFiles
 import KioskInput
 import SystemPackage
 
@@ -47,29 +47,19 @@ struct CloneCalibration {
         let number = next
         next += 1
         let path = path(of: number)
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw EvdevError(Errno(rawValue: errno), path: directory, operation: "mkdir")
-        }
         // Written whole under another name and renamed: udev never reads half a line.
-        let temporary = path + ".new"
         do {
-            let fd = try FileDescriptor.open(
-                temporary, .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
-            try fd.closeAfter { _ = try fd.writeAll(Array(Self.line(matrix).utf8)) }
+            try Files.makePrivateDirectory(directory)
+            try Files.replace(path, with: Array(Self.line(matrix).utf8), durable: false)
         } catch {
-            throw EvdevError((error as? Errno) ?? Errno(rawValue: EIO), path: temporary, operation: "write")
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = Errno(rawValue: errno)
-            unlink(temporary)
-            throw EvdevError(error, path: path, operation: "rename")
+            throw EvdevError(error.errno, path: error.path, operation: error.operation)
         }
         return number
     }
 
     /// Removes file `number`, once its clone is gone (or was never made).
     func remove(_ number: Int) {
-        unlink(path(of: number))
+        Files.remove(path(of: number))
     }
 
     private func path(of number: Int) -> String { directory + "/\(number)" }

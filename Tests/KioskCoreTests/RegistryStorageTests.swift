@@ -156,44 +156,6 @@ import Testing
         }
     }
 
-    /// The state file's strings are written as `JSONEncoder` writes them, for every ASCII byte
-    /// and for text beyond it.
-    @Test func jsonStringsAreEscapedAsJSONEncoderDoes() throws {
-        let strings =
-            (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
-            + ["", "é", "🗺️\u{2028}\u{85}", #"a/b\c"d"#, "\u{7F}\u{0}x", String(repeating: "z", count: 300)]
-        for string in strings {
-            var out: [UInt8] = []
-            JSONText.appendString(string, to: &out)
-            #expect(out == Array(try JSONEncoder().encode(string)), "\(string.unicodeScalars.map(\.value))")
-        }
-    }
-
-    /// An app written from its packed table is what `JSONEncoder` writes for it.
-    @Test func appsAreWrittenAsJSONEncoderWritesThem() throws {
-        var registry = Registry()
-        try registry.declare(
-            app,
-            restrictions: [
-                try RestrictionDeclaration(
-                    id: "org.example.MuseumMap.a", title: #"Quote " slash / back \ é"#, detail: "Line\n\tTab 🗺️"),
-                try RestrictionDeclaration(id: "org.example.MuseumMap.b", title: "", detail: ""),
-            ] + declarations(app.rawValue, ["c", "d"]), uid: 4_000_000_000)
-        try registry.setState(.deny, of: id("b"), in: app)
-        try registry.declare(app, restrictions: declarations(app.rawValue, ["a", "c"]), uid: 4_000_000_000)
-        let other = try AppID("org.example.Empty")
-        try registry.declare(other, restrictions: [], uid: 0)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        for application in registry.applications {
-            var out: [UInt8] = []
-            application.appendJSON(to: &out)
-            #expect(
-                String(decoding: out, as: UTF8.self) == String(decoding: try encoder.encode(application), as: UTF8.self)
-            )
-        }
-    }
-
     /// The limits themselves are allowed in a file.
     @Test func aFileAtTheLimitsIsRead() throws {
         let declared = (0..<KioskWire.Limits.restrictionsPerApp).map {

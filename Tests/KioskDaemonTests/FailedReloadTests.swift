@@ -13,7 +13,8 @@ import Testing
 /// input policy the manager hands its enforcer after the failed `ReloadProfiles` equals the one
 /// before, and the session, its deadline and its pending time-limit warnings are as they were —
 /// also after a restart with the file still bad. Each way a file can fail is tried: broken TOML,
-/// unreadable (a directory where the file was), vanished.
+/// unreadable (a directory where the file was), a FIFO where the file was (refused at once, not
+/// waited on), vanished.
 @Suite(.serialized) struct FailedReloadTests {
     /// Volume and power locked, ten minutes with a warning at five.
     static let good = """
@@ -35,7 +36,7 @@ import Testing
         """
 
     enum Failure: String, CaseIterable, Sendable {
-        case broken, unreadable, vanished
+        case broken, unreadable, fifo, vanished
     }
 
     /// Makes `kiosk.toml` fail to load the way `failure` says.
@@ -47,6 +48,9 @@ import Testing
         case .unreadable:
             try FileManager.default.removeItem(at: file)
             try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        case .fifo:
+            try FileManager.default.removeItem(at: file)
+            #expect(mkfifo(file.path, 0o600) == 0)
         case .vanished:
             try FileManager.default.removeItem(at: file)
         }

@@ -27,11 +27,12 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
     private var slot: BusSlot?
 
     /// `uid` is every caller's uid; `authorize` what polkit answers; `enforcer` sees the state and
-    /// profile from the restore on, as kioskd's input enforcement does.
+    /// profile from the restore on, as kioskd's input enforcement does; `logsToJournal` notes
+    /// each line the manager logs in ``journal`` (`log <message>`).
     public init(
         uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
         state: KioskState = KioskState(), profiles: [String: String] = [:],
-        enforcer: (any SessionEnforcer & Sendable)? = nil
+        enforcer: (any SessionEnforcer & Sendable)? = nil, logsToJournal: Bool = false
     ) async throws {
         bus = try PrivateBus()
         store = MemoryStore(journal: journal)
@@ -54,7 +55,9 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
             let manager = ManagerObject(
                 bus: server, loop: loop, store: store, state: state,
                 profileDirectory: profileDirectory.path, clock: clock,
-                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                logger: Logger(label: "test") { [journal] _ in
+                    logsToJournal ? JournalLogHandler(journal: journal) as any LogHandler : SwiftLogNoOpLogHandler()
+                },
                 authorizer: authorizer, identifier: identity)
             manager.enforcer = enforcer
             try manager.export()

@@ -1,26 +1,30 @@
-extension Registry.Application {
-    /// Appends the app as the state file holds it — the JSON `JSONEncoder` with `.sortedKeys`
-    /// writes for its `Encodable` conformance, byte for byte — straight from the packed table,
-    /// without making a `Restriction` (or any `String`) per restriction. The store writes its
-    /// 50,000 restrictions this way: encoding them through `JSONEncoder` was most of a save.
-    package func appendJSON(to out: inout [UInt8]) {
+import KioskAPI
+import KioskCore
+
+/// How the state file writes the registry's apps: the JSON `JSONEncoder` with `.sortedKeys`
+/// writes for `Registry.Application`'s `Encodable` conformance, byte for byte, straight from the
+/// packed table (``Registry/Application/forEachPacked(_:)``). `StateFileJSONTests` hold both to
+/// `JSONEncoder`.
+enum StateFileJSON {
+    /// Appends `app` as the state file holds it.
+    static func append(_ app: Registry.Application, to out: inout [UInt8]) {
         out += #"{"id":"#.utf8
-        JSONText.appendString(id.rawValue, to: &out)
+        JSONText.appendString(app.id.rawValue, to: &out)
         out += #","ownerUID":"#.utf8
-        out += String(ownerUID).utf8
+        out += String(app.ownerUID).utf8
         out += #","restrictions":["#.utf8
-        table.text.withUnsafeBufferPointer { text in
-            for (index, entry) in table.entries.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(UInt8(ascii: "["))
-                JSONText.appendString(UnsafeBufferPointer(rebasing: text[entry.idRange]), to: &out)
-                out.append(UInt8(ascii: ","))
-                JSONText.appendString(UnsafeBufferPointer(rebasing: text[entry.titleRange]), to: &out)
-                out.append(UInt8(ascii: ","))
-                JSONText.appendString(UnsafeBufferPointer(rebasing: text[entry.detailRange]), to: &out)
-                out += entry.state == .allow ? #","allow","#.utf8 : #","deny","#.utf8
-                out += entry.retired ? "true]".utf8 : "false]".utf8
-            }
+        var first = true
+        app.forEachPacked { id, title, detail, state, retired in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            out.append(UInt8(ascii: "["))
+            JSONText.appendString(id, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONText.appendString(title, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONText.appendString(detail, to: &out)
+            out += state == .allow ? #","allow","#.utf8 : #","deny","#.utf8
+            out += retired ? "true]".utf8 : "false]".utf8
         }
         out += "]}".utf8
     }
