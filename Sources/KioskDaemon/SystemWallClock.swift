@@ -1,8 +1,9 @@
 import Glibc
 import KioskCore
 
-/// The real CLOCK_REALTIME, for what is shown as wall-clock time.
-struct SystemWallClock: WallClock {
+/// The real CLOCK_REALTIME, for what is shown as wall-clock time. Not a clock the model runs on
+/// (that is `SystemKioskClock`, below): only the start and a set wall clock read it.
+struct SystemWallClock {
     func now() -> WallClockTime {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
