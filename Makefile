@@ -67,9 +67,11 @@ test: deps
 
 # The module graph of README § Architecture, checked against Package.swift: pure modules reach
 # only what they may, an app linking KioskClient gets no TOML, YAML, filter or daemon model, and
-# kioskd never links Yams. Seconds, no build.
+# kioskd never links Yams; and ManagerObject's files follow docs/dbus-api.md's groups of members.
+# Seconds, no build.
 check-module-graph:
 	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
+	python3 scripts/check-manager-groups.py
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
