@@ -68,9 +68,11 @@ test: deps
 # The module graph of README § Architecture, checked against Package.swift: pure modules reach
 # only what they may, an app linking KioskClient gets no TOML, YAML, filter or daemon model, and
 # kioskd never links Yams; the pure modules' sources import no C module, Glibc, Foundation,
-# Dispatch or Logging and read no clock. Seconds, no build.
+# Dispatch or Logging and read no clock; and ManagerObject's files follow docs/dbus-api.md's
+# groups of members. Seconds, no build.
 check-module-graph:
 	SWIFT="$(SWIFT)" python3 scripts/check-module-graph.py
+	python3 scripts/check-manager-groups.py
 
 # What a reader is told, checked: no reference they cannot open (a design document, an issue or
 # a session number), every relative link in the Markdown resolves (file and heading), and

@@ -233,30 +233,3 @@ final class LogRequester: Requester {
     func reply(_ values: [DBusValue]) throws(Errno) {}
     func replyError(_ error: BusError) throws(Errno) {}
 }
-
-extension ManagerObject {
-    /// `ConfirmSession()`: a trial session stays, as any other.
-    func confirmSession(_ call: MethodCall) throws -> MethodReply {
-        try identify(call) { [unowned self] caller in
-            try authorize(
-                call, caller: caller, action: KioskWire.Action.manageSession, doing: "confirm the trial session"
-            ) { [unowned self] in
-                change(call, .privileged) { [unowned self] in
-                    var next = state
-                    try next.session.confirmTrial()
-                    return Plan(next) { [unowned self] in
-                        logger.notice(
-                            "Trial session confirmed",
-                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
-                                "session.profile": "\(state.session.profileName)"
-                            ]) { $1 })
-                        emitSessionChanged()
-                        scheduleSessionTimer()
-                        try call.reply([])
-                    }
-                }
-            }
-        }
-        return .deferred
-    }
-}

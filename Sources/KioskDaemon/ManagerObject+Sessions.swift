@@ -138,175 +138,114 @@ extension ManagerObject {
             }
         }
     }
+}
 
-    // MARK: The session's time limit
-
-    /// Brings a session restored from the state file up to date, applies its locks through the
-    /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
-    /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
-    public func restoreSession() {
-        var profile: Profile?
-        if state.session.isActive {
-            let name = state.session.profileName
-            do {
-                let loaded = try profiles.loadWithSource(name)
-                profile = loaded.profile
-                activeProfileSource = loaded.source
-            } catch {
-                if let retained = state.session.retainedProfileSource,
-                    let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
-                {
-                    // A reload of this file had failed: the last good profile stays in force.
-                    profile = ProfileDirectory.resolved(kept)
-                    activeProfileSource = retained
-                    reloadWarning = Self.reloadWarning(name: name, reason: error.message)
-                    logger.warning(
-                        "The restored session's profile file could not be loaded; the last good profile stays in force",
-                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
-                } else {
-                    restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
-                    logger.error(
-                        "The restored session's profile could not be loaded; enforcing the strictest locks",
-                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
-                }
-            }
-        }
-        commit(state, profile: .set(profile))
-        guard state.session.isActive else { return }
-        // Before READY, with nothing to serve: the restored session is brought up to date
-        // synchronously, so an expired session's locks are on before any device is taken.
-        if let progress = sessionProgress() {
-            do {
-                try store.save(checkpointed(progress.state))
-            } catch {
-                logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
-            }
-            commit(progress.state)
-            progress.emit()
-        }
-        scheduleSessionTimer()
-    }
-
-    /// Why the active session runs with the strictest locks instead of its profile's (a restored
-    /// session's profile could not be loaded), and what of its locks the enforcer could not put
-    /// in force (logind's inhibitor); "" otherwise.
-    public var sessionProblem: String {
-        guard state.session.isActive else { return "" }
-        let problems = [activeProfile == nil ? restoreProblem : "", enforcer?.problem ?? ""]
-        return problems.filter { !$0.isEmpty }.joined(separator: "; ")
-    }
-
-    /// What is wrong with the active session but does not change its locks (the enforcer's
-    /// warnings: `[[device]]` entries that match no device); empty otherwise.
-    public var sessionWarnings: [String] {
-        guard state.session.isActive else { return [] }
-        return (reloadWarning.isEmpty ? [] : [reloadWarning]) + (enforcer?.warnings ?? [])
-    }
-
-    func scheduleSessionTimer() {
-        do {
-            guard let wake = state.session.nextWakeup else {
-                try sessionTimer?.setEnabled(.off)
-                return
-            }
-            // The kiosk clock runs on CLOCK_BOOTTIME: so does the timer, and a wall-clock jump
-            // moves neither.
-            let now = clock.now()
-            let checkpoint = state.clockCheckpoint.map { $0 + Self.checkpointInterval } ?? now
-            let delay = max(.zero, min(wake, checkpoint) - now)
-            if let sessionTimer {
-                try sessionTimer.rearm(after: delay)
-            } else {
-                sessionTimer = try loop.addTimer(clock: .boottime, after: delay, accuracy: .milliseconds(10)) {
-                    [unowned self] in
-                    sessionTick()
-                }
-            }
-        } catch {
-            // The time limit is a lock: a timer that cannot be armed must be seen.
-            logger.error(
-                "Could not arm the session's timer",
-                metadata: [
-                    "session.profile": "\(state.session.profileName)", "error": "\(Errno.reason(of: error))",
-                ])
-        }
-    }
-
-    /// The session's timer: warnings and expiry are persisted in turn with the other changes.
-    /// A save that fails is logged and the state applied anyway, so an expiry's locks apply;
-    /// the next write persists it.
-    func sessionTick() {
-        // Urgent: an expiry is a lock, so it goes right after the save in flight, never behind
-        // (or refused for) a queue of other callers' changes. The timer is one-shot and re-armed
-        // only once this tick is done, so at most one tick waits.
-        writer.submit(
-            .urgent,
-            { [unowned self] in
-                guard let progress = sessionProgress() else {
-                    scheduleSessionTimer()
-                    return nil
-                }
-                let saved = checkpointed(progress.state)
-                return StateWriter.Write(
-                    state: saved,
-                    durable: { [unowned self] in
-                        commit(saved)
-                        progress.emit()
-                        scheduleSessionTimer()
-                    },
-                    failed: { [unowned self] error in
-                        logger.error(
-                            "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
-                        commit(saved)
-                        progress.emit()
-                        scheduleSessionTimer()
-                    })
-            }, dropped: { _ in })
-    }
-
-    /// The state with the session advanced to now, and the signals that tell of it; nil when
-    /// nothing happened.
-    func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
-        var next = state
-        let now = clock.now()
-        // A trial session nobody confirmed in time ends by itself (its presets go back).
-        if next.session.trialIsOver(at: now), let changes = try? next.endSession(.unconfirmedTrial) {
-            let profile = state.session.profileName
-            return (
-                next,
-                { [unowned self] in
-                    logger.notice(
-                        "Trial session not confirmed in time; it ended",
-                        metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
-                    emitRestrictionChanged(changes)
-                    emitSessionChanged()
-                }
-            )
-        }
-        let events = next.session.advance(to: now)
-        // A session with a time limit saves the kiosk clock now and then, even with nothing to
-        // tell: after a power cut, its time resumes from there.
-        let checkpointDue =
-            next.session.nextWakeup != nil
-            && state.clockCheckpoint.map { now - $0 >= Self.checkpointInterval } ?? true
-        guard !events.isEmpty || checkpointDue else { return nil }
-        return (
-            next,
-            { [unowned self] in
-                for event in events {
-                    switch event {
-                    case .warning(let secondsLeft):
-                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
-                    case .expired:
+extension ManagerObject {
+    /// `ConfirmSession()`: a trial session stays, as any other.
+    func confirmSession(_ call: MethodCall) throws -> MethodReply {
+        try identify(call) { [unowned self] caller in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.manageSession, doing: "confirm the trial session"
+            ) { [unowned self] in
+                change(call, .privileged) { [unowned self] in
+                    var next = state
+                    try next.session.confirmTrial()
+                    return Plan(next) { [unowned self] in
                         logger.notice(
-                            "Session time limit reached",
-                            metadata: MessageID.sessionExpired.metadata.merging([
+                            "Trial session confirmed",
+                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
                                 "session.profile": "\(state.session.profileName)"
                             ]) { $1 })
                         emitSessionChanged()
+                        scheduleSessionTimer()
+                        try call.reply([])
                     }
                 }
             }
-        )
+        }
+        return .deferred
+    }
+}
+
+/// Apps that lock themselves (exam mode, docs/dbus-api.md § RequestSession; iOS's
+/// UIAccessibilityRequestGuidedAccessSession):
+/// an app starts a session of a profile made for it and ends it again.
+extension ManagerObject {
+    /// `RequestSession(s app_id, s profile)`: only for a profile whose `app` is that app and
+    /// which says `[session] app-may-request = true`, by that profile's `app-owner` (or root),
+    /// under the polkit action `request-session` (default: allowed for the active local
+    /// session). Who registered the id first does not matter: the profile says whose app it is,
+    /// so no other uid can squat the id and keep its app from locking the kiosk.
+    func requestSession(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 2, let appText = call.arguments[0].string, let name = call.arguments[1].string else {
+            throw KioskError(.invalidArgument, "RequestSession takes (s app_id, s profile).")
+        }
+        let app = try AppID(appText)
+        try Profile.validateName(name)
+        try identify(call) { [unowned self] caller in
+            try authorize(
+                call, caller: caller, action: KioskWire.Action.requestSession, doing: "lock the kiosk to \(app)"
+            ) { [unowned self] in
+                loadProfile(call, name) { [unowned self] loaded in
+                    guard loaded.profile.app == app, loaded.profile.session.appMayRequest else {
+                        throw KioskError(
+                            .accessDenied,
+                            "The profile \(Text.quoted(name)) may not be requested by \(app): its app must be \(app) and it must say [session] app-may-request = true."
+                        )
+                    }
+                    try checkOwner(loaded.profile, app, caller: caller, doing: "request a session of \(Text.quoted(name))")
+                    change(call, .privileged) { [unowned self] in
+                        var next = state
+                        let changes = try next.startSession(
+                            profileName: name, profile: loaded.profile, at: clock.now(), requestedBy: app)
+                        return Plan(next, profile: .set(loaded.profile)) { [unowned self] in
+                            activeProfileSource = loaded.source
+                            reloadWarning = ""
+                            logger.notice(
+                                "Session requested by its app",
+                                metadata: caller.metadata.merging(MessageID.sessionStarted.metadata) { $1 }.merging([
+                                    "session.profile": "\(name)", "app.id": "\(app)",
+                                ]) { $1 })
+                            emitRestrictionChanged(changes)
+                            emitSessionChanged()
+                            scheduleSessionTimer()
+                            try call.reply([])
+                        }
+                    }
+                }
+            }
+        }
+        return .deferred
+    }
+
+    /// `ReleaseSession(s app_id)`: the app that requested the active session ends it: the
+    /// session's profile's `app-owner` (or root) only; never another app's session, nor one an
+    /// admin started.
+    func releaseSession(_ call: MethodCall) throws -> MethodReply {
+        guard call.arguments.count == 1, let appText = call.arguments[0].string else {
+            throw KioskError(.invalidArgument, "ReleaseSession takes (s app_id).")
+        }
+        let app = try AppID(appText)
+        try identify(call) { [unowned self] caller in
+            if caller.uid != 0 {
+                // No session, or one whose profile could not be read back: nothing the app may end.
+                guard state.session.isActive, let profile = activeProfile else {
+                    throw KioskError(.noSession, "No guided-access session that \(app) requested is active.")
+                }
+                try checkOwner(profile, app, caller: caller, doing: "release its session")
+            }
+            applyEndSession(call, caller: caller, .released(by: app))
+        }
+        return .deferred
+    }
+
+    /// The caller is root or `profile`'s `app-owner`. The refusal names no other uid.
+    private func checkOwner(_ profile: Profile, _ app: AppID, caller: Caller, doing what: String) throws(KioskError) {
+        guard profile.mayOwnApp(caller.uid) else {
+            audit(.notice, "Call refused", caller, MessageID.callRefused.metadata.merging(["app.id": "\(app)"]) { $1 })
+            throw KioskError(
+                .accessDenied,
+                "Only the profile's app-owner (or root) may \(what); uid \(caller.uid) is not the app-owner of \(app).")
+        }
     }
 }

@@ -25,8 +25,8 @@ struct Caller {
     static let kiosk = Caller(busName: "kiosk", uid: 0)
 }
 
-/// `org.kioskd.GuidedAccess1.Manager` at `/org/kioskd/GuidedAccess1`: the D-Bus API v1 of
-/// docs/dbus-api.md over the pure model (`KioskCore`) and the state file (`KioskStore`).
+/// `org.kioskd.GuidedAccess1.Manager` at `/org/kioskd/GuidedAccess1`: the D-Bus API v1
+/// (docs/dbus-api.md) over the pure model (`KioskCore`) and the state file (`KioskStore`).
 ///
 /// Lives on the loop thread. Every method has the systemd shape: parse and validate
 /// (`InvalidArgs` naming the value) → no-op short-circuit → authorize (polkit, asynchronously;
@@ -38,11 +38,8 @@ struct Caller {
 /// `state` (and the reply and signals go out) only once it is on disk. Meanwhile the loop serves
 /// reads, other callers and input.
 ///
-/// By concern: `ManagerObject+Restrictions` (RegisterApplication, the reads,
-/// SetRestrictionState), `+Sessions` (StartSession, EndSession, ForceEndSession, a restored
-/// session, the time limit), `+PasscodeAttempts` (SetPasscode, and the queue where EndSession's
-/// and SetPasscode's passcodes are checked), `+Steps` (what every method shares: identify,
-/// authorize, change, reply).
+/// One file per group of D-Bus members, as docs/dbus-api.md § "Where each group lives" names
+/// them (`scripts/check-manager-groups.py` holds the files to that table).
 public final class ManagerObject {
     typealias Member = KioskWire.Member
 
@@ -147,8 +144,8 @@ public final class ManagerObject {
                 method(Member.unregisterApplication, in: [("s", "app_id")]) { [unowned self] in
                     try unregisterApplication($0)
                 },
-                method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] _ in
-                    .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
+                method(Member.listApplications, out: [("as", "app_ids")]) { [unowned self] in
+                    try listApplications($0)
                 },
                 method(Member.listRestrictions, in: [("s", "app_id")], out: [("a(ssss)", "restrictions")]) {
                     [unowned self] in

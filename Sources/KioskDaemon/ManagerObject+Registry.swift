@@ -145,7 +145,11 @@ extension ManagerObject {
         return .deferred
     }
 
-    // MARK: ListRestrictions, GetRestrictionState
+    // MARK: ListApplications, ListRestrictions, GetRestrictionState
+
+    func listApplications(_ call: MethodCall) throws -> MethodReply {
+        .values([.strings(state.registry.applicationIDs.map(\.rawValue))])
+    }
 
     func listRestrictions(_ call: MethodCall) throws -> MethodReply {
         guard let app = call.arguments.first?.string else {

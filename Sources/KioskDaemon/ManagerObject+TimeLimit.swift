@@ -1,0 +1,179 @@
+import KioskCore
+import Logging
+import SystemPackage
+import SystemdKit
+
+/// The session's time: a session restored after a restart brought up to date, its time limit
+/// and warnings (`TimeLimitWarning`), a trial's end, and the kiosk clock's checkpoints.
+extension ManagerObject {
+    // MARK: The session's time limit
+
+    /// Brings a session restored from the state file up to date, applies its locks through the
+    /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
+    /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
+    public func restoreSession() {
+        var profile: Profile?
+        if state.session.isActive {
+            let name = state.session.profileName
+            do {
+                let loaded = try profiles.loadWithSource(name)
+                profile = loaded.profile
+                activeProfileSource = loaded.source
+            } catch {
+                if let retained = state.session.retainedProfileSource,
+                    let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
+                {
+                    // A reload of this file had failed: the last good profile stays in force.
+                    profile = ProfileDirectory.resolved(kept)
+                    activeProfileSource = retained
+                    reloadWarning = Self.reloadWarning(name: name, reason: error.message)
+                    logger.warning(
+                        "The restored session's profile file could not be loaded; the last good profile stays in force",
+                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                } else {
+                    restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
+                    logger.error(
+                        "The restored session's profile could not be loaded; enforcing the strictest locks",
+                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
+                }
+            }
+        }
+        commit(state, profile: .set(profile))
+        guard state.session.isActive else { return }
+        // Before READY, with nothing to serve: the restored session is brought up to date
+        // synchronously, so an expired session's locks are on before any device is taken.
+        if let progress = sessionProgress() {
+            do {
+                try store.save(checkpointed(progress.state))
+            } catch {
+                logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
+            }
+            commit(progress.state)
+            progress.emit()
+        }
+        scheduleSessionTimer()
+    }
+
+    /// Why the active session runs with the strictest locks instead of its profile's (a restored
+    /// session's profile could not be loaded), and what of its locks the enforcer could not put
+    /// in force (logind's inhibitor); "" otherwise.
+    public var sessionProblem: String {
+        guard state.session.isActive else { return "" }
+        let problems = [activeProfile == nil ? restoreProblem : "", enforcer?.problem ?? ""]
+        return problems.filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+
+    /// What is wrong with the active session but does not change its locks (the enforcer's
+    /// warnings: `[[device]]` entries that match no device); empty otherwise.
+    public var sessionWarnings: [String] {
+        guard state.session.isActive else { return [] }
+        return (reloadWarning.isEmpty ? [] : [reloadWarning]) + (enforcer?.warnings ?? [])
+    }
+
+    func scheduleSessionTimer() {
+        do {
+            guard let wake = state.session.nextWakeup else {
+                try sessionTimer?.setEnabled(.off)
+                return
+            }
+            // The kiosk clock runs on CLOCK_BOOTTIME: so does the timer, and a wall-clock jump
+            // moves neither.
+            let now = clock.now()
+            let checkpoint = state.clockCheckpoint.map { $0 + Self.checkpointInterval } ?? now
+            let delay = max(.zero, min(wake, checkpoint) - now)
+            if let sessionTimer {
+                try sessionTimer.rearm(after: delay)
+            } else {
+                sessionTimer = try loop.addTimer(clock: .boottime, after: delay, accuracy: .milliseconds(10)) {
+                    [unowned self] in
+                    sessionTick()
+                }
+            }
+        } catch {
+            // The time limit is a lock: a timer that cannot be armed must be seen.
+            logger.error(
+                "Could not arm the session's timer",
+                metadata: [
+                    "session.profile": "\(state.session.profileName)", "error": "\(Errno.reason(of: error))",
+                ])
+        }
+    }
+
+    /// The session's timer: warnings and expiry are persisted in turn with the other changes.
+    /// A save that fails is logged and the state applied anyway, so an expiry's locks apply;
+    /// the next write persists it.
+    func sessionTick() {
+        // Urgent: an expiry is a lock, so it goes right after the save in flight, never behind
+        // (or refused for) a queue of other callers' changes. The timer is one-shot and re-armed
+        // only once this tick is done, so at most one tick waits.
+        writer.submit(
+            .urgent,
+            { [unowned self] in
+                guard let progress = sessionProgress() else {
+                    scheduleSessionTimer()
+                    return nil
+                }
+                let saved = checkpointed(progress.state)
+                return StateWriter.Write(
+                    state: saved,
+                    durable: { [unowned self] in
+                        commit(saved)
+                        progress.emit()
+                        scheduleSessionTimer()
+                    },
+                    failed: { [unowned self] error in
+                        logger.error(
+                            "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
+                        commit(saved)
+                        progress.emit()
+                        scheduleSessionTimer()
+                    })
+            }, dropped: { _ in })
+    }
+
+    /// The state with the session advanced to now, and the signals that tell of it; nil when
+    /// nothing happened.
+    func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
+        var next = state
+        let now = clock.now()
+        // A trial session nobody confirmed in time ends by itself (its presets go back).
+        if next.session.trialIsOver(at: now), let changes = try? next.endSession(.unconfirmedTrial) {
+            let profile = state.session.profileName
+            return (
+                next,
+                { [unowned self] in
+                    logger.notice(
+                        "Trial session not confirmed in time; it ended",
+                        metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                    emitRestrictionChanged(changes)
+                    emitSessionChanged()
+                }
+            )
+        }
+        let events = next.session.advance(to: now)
+        // A session with a time limit saves the kiosk clock now and then, even with nothing to
+        // tell: after a power cut, its time resumes from there.
+        let checkpointDue =
+            next.session.nextWakeup != nil
+            && state.clockCheckpoint.map { now - $0 >= Self.checkpointInterval } ?? true
+        guard !events.isEmpty || checkpointDue else { return nil }
+        return (
+            next,
+            { [unowned self] in
+                for event in events {
+                    switch event {
+                    case .warning(let secondsLeft):
+                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
+                    case .expired:
+                        logger.notice(
+                            "Session time limit reached",
+                            metadata: MessageID.sessionExpired.metadata.merging([
+                                "session.profile": "\(state.session.profileName)"
+                            ]) { $1 })
+                        emitSessionChanged()
+                    }
+                }
+            }
+        )
+    }
+}
