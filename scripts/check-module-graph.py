@@ -16,7 +16,7 @@ show-dependencies`, computes what each target reaches (its transitive closure), 
   own (so no Glibc, Musl, Foundation, FoundationEssentials, Dispatch, Logging, SystemPackage nor
   any C module, i.e. a system library target of Package.swift), declares a C symbol of its own
   (`@_silgen_name`, `@_extern`), or reads a clock (CLOCK_READS): the pure modules take the time
-  as a value, from the daemon through the clock seam (KioskCore's `WallClock`, or a `now:`
+  as a value, from the daemon through the clock seam (KioskCore's `KioskClock`, or a `now:`
   argument), never from a clock of their own.
 A product of another package stands for that package and every package it depends on, so a
 dependency that arrives through a third package is caught too.
@@ -119,7 +119,7 @@ def purity_problems(root, targets, closure):
                     problems.append(f"{name} is pure, but {where}:{number} declares a C symbol: {line.strip()}")
                 if match := CLOCK_READS.search(line):
                     problems.append(f"{name} is pure, but {where}:{number} reads a clock ({match.group(0).strip()}): "
-                                    f"take the time as a value (the clock seam, `WallClock`)")
+                                    f"take the time as a value (the clock seam, `KioskClock`)")
     return problems
 
 

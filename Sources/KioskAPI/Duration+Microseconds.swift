@@ -4,6 +4,6 @@ extension Duration {
     public var microseconds: Int64 {
         let (whole, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000_000)
         if overflow { return components.seconds < 0 ? Int64.min : Int64.max }
-        return WallClockTime.saturating(whole, plus: components.attoseconds / 1_000_000_000_000)
+        return Timestamp.saturating(whole, plus: components.attoseconds / 1_000_000_000_000)
     }
 }

@@ -122,7 +122,7 @@ public final class KioskManager: Sendable {
     }
 
     /// `SetSessionDeadline` (admin): the time limit ends at `deadline` (wall clock); nil removes it.
-    public func setSessionDeadline(_ deadline: WallClockTime?) async throws {
+    public func setSessionDeadline(_ deadline: Timestamp?) async throws {
         try await call(KioskWire.Member.setSessionDeadline, [.uint64(UInt64(max(0, deadline?.microseconds ?? 0)))])
     }
 

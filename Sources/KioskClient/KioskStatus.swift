@@ -6,7 +6,7 @@ public struct KioskStatus: Hashable, Sendable {
     /// The active session's profile name; empty when no session is active.
     public var activeProfile: String
     /// When the session's time limit runs out (CLOCK_REALTIME); nil when it has none.
-    public var sessionDeadline: WallClockTime?
+    public var sessionDeadline: Timestamp?
     /// kioskd's version.
     public var version: String
     /// Why the session cannot be enforced as its profile asks, when a daemon says so
@@ -27,7 +27,7 @@ public struct KioskStatus: Hashable, Sendable {
     public var activeApp: String = ""
 
     public init(
-        sessionState: SessionState, activeProfile: String, sessionDeadline: WallClockTime?,
+        sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
         version: String, sessionProblem: String? = nil, sessionWarnings: [String] = [],
         prompt: KioskPrompt = .closed, speakWarnings: Bool = false
     ) {
@@ -74,12 +74,12 @@ public struct KioskPrompt: Hashable, Sendable {
     /// How many characters have been typed (`PromptLength`), for dots.
     public var length: Int
     /// When the prompt closes by itself unless a key comes (`PromptDeadline`); nil when closed.
-    public var deadline: WallClockTime?
+    public var deadline: Timestamp?
     /// Until when a passcode entered at the kiosk is not checked (`PromptRetryAfter`, the kiosk's
     /// throttle); nil when it may be tried now.
-    public var retryAfter: WallClockTime?
+    public var retryAfter: Timestamp?
 
-    public init(state: State, length: Int = 0, deadline: WallClockTime? = nil, retryAfter: WallClockTime? = nil) {
+    public init(state: State, length: Int = 0, deadline: Timestamp? = nil, retryAfter: Timestamp? = nil) {
         self.state = state
         self.length = length
         self.deadline = deadline

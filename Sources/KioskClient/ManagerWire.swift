@@ -106,8 +106,8 @@ enum ManagerWire {
     }
 
     /// A wall-clock time property in µs of CLOCK_REALTIME, where 0 means none.
-    static func wallClock(_ usec: UInt64) -> WallClockTime? {
-        usec == 0 ? nil : WallClockTime(microseconds: Int64(clamping: usec))
+    static func wallClock(_ usec: UInt64) -> Timestamp? {
+        usec == 0 ? nil : Timestamp(microseconds: Int64(clamping: usec))
     }
 
     /// `PromptPad`'s `a(sdddd)`: each key's label and rectangle.

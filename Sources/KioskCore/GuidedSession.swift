@@ -40,9 +40,9 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     public private(set) var state: State = .inactive
     /// The profile's name in the profile directory (empty when inactive).
     public private(set) var profileName: String = ""
-    public private(set) var startedAt: WallClockTime?
+    public private(set) var startedAt: Timestamp?
     /// When the time limit runs out, if the profile has one.
-    public private(set) var deadline: WallClockTime?
+    public private(set) var deadline: Timestamp?
     /// Warning marks (time left) not yet signalled, longest first.
     public private(set) var pendingWarnings: [Duration] = []
     public private(set) var saved: [SavedState] = []
@@ -54,7 +54,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     public var retainedProfileSource: String?
     /// A trial session ends by itself at this time unless an admin confirms it (`kioskctl start
     /// --trial`); nil for any other session, and once confirmed. Not across a reboot.
-    public private(set) var trialEnd: WallClockTime?
+    public private(set) var trialEnd: Timestamp?
     /// The app that requested this session itself (`RequestSession`, exam mode): it may end it
     /// (`ReleaseSession`); so may the passcode and an admin, never another app.
     public private(set) var requestedBy: AppID?
@@ -67,7 +67,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// started meanwhile. Nil when inactive.
     public struct Identity: Hashable, Sendable {
         public var profileName: String
-        public var startedAt: WallClockTime?
+        public var startedAt: Timestamp?
     }
 
     public var identity: Identity? {
@@ -92,7 +92,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// - Returns: the restriction states that changed, in the profile's order.
     /// - Throws: `SessionActive` if a session is already active or expired.
     public mutating func start(
-        profileName: String, profile: Profile, at now: WallClockTime, registry: inout Registry,
+        profileName: String, profile: Profile, at now: Timestamp, registry: inout Registry,
         trial: Duration? = nil, requestedBy: AppID? = nil
     ) throws(KioskError) -> [Change] {
         try checkCanStart()
@@ -153,7 +153,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     }
 
     /// Advances the session to `now`: sends due warnings, then expires at the deadline.
-    public mutating func advance(to now: WallClockTime) -> [Event] {
+    public mutating func advance(to now: Timestamp) -> [Event] {
         guard state == .active, let deadline else { return [] }
         // After a late wake-up several marks may be due: one warning tells the time left.
         var warningDue = false
@@ -171,8 +171,8 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     }
 
     /// When ``advance(to:)`` next has something to do (or a trial ends), if ever.
-    public var nextWakeup: WallClockTime? {
-        var limit: WallClockTime?
+    public var nextWakeup: Timestamp? {
+        var limit: Timestamp?
         if state == .active, let deadline {
             limit = pendingWarnings.first.map { deadline + (.zero - $0) } ?? deadline
         }
@@ -181,7 +181,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     }
 
     /// Whether a trial session's time to be confirmed has run out at `now`.
-    public func trialIsOver(at now: WallClockTime) -> Bool {
+    public func trialIsOver(at now: Timestamp) -> Bool {
         guard isActive, let trialEnd else { return false }
         return now >= trialEnd
     }
@@ -203,7 +203,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// - Returns: what the change produced at once (a warning now due, the expiry).
     /// - Throws: `NoSession` without a session; `InvalidArgs` for an end too far ahead.
     public mutating func setDeadline(
-        _ newDeadline: WallClockTime?, warnings: [Duration], at now: WallClockTime
+        _ newDeadline: Timestamp?, warnings: [Duration], at now: Timestamp
     ) throws(KioskError) -> [Event] {
         try checkActive()
         if let newDeadline, newDeadline - now > Profile.Session.maximumTimeLimit {
@@ -225,7 +225,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
 
     /// The session's profile was edited and read again: its time limit counts from the session's
     /// start (none when it has none now), with its warnings; as ``setDeadline(_:warnings:at:)``.
-    public mutating func reloaded(_ profile: Profile, at now: WallClockTime) throws(KioskError) -> [Event] {
+    public mutating func reloaded(_ profile: Profile, at now: Timestamp) throws(KioskError) -> [Event] {
         try checkActive()
         let end = profile.session.timeLimit.map { (startedAt ?? now) + $0 }
         deadline = end
@@ -243,7 +243,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// for an expired session (whoever asks for more time wants it from now on).
     /// - Throws: `NoSession`; `InvalidArgs` for a session without a time limit (set one with a
     ///   deadline instead).
-    public func extendedDeadline(by amount: Duration, at now: WallClockTime) throws(KioskError) -> WallClockTime {
+    public func extendedDeadline(by amount: Duration, at now: Timestamp) throws(KioskError) -> Timestamp {
         try checkActive()
         guard let deadline else {
             throw KioskError(

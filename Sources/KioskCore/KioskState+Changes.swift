@@ -88,7 +88,7 @@ extension KioskState {
     /// Starts a session (``GuidedSession/start(profileName:profile:at:registry:trial:requestedBy:)``)
     /// with the kiosk's passcode count cleared, as an ending clears it.
     public mutating func startSession(
-        profileName: String, profile: Profile, at now: WallClockTime, trial: Duration? = nil,
+        profileName: String, profile: Profile, at now: Timestamp, trial: Duration? = nil,
         requestedBy: AppID? = nil
     ) throws(KioskError) -> [GuidedSession.Change] {
         let changes = try session.start(

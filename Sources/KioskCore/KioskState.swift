@@ -11,7 +11,7 @@ public struct KioskState: Hashable, Sendable, Codable {
     public var passcodeHash: String?
     /// The kiosk clock when this state was saved (``KioskClockMarker``): after a reboot the clock
     /// resumes from here. Nil in a state file from before the kiosk clock.
-    public var clockCheckpoint: WallClockTime?
+    public var clockCheckpoint: Timestamp?
 
     public init() {}
 
@@ -34,7 +34,7 @@ public struct KioskState: Hashable, Sendable, Codable {
                 .init(codingPath: container.codingPath + [CodingKeys.throttles], debugDescription: error.message))
         }
         passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
-        clockCheckpoint = try container.decodeIfPresent(WallClockTime.self, forKey: .clock)
+        clockCheckpoint = try container.decodeIfPresent(Timestamp.self, forKey: .clock)
         let limit = Profile.Session.maximumTimeLimit
         if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
             throw DecodingError.dataCorrupted(

@@ -16,7 +16,7 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
     /// Wrong passcodes since the last right one.
     public private(set) var failures: Int = 0
     /// When the last wrong passcode was entered.
-    public private(set) var lastFailure: WallClockTime?
+    public private(set) var lastFailure: Timestamp?
 
     public init() {}
 
@@ -33,7 +33,7 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
     ///
     /// If the clock went back past the last failure, the whole delay applies again rather
     /// than none: setting the clock back must not open the door early.
-    public func waitRemaining(at now: WallClockTime, cap: Duration = maximumDelay) -> Duration {
+    public func waitRemaining(at now: Timestamp, cap: Duration = maximumDelay) -> Duration {
         guard let lastFailure else { return .zero }
         let delay = Self.delay(afterFailures: failures, cap: cap)
         guard delay > .zero else { return .zero }
@@ -42,14 +42,14 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
     }
 
     /// Throws `Throttled`, naming the wait, if an attempt at `now` must wait.
-    public func check(at now: WallClockTime, cap: Duration = maximumDelay) throws(KioskError) {
+    public func check(at now: Timestamp, cap: Duration = maximumDelay) throws(KioskError) {
         let wait = waitRemaining(at: now, cap: cap)
         guard wait > .zero else { return }
         let seconds = (wait.microseconds + 999_999) / 1_000_000
         throw KioskError(.throttled, "Too many wrong passcodes (\(failures) in a row); try again in \(seconds) s.")
     }
 
-    public mutating func recordFailure(at now: WallClockTime) {
+    public mutating func recordFailure(at now: Timestamp) {
         failures += 1
         lastFailure = now
     }
@@ -60,7 +60,7 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
     }
 
     /// After a reboot: the wait starts again in full at `now` (pulling the plug never shortens it).
-    mutating func restartWait(at now: WallClockTime) {
+    mutating func restartWait(at now: Timestamp) {
         if lastFailure != nil { lastFailure = now }
     }
 }
@@ -123,12 +123,12 @@ public struct PasscodeThrottles: Hashable, Sendable {
     public subscript(source: PasscodeSource) -> PasscodeThrottle { bySource[source] ?? inherited }
 
     /// Throws `Throttled`, naming the wait, if an attempt from `source` at `now` must wait.
-    public func check(_ source: PasscodeSource, at now: WallClockTime) throws(KioskError) {
+    public func check(_ source: PasscodeSource, at now: Timestamp) throws(KioskError) {
         try self[source].check(at: now, cap: source.maximumDelay)
     }
 
     /// How long an attempt from `source` must wait at `now` (zero: none).
-    public func waitRemaining(_ source: PasscodeSource, at now: WallClockTime) -> Duration {
+    public func waitRemaining(_ source: PasscodeSource, at now: Timestamp) -> Duration {
         self[source].waitRemaining(at: now, cap: source.maximumDelay)
     }
 
@@ -147,7 +147,7 @@ public struct PasscodeThrottles: Hashable, Sendable {
         return self != before
     }
 
-    public mutating func recordFailure(from source: PasscodeSource, at now: WallClockTime) {
+    public mutating func recordFailure(from source: PasscodeSource, at now: Timestamp) {
         var throttle = self[source]
         throttle.recordFailure(at: now)
         if bySource[source] == nil, bySource.count >= Self.maximumSources,
@@ -166,7 +166,7 @@ public struct PasscodeThrottles: Hashable, Sendable {
     }
 
     /// After a reboot: every wait starts again in full at `now`.
-    public mutating func restartWaits(at now: WallClockTime) {
+    public mutating func restartWaits(at now: Timestamp) {
         inherited.restartWait(at: now)
         for source in bySource.keys { bySource[source]!.restartWait(at: now) }
     }

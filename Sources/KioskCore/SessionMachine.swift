@@ -69,7 +69,7 @@ public struct SessionMachine: Sendable, Equatable {
     }
 
     /// Runs `event` at `now`.
-    public mutating func handle(_ event: Event, at now: WallClockTime) -> [Effect] {
+    public mutating func handle(_ event: Event, at now: Timestamp) -> [Effect] {
         switch event {
         case .exitGesture:
             // On an active or expired session only, unless the prompt is open already.

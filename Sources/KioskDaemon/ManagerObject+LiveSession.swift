@@ -45,7 +45,7 @@ extension ManagerObject {
         guard call.arguments.count == 1, let usec = call.arguments[0].uint64 else {
             throw KioskError(.invalidArgument, "SetSessionDeadline takes (t usec), microseconds since the epoch.")
         }
-        guard usec == 0 || Int64(exactly: usec).map(WallClockTime.isRepresentable) == true else {
+        guard usec == 0 || Int64(exactly: usec).map(Timestamp.isRepresentable) == true else {
             throw KioskError(
                 .invalidArgument,
                 "SetSessionDeadline's usec is \(usec); give 0 or a time between 1970 and the end of 9999.")
@@ -58,7 +58,7 @@ extension ManagerObject {
                 applyDeadline(call, caller: caller, what: wall == 0 ? "removed" : "set") { [unowned self] session, now in
                     try session.checkActive()
                     guard wall != 0 else { return nil }
-                    let deadline = kioskTime(ofDisplayed: WallClockTime(microseconds: wall), at: now)
+                    let deadline = kioskTime(ofDisplayed: Timestamp(microseconds: wall), at: now)
                     if deadline - now > Profile.Session.maximumTimeLimit {
                         throw KioskError(
                             .invalidArgument,
@@ -75,7 +75,7 @@ extension ManagerObject {
     /// The kiosk-clock time that `displayTime` shows as `displayed` (its inverse: the offset
     /// between the two clocks is the marker's, the same at every time), saturating: `displayed`
     /// is a caller's, and the wall clock may be years behind or ahead of the kiosk clock.
-    func kioskTime(ofDisplayed displayed: WallClockTime, at now: WallClockTime) -> WallClockTime {
+    func kioskTime(ofDisplayed displayed: Timestamp, at now: Timestamp) -> Timestamp {
         displayed + (now - displayTime(now))
     }
 
@@ -83,7 +83,7 @@ extension ManagerObject {
     /// other changes; warnings due and an expiry are signalled once it is on disk.
     private func applyDeadline(
         _ call: MethodCall, caller: Caller, what: String,
-        _ compute: @escaping (GuidedSession, WallClockTime) throws -> WallClockTime?
+        _ compute: @escaping (GuidedSession, Timestamp) throws -> Timestamp?
     ) {
         change(call, .privileged) { [unowned self] in
             var next = state

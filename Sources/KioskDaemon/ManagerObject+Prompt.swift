@@ -134,7 +134,7 @@ extension ManagerObject {
             try? promptTimer?.setEnabled(.off)
             return
         }
-        let delay = max(.zero, WallClockTime(microseconds: deadline) - clock.now())
+        let delay = max(.zero, Timestamp(microseconds: deadline) - clock.now())
         do {
             if let promptTimer {
                 try promptTimer.rearm(after: delay)
@@ -159,7 +159,7 @@ extension ManagerObject {
             BusProperty(Member.promptState, "s") { [unowned self] in .string(prompt.state.rawValue) },
             BusProperty(Member.promptLength, "u") { [unowned self] in .uint32(UInt32(prompt.length)) },
             BusProperty(Member.promptDeadline, "t") { [unowned self] in
-                .uint64(UInt64(max(0, prompt.deadline.map { displayTime(WallClockTime(microseconds: $0)).microseconds } ?? 0)))
+                .uint64(UInt64(max(0, prompt.deadline.map { displayTime(Timestamp(microseconds: $0)).microseconds } ?? 0)))
             },
             BusProperty(Member.promptRetryAfter, "t") { [unowned self] in
                 let now = clock.now()

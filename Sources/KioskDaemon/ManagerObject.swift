@@ -47,7 +47,7 @@ public final class ManagerObject {
     let loop: EventLoop
     let store: any StateSaving
     let profiles: ProfileDirectory
-    let clock: any WallClock
+    let clock: any KioskClock
     let logger: Logger
     /// Decides for callers that are not root (polkit).
     let authorizer: any Authorizing
@@ -70,7 +70,7 @@ public final class ManagerObject {
     var sessionTimer: EventSource?
     /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
     /// ``KioskClockMarker``'s, tests keep the identity.
-    public var displayTime: (WallClockTime) -> WallClockTime = { $0 }
+    public var displayTime: (Timestamp) -> Timestamp = { $0 }
     /// How often a session with a time limit saves the kiosk clock, so that after a power cut
     /// at most this much of its time is counted again.
     static let checkpointInterval: Duration = .seconds(60)
@@ -103,7 +103,7 @@ public final class ManagerObject {
     /// `authorizer` defaults to polkit on `bus`, `identifier` to `bus`'s driver.
     public init(
         bus: Bus, loop: EventLoop, store: any StateSaving, state: KioskState, profileDirectory: String,
-        clock: any WallClock, logger: Logger, authorizer: (any Authorizing)? = nil,
+        clock: any KioskClock, logger: Logger, authorizer: (any Authorizing)? = nil,
         identifier: (any CallerIdentifying)? = nil
     ) {
         self.bus = bus

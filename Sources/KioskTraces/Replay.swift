@@ -38,7 +38,7 @@ public enum Replay {
         var output = OutputBuffer()
         var pendingResync: Set<Int> = []
         var result: [(device: Int, events: [InputEvent], note: String?)] = []
-        let start = mergedByFrame(trace).first.map { WallClockTime(microseconds: $0.1.time) } ?? WallClockTime(microseconds: 0)
+        let start = mergedByFrame(trace).first.map { Timestamp(microseconds: $0.1.time) } ?? Timestamp(microseconds: 0)
         var machine = sessionMachine(at: start, expired: expired)
         func collect() {
             for frame in output.frames {
@@ -52,7 +52,7 @@ public enum Replay {
             var pending = [event]
             while !pending.isEmpty {
                 let next = pending.removeFirst()
-                for effect in machine.handle(next, at: WallClockTime(microseconds: now)) {
+                for effect in machine.handle(next, at: Timestamp(microseconds: now)) {
                     switch effect {
                     case .promptOpened:
                         var reading = policy
@@ -96,7 +96,7 @@ public enum Replay {
 
     /// The session a replay runs: active from the recording's first event (expired at once with
     /// `expired`), its passcode judged by the replay's `passcode`.
-    static func sessionMachine(at start: WallClockTime, expired: Bool) -> SessionMachine {
+    static func sessionMachine(at start: Timestamp, expired: Bool) -> SessionMachine {
         var state = KioskState()
         _ = try? state.startSession(profileName: "replay", profile: Profile(), at: start)
         if expired { _ = try? state.session.setDeadline(start, warnings: [], at: start) }

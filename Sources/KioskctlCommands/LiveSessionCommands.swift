@@ -71,7 +71,7 @@ struct DeadlineCommand: AsyncParsableCommand {
     }
 
     /// The wall-clock time `text` names (local time), nil for `none`.
-    static func parse(_ text: String, now: Date) throws(ValidationError) -> WallClockTime? {
+    static func parse(_ text: String, now: Date) throws(ValidationError) -> Timestamp? {
         if text == "none" { return nil }
         let parts = text.split(separator: " ")
         let clock = parts.last.map(String.init) ?? ""
@@ -95,7 +95,7 @@ struct DeadlineCommand: AsyncParsableCommand {
         fields.tm_isdst = -1
         let epoch = mktime(&fields)
         guard epoch != -1 else { throw Self.invalid(text) }
-        return WallClockTime(microseconds: Int64(epoch) * 1_000_000)
+        return Timestamp(microseconds: Int64(epoch) * 1_000_000)
     }
 
     static func invalid(_ text: String) -> ValidationError {

@@ -75,7 +75,7 @@ struct StatusSummary {
     }
 
     /// `2026-11-21 05:50:00 UTC, 44m59s left` in the local time zone.
-    static func deadline(_ time: WallClockTime, now: Date) -> String {
+    static func deadline(_ time: Timestamp, now: Date) -> String {
         let date = Date(timeIntervalSince1970: Double(time.microseconds) / 1_000_000)
         let left = Int64(date.timeIntervalSince(now).rounded(.up))
         return localTime(time) + (left > 0 ? ", \(Duration.seconds(left).kioskText) left" : ", passed")
@@ -84,7 +84,7 @@ struct StatusSummary {
     /// `2026-11-21 05:50:00 UTC`: the time in the local time zone, with the zone's abbreviation
     /// (localtime_r and strftime's `%Z`; FoundationEssentials has no DateFormatter, and the
     /// abbreviation needs no ICU).
-    static func localTime(_ time: WallClockTime) -> String {
+    static func localTime(_ time: Timestamp) -> String {
         var seconds = time_t(time.microseconds.quotientAndRemainder(dividingBy: 1_000_000).quotient)
         if time.microseconds < 0 && time.microseconds % 1_000_000 != 0 { seconds -= 1 }
         var fields = tm()

@@ -29,7 +29,7 @@ public struct PromptScreen: Hashable, Sendable {
     ///   - warned: whether a time-limit warning came during this session (the banner shows
     ///     from then on).
     public static func scene(
-        status: KioskStatus?, now: WallClockTime, lastClose: (reason: KioskPrompt.CloseReason, at: WallClockTime)?,
+        status: KioskStatus?, now: Timestamp, lastClose: (reason: KioskPrompt.CloseReason, at: Timestamp)?,
         warned: Bool
     ) -> PromptScreen? {
         guard let status, status.prompt.state != .closed else { return nil }
@@ -75,7 +75,7 @@ public struct PromptScreen: Hashable, Sendable {
         }
     }
 
-    static func banner(status: KioskStatus, now: WallClockTime, warned: Bool) -> String? {
+    static func banner(status: KioskStatus, now: Timestamp, warned: Bool) -> String? {
         if status.sessionState == .expired { return "Time is up: the session's time limit ran out." }
         guard warned, let deadline = status.sessionDeadline, deadline > now else { return nil }
         return "\(spokenDuration(deadline - now)) left in this session"

@@ -10,7 +10,7 @@ import PromptScreen
 @MainActor final class PromptDisplay {
     private var status: KioskStatus?
     private var pad: [KioskPrompt.Key]?
-    private var lastClose: (reason: KioskPrompt.CloseReason, at: WallClockTime)?
+    private var lastClose: (reason: KioskPrompt.CloseReason, at: Timestamp)?
     /// A time-limit warning came in this session: the prompt shows the time left from then on.
     private var warned = false
     private var window: PromptWindow?
@@ -78,9 +78,9 @@ import PromptScreen
         window?.show(screen, pad: pad ?? [])
     }
 
-    static var now: WallClockTime {
+    static var now: Timestamp {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
-        return WallClockTime(microseconds: Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000)
+        return Timestamp(microseconds: Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000)
     }
 }

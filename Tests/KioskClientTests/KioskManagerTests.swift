@@ -263,12 +263,12 @@ import Testing
         let open = KioskStatus(
             sessionState: .active, activeProfile: "museum", sessionDeadline: nil, version: "0.1.0",
             prompt: KioskPrompt(
-                state: .open, length: 3, deadline: WallClockTime(microseconds: 1_900_000_000_000_000),
-                retryAfter: WallClockTime(microseconds: 1_800_000_000_000_000)),
+                state: .open, length: 3, deadline: Timestamp(microseconds: 1_900_000_000_000_000),
+                retryAfter: Timestamp(microseconds: 1_800_000_000_000_000)),
             speakWarnings: true)
         var closed = open
         closed.prompt = KioskPrompt(
-            state: .closed, retryAfter: WallClockTime(microseconds: 1_800_000_000_000_000))
+            state: .closed, retryAfter: Timestamp(microseconds: 1_800_000_000_000_000))
         #expect(
             seen == [
                 .statusChanged(idle), .statusChanged(open), .promptClosed(.rejected), .statusChanged(closed),

@@ -6,10 +6,10 @@ import Testing
 /// session's time resumes.
 @Suite struct KioskClockTests {
     static let path = "/var/lib/kioskd/state.json"
-    static let wall = WallClockTime(microseconds: 1_800_000_000_000_000)
+    static let wall = Timestamp(microseconds: 1_800_000_000_000_000)
 
     /// A session of 1 hour started at kiosk time `at`, with 6 wrong passcodes from uid 1000.
-    static func state(at start: WallClockTime) throws -> KioskState {
+    static func state(at start: Timestamp) throws -> KioskState {
         var state = KioskState()
         let profile = try ProfileParser.parse(source: "[session]\ntime-limit = \"1h\"\n", file: "p.toml")
         _ = try state.session.start(profileName: "p", profile: profile, at: start, registry: &state.registry)
@@ -83,22 +83,22 @@ import Testing
         var state = KioskState()
         var registry = state.registry
         _ = try state.session.start(
-            profileName: "p", profile: Profile(), at: WallClockTime(microseconds: 1_000_000), registry: &registry,
+            profileName: "p", profile: Profile(), at: Timestamp(microseconds: 1_000_000), registry: &registry,
             trial: .seconds(300))
         let marker = KioskClockMarker(offset: 0, displayOffset: 0, statePath: "/s")
         var restarted = state
         _ = KioskClockMarker.start(
-            state: &restarted, statePath: "/s", marker: marker, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+            state: &restarted, statePath: "/s", marker: marker, boottime: .seconds(2), realtime: Timestamp(microseconds: 2_000_000))
         #expect(restarted.session.isActive && restarted.session.trialEnd != nil)
         var rebooted = state
         _ = KioskClockMarker.start(
-            state: &rebooted, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+            state: &rebooted, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: Timestamp(microseconds: 2_000_000))
         #expect(!rebooted.session.isActive)
         // A confirmed one does survive.
         var confirmed = state
         try confirmed.session.confirmTrial()
         _ = KioskClockMarker.start(
-            state: &confirmed, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: WallClockTime(microseconds: 2_000_000))
+            state: &confirmed, statePath: "/s", marker: nil, boottime: .seconds(2), realtime: Timestamp(microseconds: 2_000_000))
         #expect(confirmed.session.isActive)
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// One throttle count per source, so that no uid can throttle another (or the staff
 /// member at the kiosk), each on the same schedule and persisted.
 @Suite struct PasscodeThrottlesTests {
-    let now = WallClockTime(microseconds: 1_000_000)
+    let now = Timestamp(microseconds: 1_000_000)
 
     @Test func eachSourceHasItsOwnCount() throws {
         var throttles = PasscodeThrottles()
@@ -50,7 +50,7 @@ import Testing
         var throttles = PasscodeThrottles()
         for _ in 0..<7 { throttles.recordFailure(from: .kiosk, at: now) }
         for uid in 0..<UInt32(PasscodeThrottles.maximumSources + 10) {
-            throttles.recordFailure(from: .uid(uid + 1), at: WallClockTime(microseconds: Int64(uid)))
+            throttles.recordFailure(from: .uid(uid + 1), at: Timestamp(microseconds: Int64(uid)))
         }
         #expect(throttles.counts.count == PasscodeThrottles.maximumSources)
         #expect(throttles[.kiosk].failures == 7, "a source with more failures is kept")

@@ -96,7 +96,7 @@ import Testing
             source: "[restrictions.\"org.example.MuseumMap\"]\n\"org.example.MuseumMap.controls\" = \"deny\"\n",
             file: "museum.toml")
         _ = try state.session.start(
-            profileName: "museum", profile: profile, at: WallClockTime(microseconds: 1), registry: &state.registry)
+            profileName: "museum", profile: profile, at: Timestamp(microseconds: 1), registry: &state.registry)
         let error = try #require(throws: KioskError.self) { try state.unregister(museum) }
         #expect(error.code == .sessionActive)
         try state.unregister(Self.app(1))  // not preset: fine

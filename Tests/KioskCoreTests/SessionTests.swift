@@ -46,7 +46,7 @@ import Testing
 
     @Test func theCounterIsPartOfTheState() throws {
         var state = KioskState()
-        state.throttles.recordFailure(from: .uid(1000), at: WallClockTime(microseconds: 5))
+        state.throttles.recordFailure(from: .uid(1000), at: Timestamp(microseconds: 5))
         #expect(state != KioskState())
     }
 }

@@ -200,7 +200,7 @@ struct Fuzzer {
         } else {
             guard expectSuccess("StartSession", [.string("fuzz")]) != nil else { return }
             _ = try? model.session.start(
-                profileName: "fuzz", profile: profile, at: WallClockTime(microseconds: 0), registry: &model.registry)
+                profileName: "fuzz", profile: profile, at: Timestamp(microseconds: 0), registry: &model.registry)
         }
     }
 

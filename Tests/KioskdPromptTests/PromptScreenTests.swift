@@ -4,7 +4,7 @@ import Testing
 
 /// Every text kioskd-prompt shows, from the status kioskd publishes (no display needed).
 @Suite struct PromptScreenTests {
-    static let now = WallClockTime(microseconds: 1_800_000_000_000_000)
+    static let now = Timestamp(microseconds: 1_800_000_000_000_000)
 
     static func status(
         _ state: KioskPrompt.State, typed: Int = 0, retryAfter: Duration? = nil, closesIn: Duration = .seconds(30),

@@ -2,20 +2,20 @@ import KioskCore
 import Synchronization
 
 /// A clock that moves only when a test moves it.
-public final class ManualClock: WallClock {
-    private let current: Mutex<WallClockTime>
+public final class ManualClock: KioskClock {
+    private let current: Mutex<Timestamp>
 
-    public init(_ start: WallClockTime = WallClockTime(microseconds: 1_700_000_000_000_000)) {
+    public init(_ start: Timestamp = Timestamp(microseconds: 1_700_000_000_000_000)) {
         current = Mutex(start)
     }
 
-    public func now() -> WallClockTime { current.withLock { $0 } }
+    public func now() -> Timestamp { current.withLock { $0 } }
 
     public func advance(by duration: Duration) {
         current.withLock { $0 = $0 + duration }
     }
 
-    public func set(_ time: WallClockTime) {
+    public func set(_ time: Timestamp) {
         current.withLock { $0 = time }
     }
 }

@@ -37,7 +37,7 @@ public enum StateFixtures {
                     detail: String(repeating: "x", count: sequence % 300))
             ], uid: 0)
         for _ in 0..<(sequence % 9) {
-            state.throttles.recordFailure(from: .uid(0), at: WallClockTime(microseconds: Int64(sequence)))
+            state.throttles.recordFailure(from: .uid(0), at: Timestamp(microseconds: Int64(sequence)))
         }
         return state
     }

@@ -1,21 +1,26 @@
-/// A point in wall-clock time (CLOCK_REALTIME), in microseconds since the Unix epoch:
-/// the unit the bus uses for `SessionDeadline`. Wall-clock, not monotonic, because
-/// deadlines and passcode back-offs must survive a reboot.
-public struct WallClockTime: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+/// A point in time, in microseconds since the Unix epoch: the unit of the bus's times
+/// (`SessionDeadline`, `PromptDeadline`, …) and of the state file's.
+///
+/// Which clock a value is on is the context's: inside kioskd, every time (a deadline, a
+/// throttle's last failure, the state file's) is on the kiosk clock (KioskCore's `KioskClock`:
+/// it counts suspend, a set wall clock does not move it, it survives a reboot:
+/// docs/dbus-api.md § Time); what the bus shows an app or the prompt is that time moved onto
+/// the wall clock (CLOCK_REALTIME), as a person reads it.
+public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public var microseconds: Int64
 
     public init(microseconds: Int64) { self.microseconds = microseconds }
 
-    public static func < (a: WallClockTime, b: WallClockTime) -> Bool { a.microseconds < b.microseconds }
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
 
     /// Saturates at the ends of `Int64` rather than trapping: a time a caller sent (anything a
     /// `t` or `x` argument holds) can never crash the daemon, whatever the clocks' offset.
-    public static func + (t: WallClockTime, d: Duration) -> WallClockTime {
-        WallClockTime(microseconds: saturating(t.microseconds, plus: d.microseconds))
+    public static func + (t: Timestamp, d: Duration) -> Timestamp {
+        Timestamp(microseconds: saturating(t.microseconds, plus: d.microseconds))
     }
 
     /// Saturates, as `+` does.
-    public static func - (a: WallClockTime, b: WallClockTime) -> Duration {
+    public static func - (a: Timestamp, b: Timestamp) -> Duration {
         let (difference, overflow) = a.microseconds.subtractingReportingOverflow(b.microseconds)
         return .microseconds(overflow ? (a.microseconds < b.microseconds ? Int64.min : Int64.max) : difference)
     }
