@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "KioskctlTests",
             dependencies: [
-                "kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdTestSupport",
+                "kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdProcessTestSupport",
                 "BusTestSupport", "KioskClient", "KioskCore", "kioskd",
             ],
             swiftSettings: swiftSettings
@@ -333,7 +333,7 @@ let package = Package(
             name: "KioskDaemonTests",
             dependencies: [
                 "KioskDaemon", "KioskCore", "KioskCrypt", "KioskInput", "KioskStore", "KioskTraces", "BusTestSupport",
-                "KioskTestSupport", "KioskdTestSupport", "KioskDaemonTestSupport", "kioskd",
+                "KioskTestSupport", "KioskdProcessTestSupport", "KioskDaemonTestSupport", "kioskd",
             ],
             swiftSettings: swiftSettings
         ),
@@ -343,7 +343,7 @@ let package = Package(
             name: "KioskdInputTests",
             dependencies: [
                 "KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
-                "KioskTestSupport", "KioskdTestSupport", "InputTestSupport", "kioskd",
+                "KioskTestSupport", "KioskdProcessTestSupport", "InputTestSupport", "kioskd",
             ],
             swiftSettings: swiftSettings
         ),
@@ -357,16 +357,17 @@ let package = Package(
         .testTarget(
             name: "KioskClientTests",
             dependencies: [
-                "KioskClient", "KioskCore", "KioskTestSupport", "KioskdTestSupport", "kioskd", "museum-map-app", "exam-app",
+                "KioskClient", "KioskCore", "KioskTestSupport", "KioskdProcessTestSupport", "kioskd", "museum-map-app",
+                "exam-app",
             ],
             swiftSettings: swiftSettings
         ),
 
-        // MARK: KioskdTestSupport — the built kioskd on a private bus, for every test target that needs one
+        // MARK: KioskdProcessTestSupport — the built kioskd on a private bus, for every test target that needs one
         .target(
-            name: "KioskdTestSupport",
+            name: "KioskdProcessTestSupport",
             dependencies: ["BusTestSupport", "KioskCore", "KioskTestSupport", "SystemdKit"],
-            path: "Tests/Support/KioskdTestSupport",
+            path: "Tests/Support/KioskdProcessTestSupport",
             swiftSettings: swiftSettings
         ),
 

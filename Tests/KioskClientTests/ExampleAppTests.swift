@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import KioskClient
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// `Examples/museum-map-app` (what `make demo` runs) prints what kioskd tells it and exits

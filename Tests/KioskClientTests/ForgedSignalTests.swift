@@ -4,7 +4,7 @@ import Glibc
 import KioskClient
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// Clients believe only kioskd: another uid sends every signal kioskd emits straight to the

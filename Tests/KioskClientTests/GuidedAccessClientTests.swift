@@ -3,7 +3,7 @@ import Foundation
 import KioskClient
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Synchronization
 import Testing
 

@@ -3,7 +3,7 @@ import Foundation
 import KioskClient
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 import Testing
 

@@ -1,7 +1,7 @@
 import BusTestSupport
 import Foundation
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import KioskAPI
 import SystemdKit
 import Testing

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskStore
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 import Testing
 

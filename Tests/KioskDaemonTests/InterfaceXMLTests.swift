@@ -1,7 +1,7 @@
 import BusTestSupport
 import Foundation
 import KioskCore
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 #if canImport(FoundationXML)

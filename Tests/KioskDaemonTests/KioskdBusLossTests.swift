@@ -1,7 +1,7 @@
 import BusTestSupport
 import Foundation
 import Glibc
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 import Testing
 

@@ -3,10 +3,10 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 
-/// The built `kioskd` on a private bus: `KioskdTestSupport.KioskdProcess`, shared with the
+/// The built `kioskd` on a private bus: `KioskdProcessTestSupport.KioskdProcess`, shared with the
 /// client and input tests.
 typealias Kioskd = KioskdProcess
 

@@ -2,7 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 import Testing
 

@@ -4,7 +4,7 @@ import Glibc
 import KioskClient
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 @testable import KioskctlCommands

@@ -2,7 +2,7 @@ import BusTestSupport
 import Foundation
 import KioskClient
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// A live session changed from the command line: `kioskctl extend`, `deadline`, `profiles`, against the real

@@ -4,7 +4,7 @@ import Glibc
 import KioskClient
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// `kioskctl -H user@host` through sd-bus's remote transport, against a real `sshd` whose

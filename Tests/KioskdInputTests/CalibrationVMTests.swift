@@ -4,7 +4,7 @@ import Glibc
 import InputTestSupport
 import KioskInput
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import LinuxInput
 import Testing
 

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// kioskd on a private bus, `--no-input` (no devices needed): logind's power-key inhibitor,

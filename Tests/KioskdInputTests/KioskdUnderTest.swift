@@ -4,10 +4,10 @@ import Glibc
 import InputTestSupport
 import KioskCore
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 
-/// The built `kioskd` on a `PrivateBus` (`KioskdTestSupport.KioskdProcess`); these tests start
+/// The built `kioskd` on a `PrivateBus` (`KioskdProcessTestSupport.KioskdProcess`); these tests start
 /// it with `input: true`, brokering the machine's input devices.
 typealias KioskdUnderTest = KioskdProcess
 

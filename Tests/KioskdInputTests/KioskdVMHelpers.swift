@@ -4,7 +4,7 @@ import Glibc
 import InputTestSupport
 import KioskCore
 import KioskInput
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import LinuxInput
 import Testing
 

@@ -5,7 +5,7 @@ import InputTestSupport
 import KioskCore
 import KioskInput
 import KioskTestSupport
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import LinuxInput
 import Testing
 

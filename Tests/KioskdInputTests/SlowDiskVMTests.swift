@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import InputTestSupport
 import KioskCore
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import Testing
 
 /// kioskd with its state directory on a slow real disk: an ext4 file system on a loop device

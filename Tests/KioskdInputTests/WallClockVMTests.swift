@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import InputTestSupport
 import KioskCore
-import KioskdTestSupport
+import KioskdProcessTestSupport
 import SystemdKit
 import Testing
 
