@@ -338,9 +338,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: KioskdInputTests — kioskd enforcing sessions: input in the VM, logind's inhibitor on a private bus
+        // MARK: KioskdEnforcementTests — kioskd enforcing sessions: input in the VM, logind's inhibitor on a private bus
         .testTarget(
-            name: "KioskdInputTests",
+            name: "KioskdEnforcementTests",
             dependencies: [
                 "KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
                 "KioskTestSupport", "KioskdProcessTestSupport", "InputTestSupport", "kioskd",

@@ -8,7 +8,7 @@ import Testing
 
 /// kioskd saves off its loop, one change at a time: changes that arrive together all reach the
 /// disk, and a save that fails answers its caller and changes nothing. (That the loop is not
-/// blocked meanwhile needs a slow disk: `KioskdInputTests.SlowDiskVMTests`.)
+/// blocked meanwhile needs a slow disk: `KioskdEnforcementTests.SlowDiskVMTests`.)
 @Suite(.serialized) struct StateSaveTests {
     static let app = KioskdBusTests.app
 
