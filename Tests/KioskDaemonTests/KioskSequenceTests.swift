@@ -13,11 +13,14 @@ import Testing
 /// One table of what happens at the kiosk — the exit gesture, the PIN typed, Esc, time passing —
 /// run through kioskd's manager in process and through `kioskctl replay`'s `Replay` on a
 /// recording of the same keys: both run ``SessionMachine``, so both must close the prompt for the
-/// same reasons, in the same order (docs/architecture.md § The session machine). Rows marked
+/// same reasons, in the same order (docs/architecture.md § The session machine); the PIN pad's
+/// rows tap the pad on a recorded touchscreen, which the replay's filter reads. Rows marked
 /// `daemonOnly` need a bus call in the middle, which a recording cannot hold.
 @Suite(.serialized) struct KioskSequenceTests {
     enum Step: Sendable, CustomStringConvertible {
         case gesture, digits(String), enter, esc
+        /// Keys of the prompt's PIN pad touched on the touchscreen: digits, then `OK`.
+        case pad(String), padOK
         /// Time passes with no key (a recording's next event comes this much later).
         case wait(seconds: Int64)
         /// An admin reloads the session's profile (`ReloadProfiles`): the daemon only.
@@ -28,6 +31,8 @@ import Testing
             case .gesture: "gesture"
             case .digits(let text): text
             case .enter: "Enter"
+            case .pad(let text): "pad \(text)"
+            case .padOK: "pad OK"
             case .esc: "Esc"
             case .wait(let seconds): "wait \(seconds) s"
             case .reload: "reload"
@@ -53,6 +58,8 @@ import Testing
             name: "wrong then right", steps: [.gesture, .digits("9999"), .enter, .gesture, .digits("1234"), .enter],
             outcomes: [.rejected, .accepted]),
         Row(name: "cancel", steps: [.gesture, .digits("12"), .esc], outcomes: [.cancelled]),
+        Row(name: "touch pad", steps: [.gesture, .pad("1234"), .padOK], outcomes: [.accepted]),
+        Row(name: "touch pad, wrong", steps: [.gesture, .pad("12"), .padOK], outcomes: [.rejected]),
         Row(name: "timeout", steps: [.gesture, .digits("12"), .wait(seconds: 31)], outcomes: [.timeout]),
         Row(
             name: "throttled", steps: wrongSix + [.gesture, .digits("1234"), .enter],
@@ -96,17 +103,19 @@ import Testing
             let wasOpen = try client.property("PromptState")?.string == "open"
             switch step {
             case .gesture: try await manager.onLoop { $0.requestExit() }
-            case .digits(let text):
+            case .digits(let text), .pad(let text):
+                // The filter reads a pad touch as the key it lands on (KioskInput's scenarios
+                // pin where): the manager gets the same prompt keys either way.
                 for digit in text { try await manager.onLoop { $0.promptKey(.digit(UInt8(String(digit))!)) } }
             case .esc: try await manager.onLoop { $0.promptKey(.cancel) }
-            case .enter: try await manager.onLoop { $0.promptKey(.enter) }
+            case .enter, .padOK: try await manager.onLoop { $0.promptKey(.enter) }
             case .wait(let seconds):
                 manager.clock.advance(by: .seconds(seconds))
             case .reload:
                 try client.call("ReloadProfiles")
             }
             switch step {
-            case .enter where wasOpen, .esc where wasOpen:
+            case .enter where wasOpen, .esc where wasOpen, .padOK where wasOpen:
                 #expect(waitForNewClose(after: closed, closes), "\(step) closed nothing")
             case .wait where wasOpen:
                 // The prompt's timer (100 ms of real time) finds the prompt's time up.
@@ -127,20 +136,45 @@ import Testing
     // MARK: The replay, on a recording of the same keys
 
     static let keyboard = DeviceDescription(name: "kbd", codes: [1: Set(1..<0x100)])
+    /// A touchscreen, 0…999 on both axes, protocol B.
+    static let touchscreen: DeviceDescription = {
+        let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
+        return DeviceDescription(
+            name: "ts", properties: [1], codes: [1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+            absInfo: [
+                0: axis, 1: axis, 0x2f: DeviceDescription.AbsInfo(minimum: 0, maximum: 9), 0x35: axis, 0x36: axis,
+                0x39: DeviceDescription.AbsInfo(minimum: 0, maximum: 65535),
+            ])
+    }()
     static let (power, enter, esc) = (UInt16(116), UInt16(28), UInt16(1))
 
-    func recording(_ row: Row) -> Trace {
-        var events: [InputEvent] = []
+    func recording(_ row: Row) throws -> Trace {
+        let pad = try ProfileParser.parse(source: Self.profile, file: "museum.toml").filterPolicy.pinPad
+        var keys: [InputEvent] = []
+        var touches: [InputEvent] = []
         var time: Int64 = 1_000_000
+        var tracking: Int32 = 0
+        func event(_ type: UInt16, _ code: UInt16, _ value: Int32) -> InputEvent {
+            InputEvent(seconds: Int(time / 1_000_000), microseconds: Int(time % 1_000_000), type: type, code: code, value: value)
+        }
         func key(_ code: UInt16) {
             for value: Int32 in [1, 0] {
                 time += 20_000
-                let (s, u) = (Int(time / 1_000_000), Int(time % 1_000_000))
-                events += [
-                    InputEvent(seconds: s, microseconds: u, type: 1, code: code, value: value),
-                    InputEvent(seconds: s, microseconds: u, type: 0, code: 0, value: 0),
-                ]
+                keys += [event(1, code, value), event(0, 0, 0)]
             }
+        }
+        /// A tap in the middle of the pad's key `label`.
+        func tap(_ label: String) throws {
+            let target = try #require(pad.first { $0.label == label }, "no pad key \(label)")
+            let (x, y) = (Int32((target.x + target.width / 2) * 999), Int32((target.y + target.height / 2) * 999))
+            tracking += 1
+            time += 20_000
+            touches += [
+                event(3, 0x2f, 0), event(3, 0x39, tracking), event(3, 0x35, x), event(3, 0x36, y), event(1, 330, 1),
+                event(3, 0, x), event(3, 1, y), event(0, 0, 0),
+            ]
+            time += 20_000
+            touches += [event(3, 0x39, -1), event(1, 330, 0), event(0, 0, 0)]
         }
         for step in row.steps {
             switch step {
@@ -148,13 +182,18 @@ import Testing
             case .digits(let text): for digit in text { key(digit == "0" ? 11 : UInt16(String(digit))! + 1) }
             case .enter: key(Self.enter)
             case .esc: key(Self.esc)
+            case .pad(let text): for digit in text { try tap(String(digit)) }
+            case .padOK: try tap("OK")
             case .wait(let seconds): time += seconds * 1_000_000
             case .reload: break
             }
         }
         // A last key after the steps: a recording's clock moves only with its events.
         key(30)
-        return Trace(devices: [Trace.Device(description: Self.keyboard, events: events)])
+        return Trace(devices: [
+            Trace.Device(description: Self.keyboard, events: keys),
+            Trace.Device(description: Self.touchscreen, events: touches),
+        ])
     }
 
     func replay(_ row: Row) throws -> [PromptCloseReason] {
@@ -163,7 +202,7 @@ import Testing
         var policy = profile.filterPolicy
         if row.expired { policy.holdAllInput = true }
         let notes = Replay.frames(
-            trace: recording(row), policy: policy,
+            trace: try recording(row), policy: policy,
             passcode: { (try? Passcode.verify($0, against: hash)) ?? false }, expired: row.expired
         ).compactMap(\.note)
         let reasons = Dictionary(uniqueKeysWithValues: PromptCloseReason.allCases.map { (Replay.note($0), $0) })

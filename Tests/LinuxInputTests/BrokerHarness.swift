@@ -105,8 +105,14 @@ final class BrokerHarness: @unchecked Sendable {
         }
     }
 
-    /// Stops the broker (releasing every node) and the loop.
+    private var stopped = false
+
+    /// Stops the broker (releasing every node) and the loop; once (a test that stops it to check
+    /// the release also defers a stop, so that a failure before that still releases the nodes
+    /// for the tests after it).
     func stop() throws {
+        guard !stopped else { return }
+        stopped = true
         try onLoop { [self] in
             broker?.stop()
             broker = nil

@@ -73,6 +73,7 @@ struct BrokerTests {
     )
     func filtersWhatTheClonesShow() throws {
         let harness = try BrokerHarness()
+        defer { try? harness.stop() }
         let keyboard = try UInputClone(description: FakeDevice.keyboard())
         let power = try UInputClone(description: FakeDevice.powerButton())
         let touch = try UInputClone(description: FakeDevice.touchscreen())

@@ -57,8 +57,18 @@ public struct ChildProcess: Sendable {
     /// Sends `signal`.
     public func signal(_ signal: Int32 = SIGTERM) { kill(pid, signal) }
 
-    /// Whether it still runs (not yet reaped).
-    public var isRunning: Bool { kill(pid, 0) == 0 }
+    /// Whether it still runs: it exists and has not exited. A child that exited and was not yet
+    /// waited for is a zombie, which `kill(pid, 0)` still finds: its state in `/proc/PID/stat`
+    /// (the field after the parenthesised name) says `Z`. It is not reaped here, so ``wait(timeout:)``
+    /// still gets its status.
+    public var isRunning: Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")"),
+            let state = stat[close...].dropFirst(2).first
+        else { return false }
+        return state != "Z" && state != "X"
+    }
 
     /// Waits for the exit, SIGKILLing after `timeout`; returns the exit status, or 128+signal.
     @discardableResult
