@@ -103,6 +103,15 @@ import Testing
         #expect(deadline.microseconds >= before + 45 * 60_000_000 && deadline.microseconds <= after + 45 * 60_000_000)
     }
 
+    /// An app written against `WallClockTime` (kioskd 0.1.0) still compiles: the deprecated
+    /// alias names `Timestamp` itself. (Deprecated here too, so the test builds without warning.)
+    @available(*, deprecated)
+    @Test func theFormerNameOfTimestampStillCompiles() {
+        let deadline: WallClockTime = Timestamp(microseconds: 1_700_000_000_000_000)
+        #expect(WallClockTime.self == Timestamp.self)
+        #expect(deadline + .seconds(1) == Timestamp(microseconds: 1_700_000_001_000_000))
+    }
+
     @Test func refusalsAreKioskErrorsWithTheDaemonsMessage() async throws {
         let f = try Fixture()
         defer { f.stop() }
