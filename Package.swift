@@ -170,7 +170,7 @@ let package = Package(
         // MARK: InputTestSupport — fake input devices and python-evdev probes for the VM tests
         .target(
             name: "InputTestSupport",
-            dependencies: ["LinuxInput", "KioskInput"],
+            dependencies: ["LinuxInput", "KioskInput", "KioskTestSupport"],
             path: "Tests/Support/InputTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -234,7 +234,9 @@ let package = Package(
         // MARK: BusTestSupport — private dbus-daemon (and polkitd) harness for bus tests
         .target(
             name: "BusTestSupport",
-            dependencies: ["SystemdKit", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: [
+                "SystemdKit", "KioskTestSupport", .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Tests/Support/BusTestSupport",
             swiftSettings: swiftSettings
         ),

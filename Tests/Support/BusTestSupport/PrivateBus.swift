@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskTestSupport
 import SystemPackage
 import SystemdKit
 
@@ -140,11 +141,8 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Polls until `name` has an owner, or throws after `timeout`.
     public func waitForOwner(_ name: String, timeout: Duration = .seconds(15)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try hasOwner(name) { return }
-            usleep(20_000)
+        guard try eventually(timeout: timeout, every: .milliseconds(20), { try hasOwner(name) }) else {
+            throw HarnessError("\(name) did not appear on the private bus within \(timeout).")
         }
-        throw HarnessError("\(name) did not appear on the private bus within \(timeout).")
     }
 }

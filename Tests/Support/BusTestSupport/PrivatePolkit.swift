@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskTestSupport
 
 /// `polkitd` serving a `PrivateBus`, with only the test's actions and rules.
 ///
@@ -62,14 +63,12 @@ public final class PrivatePolkit: @unchecked Sendable {
                 actionsDir.path, rulesDir.path,
             ], environment: env, stdout: log, stderr: log)
         do {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                if try bus.hasOwner(Self.busName) { break }
-                if !process.isRunning || ContinuousClock.now > deadline {
-                    let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-                    throw HarnessError("polkitd did not take \(Self.busName) on \(bus.address); its output: \(text)")
-                }
-                usleep(20_000)
+            let owned = { try bus.hasOwner(Self.busName) }
+            guard try eventually(timeout: timeout, every: .milliseconds(20), { try owned() || !process.isRunning }),
+                try owned()
+            else {
+                let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw HarnessError("polkitd did not take \(Self.busName) on \(bus.address); its output: \(text)")
             }
         } catch {
             process.signal(SIGKILL)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskTestSupport
 
 /// Tests/Support/stand-in-kioskd on a private bus: kioskd's name and the Manager's properties,
 /// changed and signalled as the test says. For the display side of the passcode prompt (the
@@ -25,13 +26,11 @@ public final class StandInKioskd: @unchecked Sendable {
             "/usr/bin/python3", [script, bus.address], stdin: fds[0], stdout: out, stderr: out)
         close(fds[0])
         control = fds[1]
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !log.hasPrefix("ready") {
-            guard ContinuousClock.now < deadline, process.isRunning else {
-                stop()
-                throw HarnessError("stand-in-kioskd did not start: \(log)")
-            }
-            usleep(10_000)
+        guard eventually(every: .milliseconds(10), { log.hasPrefix("ready") || !process.isRunning }),
+            log.hasPrefix("ready")
+        else {
+            stop()
+            throw HarnessError("stand-in-kioskd did not start: \(log)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskInput
+import KioskTestSupport
 
 // Support for the tests that need a real kernel: root, /dev/uinput and evdev.
 // They run inside the VM (`make test-vm` sets KIOSKD_VM_TESTS=1 there) and are
@@ -190,15 +191,13 @@ public enum Probe {
         public func wait(
             _ what: String, timeout: Duration = .seconds(30), _ condition: (Snapshot) -> Bool
         ) throws -> Snapshot {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                let now = snapshot
-                if condition(now) { return now }
-                guard ContinuousClock.now < deadline, process.isRunning || now.lines.contains("end") else {
-                    throw ProbeError("timed out waiting for \(what); last lines: \(now.lines.suffix(12))")
-                }
-                usleep(5_000)
+            let seen = eventually(timeout: timeout) { snapshot } until: {
+                condition($0) || !(process.isRunning || $0.lines.contains("end"))
             }
+            guard condition(seen) else {
+                throw ProbeError("timed out waiting for \(what); last lines: \(seen.lines.suffix(12))")
+            }
+            return seen
         }
 
         /// The path of the clone whose source has `sourcePhys`, once the watcher has it open.
@@ -222,8 +221,7 @@ public enum Probe {
         /// Stops the watcher.
         public func stop() {
             input.fileHandleForWriting.write(Data("quit\n".utf8))
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            eventually(every: .milliseconds(10)) { !process.isRunning }
             if process.isRunning { process.terminate() }
         }
     }
@@ -269,18 +267,14 @@ public enum Probe {
 
         public func stop() {
             input.fileHandleForWriting.write(Data("quit\n".utf8))
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            eventually(every: .milliseconds(10)) { !process.isRunning }
             if process.isRunning { process.terminate() }
         }
 
         private func wait(for line: String) throws {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while !lock.withLock({ lines.contains(line) }) {
-                guard process.isRunning, ContinuousClock.now < deadline else {
-                    throw ProbeError("evdev-probe.py grab: no \"\(line)\"; lines: \(lock.withLock { lines.suffix(8) })")
-                }
-                usleep(5_000)
+            let seen = { self.lock.withLock { self.lines.contains(line) } }
+            guard eventually(timeout: .seconds(60), { seen() || !process.isRunning }), seen() else {
+                throw ProbeError("evdev-probe.py grab: no \"\(line)\"; lines: \(lock.withLock { lines.suffix(8) })")
             }
         }
     }

@@ -87,8 +87,7 @@ public final class KioskdProcess: @unchecked Sendable {
         self.process = nil
         process.signal(signal)
         let status = process.wait(timeout: .seconds(20))
-        let deadline = ContinuousClock.now + .seconds(5)
-        while (try? bus.hasOwner(KioskWire.busName)) == true, ContinuousClock.now < deadline { usleep(10_000) }
+        eventually(timeout: .seconds(5), every: .milliseconds(10)) { (try? bus.hasOwner(KioskWire.busName)) != true }
         return status
     }
 
