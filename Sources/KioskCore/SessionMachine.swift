@@ -5,8 +5,8 @@ import KioskInput
 /// prompt, the time and an event in; the next state and the effects, as data, out. kioskd runs it
 /// on its loop and performs the effects (docs/architecture.md § The session machine);
 /// `kioskctl replay` runs the very same machine on a recording's clock, so that a dry run
-/// models the exit gesture, the prompt, the kiosk's throttle and the end of the session exactly
-/// as the kiosk does.
+/// models the exit gesture, the prompt, the kiosk's throttle, the time limit and the end of the
+/// session exactly as the kiosk does.
 ///
 /// The kiosk is an event source of its own (not a bus caller), and the prompt's outcome is a
 /// value (``PromptCloseReason``). Checking a passcode is an effect (``Effect/check(_:)``: yescrypt
@@ -36,8 +36,11 @@ public struct SessionMachine: Sendable, Equatable {
         case exitGesture
         /// A key of the prompt, read by the filter (digits, Backspace, Enter, Esc, a pad touch).
         case promptKey(PromptKey)
-        /// Time passed (the prompt's timer fired, or a recording's clock moved on).
+        /// Time passed for the prompt (its timer fired, or a recording's clock moved on).
         case clock
+        /// Time passed for the session (its timer fired, or a recording's clock moved on): due
+        /// time-limit warnings, the expiry, a trial nobody confirmed in time.
+        case sessionTime
         /// The passcode asked for by ``Effect/check(_:)`` was judged: right, wrong, or it could not
         /// be checked; `checkedFor` is the session it was checked for.
         case judged(Judgement, checkedFor: GuidedSession.Identity?)
@@ -66,6 +69,14 @@ public struct SessionMachine: Sendable, Equatable {
         case sessionEnded([GuidedSession.Change])
         /// The prompt closed, with the locks as before (or none once it was `accepted`).
         case promptClosed(PromptCloseReason)
+        /// `TimeLimitWarning`: this many seconds are left.
+        case timeLimitWarning(secondsLeft: UInt64)
+        /// The time limit ran out: the session is expired, and holds all input (the exit
+        /// gesture and the prompt still work).
+        case sessionExpired
+        /// A trial session nobody confirmed in time ended by itself: these restriction states
+        /// went back.
+        case trialEnded([GuidedSession.Change])
     }
 
     /// Runs `event` at `now`.
@@ -87,6 +98,19 @@ public struct SessionMachine: Sendable, Equatable {
             }
         case .clock:
             return prompt.timedOut(at: now.microseconds) ? close(.timeout) : []
+        case .sessionTime:
+            // Saved even when the save fails: an expiry is a lock and must apply.
+            if state.session.trialIsOver(at: now), let changes = try? state.endSession(.unconfirmedTrial) {
+                profile = nil
+                return [.save(keepIfSaveFails: true), .trialEnded(changes)]
+            }
+            let effects: [Effect] = state.session.advance(to: now).map {
+                switch $0 {
+                case .warning(let secondsLeft): .timeLimitWarning(secondsLeft: secondsLeft)
+                case .expired: .sessionExpired
+                }
+            }
+            return effects.isEmpty ? [] : [.save(keepIfSaveFails: true)] + effects
         case .judged(let judgement, let session):
             guard prompt.state == .checking else { return [] }
             switch judgement {

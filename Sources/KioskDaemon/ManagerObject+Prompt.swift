@@ -113,6 +113,8 @@ extension ManagerObject {
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
+            case .timeLimitWarning, .sessionExpired, .trialEnded:
+                break  // the session's time, not the kiosk's: ManagerObject+TimeLimit performs them
             case .promptClosed(let reason):
                 try? promptTimer?.setEnabled(.off)
                 enforcer?.setPrompt(open: false)

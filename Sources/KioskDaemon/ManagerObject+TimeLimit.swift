@@ -131,46 +131,40 @@ extension ManagerObject {
             }, dropped: { _ in })
     }
 
-    /// The state with the session advanced to now, and the signals that tell of it; nil when
+    /// The state with the session advanced to now (``SessionMachine``'s `sessionTime`, what
+    /// `kioskctl replay` runs on a recording's clock), and the signals that tell of it; nil when
     /// nothing happened.
     func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
-        var next = state
         let now = clock.now()
-        // A trial session nobody confirmed in time ends by itself (its presets go back).
-        if next.session.trialIsOver(at: now), let changes = try? next.endSession(.unconfirmedTrial) {
-            let profile = state.session.profileName
-            return (
-                next,
-                { [unowned self] in
-                    logger.notice(
-                        "Trial session not confirmed in time; it ended",
-                        metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
-                    emitRestrictionChanged(changes)
-                    emitSessionChanged()
-                }
-            )
-        }
-        let events = next.session.advance(to: now)
+        var machine = SessionMachine(state: state, profile: activeProfile)
+        let effects = machine.handle(.sessionTime, at: now).filter { if case .save = $0 { false } else { true } }
         // A session with a time limit saves the kiosk clock now and then, even with nothing to
         // tell: after a power cut, its time resumes from there.
         let checkpointDue =
-            next.session.nextWakeup != nil
+            machine.state.session.nextWakeup != nil
             && state.clockCheckpoint.map { now - $0 >= Self.checkpointInterval } ?? true
-        guard !events.isEmpty || checkpointDue else { return nil }
+        guard !effects.isEmpty || checkpointDue else { return nil }
+        let profile = state.session.profileName
         return (
-            next,
+            machine.state,
             { [unowned self] in
-                for event in events {
-                    switch event {
-                    case .warning(let secondsLeft):
+                for effect in effects {
+                    switch effect {
+                    case .timeLimitWarning(let secondsLeft):
                         emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
-                    case .expired:
+                    case .sessionExpired:
                         logger.notice(
                             "Session time limit reached",
-                            metadata: MessageID.sessionExpired.metadata.merging([
-                                "session.profile": "\(state.session.profileName)"
-                            ]) { $1 })
+                            metadata: MessageID.sessionExpired.metadata.merging(["session.profile": "\(profile)"]) { $1 })
                         emitSessionChanged()
+                    case .trialEnded(let changes):
+                        logger.notice(
+                            "Trial session not confirmed in time; it ended",
+                            metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
+                        emitRestrictionChanged(changes)
+                        emitSessionChanged()
+                    case .exitRequested, .promptOpened, .promptChanged, .check, .save, .sessionEnded, .promptClosed:
+                        break  // not effects of the session's time
                     }
                 }
             }

@@ -17,11 +17,18 @@ public enum Replay {
     /// `# PasscodeRejected`, `# PromptThrottled` (Enter while the kiosk's throttle waits: 5 wrong
     /// passcodes are free, then 30 s doubling to 5 minutes), `# PromptCancelled`,
     /// `# PromptTimeout` (after which the locks are as before).
+    ///
+    /// With `session` (the profile's `[session]`: its time limit and warnings), the session's
+    /// time runs on the same machine and the same clock, counted from the recording's first
+    /// event: `# TimeLimitWarning N` where kioskd would send it (N seconds left), and
+    /// `# SessionExpired` where the time runs out, after which nothing is forwarded (the exit
+    /// gesture and the prompt still work).
     public static func run(
-        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
+        session: Profile.Session? = nil
     ) -> String {
         var text = ""
-        for line in lines(trace: trace, policy: policy, passcode: passcode, expired: expired) {
+        for line in lines(trace: trace, policy: policy, passcode: passcode, expired: expired, session: session) {
             text += line
             text += "\n"
         }
@@ -30,7 +37,8 @@ public enum Replay {
 
     /// The filtered frames, each tagged with the index of its device in `trace.devices`.
     public static func frames(
-        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
+        session: Profile.Session? = nil
     ) -> [(device: Int, events: [InputEvent], note: String?)] {
         let filter = InputFilter(policy: policy)
         let ids = trace.devices.map { filter.addDevice($0.description) }
@@ -39,7 +47,18 @@ public enum Replay {
         var pendingResync: Set<Int> = []
         var result: [(device: Int, events: [InputEvent], note: String?)] = []
         let start = mergedByFrame(trace).first.map { Timestamp(microseconds: $0.1.time) } ?? Timestamp(microseconds: 0)
-        var machine = sessionMachine(at: start, expired: expired)
+        var machine = sessionMachine(at: start, expired: expired, session: session)
+        let timed = session?.timeLimit != nil
+        /// The policy kioskd's enforcer would apply now: the profile's, holding all input once
+        /// the session expired, reading the passcode while the prompt is open; none once the
+        /// session ended.
+        func current() -> FilterPolicy {
+            guard machine.state.session.isActive else { return .passThrough }
+            var now = policy
+            if machine.state.session.state == .expired { now.holdAllInput = true }
+            if machine.prompt.state != .closed { now.readsPasscode = true }
+            return now
+        }
         func collect() {
             for frame in output.frames {
                 result.append((ids.firstIndex(of: frame.device) ?? 0, Array(output.events(of: frame)), nil))
@@ -55,17 +74,21 @@ public enum Replay {
                 for effect in machine.handle(next, at: Timestamp(microseconds: now)) {
                     switch effect {
                     case .promptOpened:
-                        var reading = policy
-                        reading.readsPasscode = true
-                        filter.setPolicy(reading, into: &output)
+                        filter.setPolicy(current(), into: &output)
                         collect()
                     case .check(let typed):
                         pending.append(.judged(passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity))
                     case .promptClosed(let reason):
-                        filter.setPolicy(machine.state.session.isActive ? policy : .passThrough, into: &output)
+                        filter.setPolicy(current(), into: &output)
                         collect()
                         result.append((0, [], note(reason)))
-                    case .exitRequested, .promptChanged, .save, .sessionEnded:
+                    case .timeLimitWarning(let secondsLeft):
+                        result.append((0, [], "TimeLimitWarning \(secondsLeft)"))
+                    case .sessionExpired:
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append((0, [], "SessionExpired"))
+                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded:
                         break
                     }
                 }
@@ -75,6 +98,7 @@ public enum Replay {
             let id = ids[deviceIndex]
             let now = event.time
             if passcode != nil { kiosk(.clock, at: now) }
+            if timed { kiosk(.sessionTime, at: now) }
             let outcome = filter.process(event, device: id, into: &output)
             // A recording goes on after a drop with the rest of the kernel's stream (discarded by
             // the filter up to the next SYN_REPORT); those events stand for the state after the
@@ -95,10 +119,13 @@ public enum Replay {
     }
 
     /// The session a replay runs: active from the recording's first event (expired at once with
-    /// `expired`), its passcode judged by the replay's `passcode`.
-    static func sessionMachine(at start: Timestamp, expired: Bool) -> SessionMachine {
+    /// `expired`), with the profile's `session` settings (its time limit), its passcode judged by
+    /// the replay's `passcode`.
+    static func sessionMachine(at start: Timestamp, expired: Bool, session: Profile.Session? = nil) -> SessionMachine {
         var state = KioskState()
-        _ = try? state.startSession(profileName: "replay", profile: Profile(), at: start)
+        var profile = Profile()
+        if let session { profile.session = session }
+        _ = try? state.startSession(profileName: "replay", profile: profile, at: start)
         if expired { _ = try? state.session.setDeadline(start, warnings: [], at: start) }
         return SessionMachine(state: state, profile: nil)
     }
@@ -134,11 +161,12 @@ public enum Replay {
     }
 
     static func lines(
-        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false
+        trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
+        session: Profile.Session? = nil
     ) -> [String] {
         var lines: [String] = allowedDeviceNotes(trace: trace, policy: policy)
         var lastDevice = -1
-        for frame in frames(trace: trace, policy: policy, passcode: passcode, expired: expired) {
+        for frame in frames(trace: trace, policy: policy, passcode: passcode, expired: expired, session: session) {
             if let note = frame.note {
                 lines.append("# \(note)")
                 continue

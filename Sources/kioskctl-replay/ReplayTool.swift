@@ -22,8 +22,10 @@ struct ReplayTool: ParsableCommand {
             '# ExitRequested' where the exit gesture completes. With a profile that holds a \
             [passcode] hash, the gesture opens kioskd's prompt: nothing typed is forwarded, and \
             '# PasscodeAccepted' (after which everything passes: the session ended), \
-            '# PasscodeRejected', '# PromptCancelled' or '# PromptTimeout' say where it closes. \
-            No daemon and no device is involved.
+            '# PasscodeRejected', '# PromptThrottled', '# PromptCancelled' or '# PromptTimeout' say \
+            where it closes. With a [session] time-limit, the session's time runs from the \
+            recording's first event: '# TimeLimitWarning N' (N seconds left) and '# SessionExpired', \
+            after which nothing is forwarded. No daemon and no device is involved.
             """
     )
 
@@ -41,12 +43,14 @@ struct ReplayTool: ParsableCommand {
         let policy: FilterPolicy
         let recording: Trace
         let hash: String?
+        let session: Profile.Session
         do {
             let loaded = try Self.loadProfile(profile)
             var resolved = loaded.filterPolicy
             if expired { resolved.holdAllInput = true }
             policy = resolved
             hash = loaded.passcodeHash
+            session = loaded.session
             recording = try Self.loadTrace(trace)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
@@ -55,7 +59,9 @@ struct ReplayTool: ParsableCommand {
         // The prompt is modelled when the profile holds the hash (the one set with `kioskctl
         // passcode set` is kioskd's, not in the file). A hash libcrypt cannot use rejects.
         let check = hash.map { hash in { (typed: String) in (try? Passcode.verify(typed, against: hash)) ?? false } }
-        print(Replay.run(trace: recording, policy: policy, passcode: check, expired: expired), terminator: "")
+        print(
+            Replay.run(trace: recording, policy: policy, passcode: check, expired: expired, session: session),
+            terminator: "")
     }
 
     /// kioskctl's `ProfileFile.load`, with the same messages (that one is in kioskctl, which

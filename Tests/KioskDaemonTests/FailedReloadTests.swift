@@ -88,7 +88,8 @@ import Testing
         // The five-minute warning still comes on time, from the old profile's schedule.
         manager.clock.advance(by: .seconds(4 * 60 + 1))
         try await manager.onLoop { $0.sessionTick() }
-        try manager.journal.waitFor("signal TimeLimitWarning", timeout: .seconds(10))
+        // 301 s into the ten minutes: 299 s left.
+        #expect(manager.journal.waitFor("signal TimeLimitWarning 299", timeout: .seconds(10)), "\(manager.journal.all)")
         #expect(enforcer.policy == locked)
 
         let saved = try #require(manager.store.saved.last)

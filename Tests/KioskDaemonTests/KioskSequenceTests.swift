@@ -2,13 +2,14 @@ import BusTestSupport
 import Foundation
 import KioskCore
 import KioskCrypt
-import KioskDaemon
 import KioskDaemonTestSupport
 import KioskInput
 import KioskTestSupport
 import KioskTraces
 import SystemdKit
 import Testing
+
+@testable import KioskDaemon
 
 /// One table of what happens at the kiosk — the exit gesture, the PIN typed, Esc, time passing —
 /// run through kioskd's manager in process and through `kioskctl replay`'s `Replay` on a
@@ -217,5 +218,89 @@ import Testing
         let replay = try replay(row)
         #expect(replay == row.outcomes, "replay: \(row.steps)")
         #expect(replay == daemon)
+    }
+
+    // MARK: The session's time, alike
+
+    /// Two minutes, warnings at one minute and at 30 s left.
+    static let timed = """
+        description = "Two minutes a turn"
+        [buttons]
+        volume = "locked"
+        [session]
+        time-limit = "2m"
+        warnings = ["1m", "30s"]
+        """
+
+    /// The moments (seconds from the start) the table checks: before any mark, past each
+    /// warning, past the end.
+    static let moments: [Int64] = [10, 61, 91, 121]
+
+    /// The daemon in process: its manual clock moved to each moment and the session's timer run.
+    func daemonTimeLimit() async throws -> [String] {
+        let manager = try await InProcessManager(uid: 0, profiles: ["timed": Self.timed])
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        try client.call("StartSession", [.string("timed")])
+        var elapsed: Int64 = 0
+        var outcomes: [String] = []
+        for moment in Self.moments {
+            manager.clock.advance(by: .seconds(moment - elapsed))
+            elapsed = moment
+            let before = manager.journal.all.count
+            try await manager.onLoop { $0.sessionTick() }
+            // Past a mark the tick saves, then signals (a warning, or the expiry's
+            // PropertiesChanged): wait for that signal, not for the save.
+            if moment >= 61 {
+                func signalled() -> Bool {
+                    manager.journal.all[before...].contains {
+                        $0.hasPrefix("signal TimeLimitWarning ") || $0 == "signal PropertiesChanged"
+                    }
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !signalled(), ContinuousClock.now < deadline { usleep(1000) }
+            }
+            for entry in manager.journal.all[before...] {
+                if entry.hasPrefix("signal TimeLimitWarning ") {
+                    outcomes.append("TimeLimitWarning " + entry.dropFirst("signal TimeLimitWarning ".count))
+                }
+            }
+            if try client.property("SessionState")?.string == "expired", !outcomes.contains("SessionExpired") {
+                outcomes.append("SessionExpired")
+            }
+        }
+        return outcomes
+    }
+
+    /// The replay: a key at each moment on the recording's clock, the session's time counted from
+    /// its first event (a key at 0 s).
+    func replayTimeLimit() throws -> (notes: [String], forwarded: [Int64]) {
+        let profile = try ProfileParser.parse(source: Self.timed, file: "timed.toml")
+        var events: [InputEvent] = []
+        for second in [0] + Self.moments {
+            for (offset, value) in [(Int64(0), Int32(1)), (20_000, 0)] {
+                let time = 1_000_000 + second * 1_000_000 + offset
+                let (s, u) = (Int(time / 1_000_000), Int(time % 1_000_000))
+                events += [
+                    InputEvent(seconds: s, microseconds: u, type: 1, code: 30, value: value),
+                    InputEvent(seconds: s, microseconds: u, type: 0, code: 0, value: 0),
+                ]
+            }
+        }
+        let frames = Replay.frames(
+            trace: Trace(devices: [Trace.Device(description: Self.keyboard, events: events)]),
+            policy: profile.filterPolicy, session: profile.session)
+        let forwarded = frames.filter { $0.note == nil }.compactMap { $0.events.first { $0.type == 1 && $0.value == 1 } }
+            .map { Int64($0.seconds) - 1 }
+        return (frames.compactMap(\.note), forwarded)
+    }
+
+    @Test func theDaemonAndTheReplayKeepTheTimeLimitAlike() async throws {
+        let daemon = try await daemonTimeLimit()
+        let replay = try replayTimeLimit()
+        #expect(daemon == ["TimeLimitWarning 59", "TimeLimitWarning 29", "SessionExpired"], "\(daemon)")
+        #expect(replay.notes == daemon)
+        // The replay forwards keys until the time runs out, and none after.
+        #expect(replay.forwarded == [0, 10, 61, 91])
     }
 }

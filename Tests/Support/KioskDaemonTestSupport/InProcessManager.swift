@@ -75,6 +75,10 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                 if message.member == KioskWire.Member.promptClosed, let reason = try? message.readAll().first?.string {
                     entry += " \(reason)"
                 }
+                // TimeLimitWarning with the seconds left: `signal TimeLimitWarning 299`.
+                if message.member == KioskWire.Member.timeLimitWarning, let left = try? message.readAll().first?.uint64 {
+                    entry += " \(left)"
+                }
                 journal.note(entry)
             }
             self.listener = listener
