@@ -22,7 +22,7 @@ UNOPENABLE = re.compile(r"DESIGN" r" §|\bissue" r" [0-9]|\bsession" r" [0-9]", 
 
 def tracked():
     out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    return sorted(p for p in out.decode().split("\0") if p)
+    return sorted({p for p in out.decode().split("\0") if p})  # a file in conflict is listed once per stage
 
 
 def text_of(path):
