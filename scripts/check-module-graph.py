@@ -15,9 +15,9 @@ show-dependencies`, computes what each target reaches (its transitive closure), 
 - a source file of a pure module (PURE) imports anything but the modules it may reach and Swift's
   own (so no Glibc, Musl, Foundation, FoundationEssentials, Dispatch, Logging, SystemPackage nor
   any C module, i.e. a system library target of Package.swift), declares a C symbol of its own
-  (`@_silgen_name`, `@_extern`), or reads a clock (CLOCK_READS): the pure modules take the time
-  as a value, from the daemon through the clock seam (KioskCore's `KioskClock`, or a `now:`
-  argument), never from a clock of their own.
+  (`@_silgen_name`, `@_extern`), prints or reads the console (`print`, `readLine`), or reads a
+  clock (CLOCK_READS): the pure modules take the time as a value, from the daemon through the
+  clock seam (KioskCore's `KioskClock`, or a `now:` argument), never from a clock of their own.
 A product of another package stands for that package and every package it depends on, so a
 dependency that arrives through a third package is caught too.
 """
@@ -47,6 +47,8 @@ CLOCK_READS = re.compile(
     r"\b(ContinuousClock|SuspendingClock|Date|DispatchTime|DispatchWallTime|ProcessInfo|CFAbsoluteTimeGetCurrent"
     r"|clock_gettime|clock_gettime_nsec_np|gettimeofday|mach_absolute_time|mach_continuous_time|timespec_get)\b"
     r"|\btime\s*\(\s*nil\s*\)|\bTask\s*\.\s*sleep\b")
+# The standard library's own I/O, which needs no import: a pure module logs and prints nothing.
+CONSOLE_IO = re.compile(r"(?<![\w.])(print|debugPrint|dump|readLine)\s*\(")
 IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?"
                     r"import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([\w]+)")
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
@@ -117,6 +119,9 @@ def purity_problems(root, targets, closure):
                     problems.append(f"{name} is pure, but {where}:{number} imports {module}: {why}")
                 if re.search(r"@_silgen_name|@_extern\b", line):
                     problems.append(f"{name} is pure, but {where}:{number} declares a C symbol: {line.strip()}")
+                if match := CONSOLE_IO.search(line):
+                    problems.append(f"{name} is pure, but {where}:{number} does I/O ({match.group(1)}): "
+                                    f"return a value, the edge prints or logs it")
                 if match := CLOCK_READS.search(line):
                     problems.append(f"{name} is pure, but {where}:{number} reads a clock ({match.group(0).strip()}): "
                                     f"take the time as a value (the clock seam, `KioskClock`)")
