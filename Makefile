@@ -75,8 +75,9 @@ check-module-graph:
 	python3 scripts/check-manager-groups.py
 
 # What a reader is told, checked: no reference they cannot open (a design document, an issue or
-# a session number), every relative link in the Markdown resolves (file and heading), and
-# docs/architecture.md's module graph is Package.swift's. Seconds, no build.
+# a session number), every relative link in the Markdown resolves (file and heading), every doc
+# comment sits on a declaration, and docs/architecture.md's module graph is Package.swift's.
+# Seconds, no build.
 check-tree:
 	python3 scripts/check-tree.py
 	SWIFT="$(SWIFT)" python3 scripts/check-architecture.py

@@ -11,7 +11,12 @@ It fails when a tracked text file (sources, tests, scripts, docs, the Makefile, 
 - is Markdown with a relative link (`[text](path)`, `[text](path#anchor)`, `[text]: path`)
   whose file is not tracked, or whose anchor names no heading of that file (GitHub's anchors:
   lower case, punctuation dropped, spaces as hyphens). Links in code blocks and code spans are
-  not links, and addresses with a scheme (https:, mailto:) are not checked.
+  not links, and addresses with a scheme (https:, mailto:) are not checked;
+- is Swift with a doc comment that is not on its declaration: one separated from the next line
+  by a blank line, or one whose text runs on, unindented and with no blank `///` line between,
+  after a `- Returns:`, `- Throws:` or `- Parameter` callout (two comments run together, the
+  first one's declaration lost between them). Whether a comment describes the declaration it
+  sits on is for the reader; this finds the comments that sit on none, or on the wrong one.
 """
 import os, re, subprocess, sys
 
@@ -111,14 +116,46 @@ def broken_links(files):
     return problems
 
 
+def misplaced_doc_comments(files):
+    problems = []
+    for path in files:
+        if not path.endswith(".swift") or (text := text_of(path)) is None:
+            continue
+        lines = text.split("\n")
+        i = 0
+        while i < len(lines):
+            if not lines[i].lstrip().startswith("///"):
+                i += 1
+                continue
+            j = i
+            while j < len(lines) and lines[j].lstrip().startswith("///"):
+                j += 1
+            block = [line.lstrip()[3:] for line in lines[i:j]]
+            after_callout = False
+            for k, line in enumerate(block):
+                if re.match(r"\s*- (Returns|Throws|Parameters?)\b", line):
+                    after_callout = True
+                elif not line.strip():
+                    after_callout = False
+                elif after_callout and not line.startswith("   ") and not re.match(r"\s*- ", line):
+                    problems.append(f"{path}:{i + k + 1}: a doc comment runs on after a callout: two comments "
+                                    f"run together, the first one's declaration lost between them")
+                    break
+            if j < len(lines) and not lines[j].strip():
+                problems.append(f"{path}:{j}: a doc comment sits on no declaration (a blank line follows it)")
+            i = j
+    return problems
+
+
 def main():
     files = [p for p in tracked() if p != "scripts/check-tree.py"]
-    problems = unopenable_references(files) + broken_links(tracked())
+    problems = unopenable_references(files) + broken_links(tracked()) + misplaced_doc_comments(files)
     for problem in problems:
         print(f"check-tree: {problem}", file=sys.stderr)
     if problems:
         sys.exit(1)
-    print(f"tree: ok ({len(files)} files: no reference a reader cannot open, every relative link resolves)")
+    print(f"tree: ok ({len(files)} files: no reference a reader cannot open, every relative link resolves, "
+          f"every doc comment on a declaration)")
 
 
 main()
