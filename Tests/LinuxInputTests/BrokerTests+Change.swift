@@ -150,8 +150,12 @@ extension BrokerTests {
         }
         #expect(lifted.value)
         #expect(writeFailed.value == nil)
-        let seen = try watcher.wait("the lift on the clone", timeout: .seconds(5)) {
-            $0.events.nonSync(phys: clonePhys).contains("ABS_MT_TRACKING_ID -1")
+        // The whole frame of the lift: the probe reads event by event, so its SYN_REPORT, not
+        // its first event, says the frame is all there.
+        let seen = try watcher.wait("the lift's frame on the clone", timeout: .seconds(5)) {
+            let clone = $0.events.filter { $0.phys == clonePhys }.map(\.description)
+            guard let lift = clone.firstIndex(of: "ABS_MT_TRACKING_ID -1") else { return false }
+            return clone[(lift + 1)...].contains("SYN_REPORT 0")
         }.events.nonSync(phys: clonePhys)
         #expect(seen.contains("BTN_TOUCH 0"), "\(seen)")
         #expect(try harness.devices.first { $0.path == path }?.clonePath == brokered.clonePath)
