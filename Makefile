@@ -365,7 +365,7 @@ clean:
 # this amd64 machine with Debian's own Swift (docs/packaging.md § arm64). scripts/arm64-sdk keeps
 # the toolchain (sid's swiftlang in a chroot), a Debian 13 arm64 sysroot and the Swift SDK bundle in
 # ~/.cache/kioskd-arm64, built from Debian's archive on first use. As root.
-.PHONY: deps-arm64 deb-arm64 test-arm64
+.PHONY: deps-arm64 deb-arm64 test-arm64 bench-footprint-arm64
 ARM64_PACKAGES := debootstrap binutils file
 ARM64_DEB_DIR  := build/deb-arm64
 deps-arm64:
@@ -384,3 +384,9 @@ ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTes
 test-arm64: deps-arm64
 	Tests/Arm64/failure-modes
 	scripts/arm64-sdk test --filter '$(ARM64_TEST_FILTER)'
+
+# The arm64 kioskd's idle VmRSS in an arm64 guest kernel (qemu-system-aarch64, TCG), after
+# make deb-arm64: scripts/arm64-footprint, docs/benchmarks.md § Footprint.
+bench-footprint-arm64:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_PACKAGES) qemu-system-arm cpio"
+	scripts/arm64-footprint
