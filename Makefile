@@ -209,8 +209,10 @@ MANDIR         ?= $(DATADIR)/man
 # (libstdc++, libgcc: STATIC_CXX below), so the installed binaries need only libc, libm,
 # libsystemd, libcrypt and libevdev; no $ORIGIN rpath (nothing is loaded from next to them);
 # full RELRO and immediate binding.
+# STATIC_CXX_DIR: where the link finds libstdc++ (static-cxx, below); the arm64 build has its own.
+STATIC_CXX_DIR ?= $(CURDIR)/.build/static-cxx
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
-  -Xlinker -L$(CURDIR)/.build/static-cxx -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
+  -Xlinker -L$(STATIC_CXX_DIR) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
   -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -T -Xlinker $(CURDIR)/packaging/ld/swift-relro.ld \
   -Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcxx -ffunction-sections \
   -Xlinker -T -Xlinker $(CURDIR)/packaging/ld/kioskd-text-order.ld
@@ -368,3 +370,34 @@ test-boot: deps-boot deb
 
 clean:
 	rm -rf .build
+
+# -------------------------------------------------------------------------- arm64 ----
+# kioskd, kioskd-prompt and kioskd-tools for arm64 (Debian 13 / Raspberry Pi OS 13), cross-built on
+# this amd64 machine with Debian's own Swift (docs/packaging.md § arm64). scripts/arm64-sdk keeps
+# the toolchain (sid's swiftlang in a chroot), a Debian 13 arm64 sysroot and the Swift SDK bundle in
+# ~/.cache/kioskd-arm64, built from Debian's archive on first use. As root.
+.PHONY: deps-arm64 deb-arm64 test-arm64 bench-footprint-arm64
+ARM64_PACKAGES := debootstrap binutils file
+ARM64_DEB_DIR  := build/deb-arm64
+deps-arm64:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_PACKAGES)"
+
+# The release binaries (RELEASE_FLAGS, linked by GNU ld for AArch64), then dpkg-buildpackage -a arm64
+# in the Debian 13 root, lintian, and Tests/Arm64/check-debs on what it made (AArch64 ELF, the
+# libraries and glibc versions they need, page alignment, each executable starts under qemu).
+deb-arm64: deps-arm64
+	scripts/arm64-sdk deb $(ARM64_DEB_DIR)
+
+# Tests/Arm64/failure-modes (the build's clear stops, seconds), then the host suite's pure modules,
+# KioskStoreTests and the in-process daemon tests, built for arm64 and run under qemu-aarch64
+# (binfmt_misc), on Debian 13's arm64 libraries.
+ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTests|KioskStoreTests|KioskDaemonTests.(AppOwnerTests|LiveSessionTests|ManagerStepsTests|PasscodeCryptFailureTests|PasscodeLimitTests|PromptTests|RequestedSessionTests|StaffLockoutTests|StateWriterTests)|KioskClientTests.GuidedAccessClientTests
+test-arm64: deps-arm64
+	Tests/Arm64/failure-modes
+	scripts/arm64-sdk test --filter '$(ARM64_TEST_FILTER)'
+
+# The arm64 kioskd's idle VmRSS in an arm64 guest kernel (qemu-system-aarch64, TCG), after
+# make deb-arm64: scripts/arm64-footprint, docs/benchmarks.md § Footprint.
+bench-footprint-arm64:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_PACKAGES) qemu-system-arm cpio"
+	scripts/arm64-footprint

@@ -207,8 +207,13 @@ public actor GuidedAccessClient {
             throw KioskClientError(.busUnavailable, "Could not attach to \(target): \(Errno.reason(of: error)).")
         }
         let next = ManagerMirror(bus: bus, restrictions: .none, carrying: mirror)
-        next.onUpdate = { [unowned self] in publish() }
-        next.onEvent = { [unowned self] event in deliver(event) }
+        // The mirror calls back on the loop thread, which is this actor's executor: the callbacks
+        // enter the actor with `assumeIsolated`. They hold the client weakly rather than as an
+        // `[unowned self]` capture of the isolated actor, which Swift 6.2's compiler crashes on
+        // (docs/packaging.md § Toolchains); the mirror is stopped before the client goes away
+        // (`close()`, `deinit`), so neither finds it gone.
+        next.onUpdate = { [weak self] in self?.assumeIsolated { $0.publish() } }
+        next.onEvent = { [weak self] event in self?.assumeIsolated { $0.deliver(event) } }
         do {
             try next.start()
             if let app = shared.withLock({ $0.app }), let registration {
@@ -223,8 +228,8 @@ public actor GuidedAccessClient {
 
     private func scheduleReconnect() {
         guard !closed, reconnectTimer == nil else { return }
-        reconnectTimer = try? loop.addTimer(after: reconnectDelay, accuracy: .milliseconds(10)) { [unowned self] in
-            reconnect()
+        reconnectTimer = try? loop.addTimer(after: reconnectDelay, accuracy: .milliseconds(10)) { [weak self] in
+            self?.assumeIsolated { $0.reconnect() }  // on the loop thread, as in `open()`
         }
     }
 
