@@ -77,6 +77,48 @@ public struct SessionMachine: Sendable, Equatable {
         /// A trial session nobody confirmed in time ended by itself: these restriction states
         /// went back.
         case trialEnded([GuidedSession.Change])
+        /// An admin changed the session's time limit (``Change/extend(by:)``,
+        /// ``Change/deadline(_:)``): `SessionDeadline` changed, the session's timer is set anew.
+        case deadlineChanged
+        /// An admin confirmed the trial session (``Change/confirmTrial``): it stays.
+        case trialConfirmed
+    }
+
+    /// An admin's change to the live session, from a bus call the daemon has validated and
+    /// authorized; its effects end before the reply, which the performer sends.
+    public enum Change: Sendable, Equatable {
+        /// `ExtendSession`: the end of the time limit moved by this much (from now, when the
+        /// session has expired).
+        case extend(by: Duration)
+        /// `SetSessionDeadline`: the end set to this kiosk-clock time; nil removes the limit.
+        case deadline(Timestamp?)
+        /// `ConfirmSession`: a trial session stays.
+        case confirmTrial
+    }
+
+    /// Applies an admin's `change` at `now`: the session's own rules refuse it (and nothing
+    /// changes) when there is no session, no time limit to extend, an end too far ahead, or no
+    /// trial to confirm. A warning already due with the new end is sent at once.
+    public mutating func apply(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {
+        switch change {
+        case .extend(let amount):
+            let end = try state.session.extendedDeadline(by: amount, at: now)
+            return try newDeadline(end, at: now)
+        case .deadline(let end):
+            return try newDeadline(end, at: now)
+        case .confirmTrial:
+            try state.session.confirmTrial()
+            return [.save(keepIfSaveFails: false), .trialConfirmed]
+        }
+    }
+
+    private mutating func newDeadline(_ end: Timestamp?, at now: Timestamp) throws(KioskError) -> [Effect] {
+        let events = try state.session.setDeadline(end, warnings: profile?.session.warnings ?? [], at: now)
+        // An end at or before now expires the session at once: `deadlineChanged` tells of it.
+        let warnings: [Effect] = events.compactMap {
+            if case .warning(let left) = $0 { .timeLimitWarning(secondsLeft: left) } else { nil }
+        }
+        return [.save(keepIfSaveFails: false)] + warnings + [.deadlineChanged]
     }
 
     /// Runs `event` at `now`.

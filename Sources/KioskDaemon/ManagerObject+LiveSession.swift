@@ -30,8 +30,8 @@ extension ManagerObject {
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "change the session's time limit"
             ) { [unowned self] in
-                applyDeadline(call, caller: caller, what: "extended by \(seconds) s") { session, now in
-                    try session.extendedDeadline(by: .seconds(seconds), at: now)
+                applyToSession(call, caller: caller, what: "extended by \(seconds) s") { _ in
+                    .extend(by: .seconds(seconds))
                 }
             }
         }
@@ -55,9 +55,8 @@ extension ManagerObject {
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "change the session's time limit"
             ) { [unowned self] in
-                applyDeadline(call, caller: caller, what: wall == 0 ? "removed" : "set") { [unowned self] session, now in
-                    try session.checkActive()
-                    guard wall != 0 else { return nil }
+                applyToSession(call, caller: caller, what: wall == 0 ? "removed" : "set") { [unowned self] now in
+                    guard wall != 0 else { return .deadline(nil) }
                     let deadline = kioskTime(ofDisplayed: Timestamp(microseconds: wall), at: now)
                     if deadline - now > Profile.Session.maximumTimeLimit {
                         throw KioskError(
@@ -65,7 +64,7 @@ extension ManagerObject {
                             "The new end of the time limit is more than \(Profile.Session.maximumTimeLimit.kioskText) from now."
                         )
                     }
-                    return deadline
+                    return .deadline(deadline)
                 }
             }
         }
@@ -79,30 +78,46 @@ extension ManagerObject {
         displayed + (now - displayTime(now))
     }
 
-    /// Moves the session's deadline to what `compute` makes of the session now, in turn with the
-    /// other changes; warnings due and an expiry are signalled once it is on disk.
-    private func applyDeadline(
+    /// Applies the admin's change that `makeChange` makes at the kiosk clock's now, through
+    /// ``SessionMachine``, in turn with the other changes: on disk first, then its signals
+    /// (a warning due at once, `PropertiesChanged`), then the reply. `what` is for the log.
+    func applyToSession(
         _ call: MethodCall, caller: Caller, what: String,
-        _ compute: @escaping (GuidedSession, Timestamp) throws -> Timestamp?
+        _ makeChange: @escaping (Timestamp) throws -> SessionMachine.Change
     ) {
         change(call, .privileged) { [unowned self] in
-            var next = state
             let now = clock.now()
-            let deadline = try compute(next.session, now)
-            let warnings = activeProfile?.session.warnings ?? []
-            let events = try next.session.setDeadline(deadline, warnings: warnings, at: now)
-            return Plan(next) { [unowned self] in
-                logger.notice(
-                    "Session time limit \(what)",
-                    metadata: caller.metadata.merging(MessageID.sessionTimeChanged.metadata) { $1 }.merging([
-                        "session.profile": "\(state.session.profileName)",
-                        "session.deadline": "\(state.session.deadline.map { "\(displayTime($0))" } ?? "none")",
-                    ]) { $1 })
-                for event in events {
-                    if case .warning(let secondsLeft) = event { emit(Member.timeLimitWarning, [.uint64(secondsLeft)]) }
+            var machine = SessionMachine(state: state, profile: activeProfile)
+            let effects = try machine.apply(try makeChange(now), at: now)
+            return Plan(machine.state) { [unowned self] in
+                for effect in effects {
+                    switch effect {
+                    case .timeLimitWarning(let secondsLeft):
+                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
+                    case .deadlineChanged:
+                        logger.notice(
+                            "Session time limit \(what)",
+                            metadata: caller.metadata.merging(MessageID.sessionTimeChanged.metadata) { $1 }.merging([
+                                "session.profile": "\(state.session.profileName)",
+                                "session.deadline": "\(state.session.deadline.map { "\(displayTime($0))" } ?? "none")",
+                            ]) { $1 })
+                        emitSessionChanged()
+                        scheduleSessionTimer()
+                    case .trialConfirmed:
+                        logger.notice(
+                            "Trial session confirmed",
+                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
+                                "session.profile": "\(state.session.profileName)"
+                            ]) { $1 })
+                        emitSessionChanged()
+                        scheduleSessionTimer()
+                    case .save:
+                        break  // the Plan's: written before this runs
+                    case .exitRequested, .promptOpened, .promptChanged, .check, .sessionEnded, .promptClosed,
+                        .sessionExpired, .trialEnded:
+                        break  // not effects of an admin's change
+                    }
                 }
-                emitSessionChanged()
-                scheduleSessionTimer()
                 try call.reply([])
             }
         }

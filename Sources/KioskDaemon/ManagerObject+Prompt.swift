@@ -113,7 +113,7 @@ extension ManagerObject {
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
-            case .timeLimitWarning, .sessionExpired, .trialEnded:
+            case .timeLimitWarning, .sessionExpired, .trialEnded, .deadlineChanged, .trialConfirmed:
                 break  // the session's time, not the kiosk's: ManagerObject+TimeLimit performs them
             case .promptClosed(let reason):
                 try? promptTimer?.setEnabled(.off)

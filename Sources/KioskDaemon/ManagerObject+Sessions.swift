@@ -147,20 +147,7 @@ extension ManagerObject {
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "confirm the trial session"
             ) { [unowned self] in
-                change(call, .privileged) { [unowned self] in
-                    var next = state
-                    try next.session.confirmTrial()
-                    return Plan(next) { [unowned self] in
-                        logger.notice(
-                            "Trial session confirmed",
-                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
-                                "session.profile": "\(state.session.profileName)"
-                            ]) { $1 })
-                        emitSessionChanged()
-                        scheduleSessionTimer()
-                        try call.reply([])
-                    }
-                }
+                applyToSession(call, caller: caller, what: "confirmed") { _ in .confirmTrial }
             }
         }
         return .deferred

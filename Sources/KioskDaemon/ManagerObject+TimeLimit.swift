@@ -163,7 +163,8 @@ extension ManagerObject {
                             metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
                         emitRestrictionChanged(changes)
                         emitSessionChanged()
-                    case .exitRequested, .promptOpened, .promptChanged, .check, .save, .sessionEnded, .promptClosed:
+                    case .exitRequested, .promptOpened, .promptChanged, .check, .save, .sessionEnded, .promptClosed,
+                        .deadlineChanged, .trialConfirmed:
                         break  // not effects of the session's time
                     }
                 }

@@ -88,7 +88,7 @@ public enum Replay {
                         filter.setPolicy(current(), into: &output)
                         collect()
                         result.append((0, [], "SessionExpired"))
-                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded:
+                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged, .trialConfirmed:
                         break
                     }
                 }
