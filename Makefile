@@ -258,7 +258,8 @@ static-cxx:
 INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
                  -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
-                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g'
+                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g' \
+                 -e 's|/usr/share/kioskd/|$(DATADIR)/kioskd/|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
@@ -306,6 +307,9 @@ install-files:
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
+	# labwc's configuration for the kiosk session (kiosk-session runs labwc -C with it).
+	install -d $(DESTDIR)$(DATADIR)/kioskd/labwc
+	install -m 0644 packaging/labwc/rc.xml packaging/labwc/menu.xml $(DESTDIR)$(DATADIR)/kioskd/labwc/
 	for profile in policies/*.toml; do \
 	  awk -f packaging/scripts/strip-demo-passcode.awk $$profile >$(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} && \
 	  chmod 0600 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
