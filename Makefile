@@ -165,7 +165,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -358,6 +358,20 @@ test-packaging: deps-packaging release-build
 # .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
 test-boot: deps-boot deb
 	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+
+# The same on Debian 13 with the kiosk session under labwc (KIOSKD_BOOT_COMPOSITOR=cage for cage
+# there), the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie.
+BOOT_COMPOSITOR ?= labwc
+test-boot-trixie: deps-boot deb
+	KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
+	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-$(BOOT_COMPOSITOR) \
+	  Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+
+# The .debs built here install on fresh Debian 12 and 13 roots with dpkg -i + apt-get -f install
+# (Tests/Boot/install-debs; the roots are debootstrap's minbase, cached beside the boot roots).
+test-install: deps-boot deb
+	Tests/Boot/install-debs bookworm $(DEB_DIR)/*.deb
+	Tests/Boot/install-debs trixie $(DEB_DIR)/*.deb
 
 clean:
 	rm -rf .build
