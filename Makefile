@@ -359,8 +359,8 @@ test-packaging: deps-packaging release-build
 test-boot: deps-boot deb
 	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
 
-# The same on Debian 13 with the kiosk session under labwc (KIOSKD_BOOT_COMPOSITOR=cage for cage
-# there), the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie.
+# The same on Debian 13 with the kiosk session under labwc (BOOT_COMPOSITOR=cage for cage there),
+# the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie-labwc.
 BOOT_COMPOSITOR ?= labwc
 test-boot-trixie: deps-boot deb
 	KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
