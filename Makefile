@@ -176,7 +176,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -271,7 +271,8 @@ static-cxx:
 INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
                  -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
-                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g'
+                 -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g' \
+                 -e 's|/usr/share/kioskd/|$(DATADIR)/kioskd/|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
@@ -319,6 +320,9 @@ install-files:
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
+	# labwc's configuration for the kiosk session (kiosk-session runs labwc -C with it).
+	install -d $(DESTDIR)$(DATADIR)/kioskd/labwc
+	install -m 0644 packaging/labwc/rc.xml packaging/labwc/menu.xml $(DESTDIR)$(DATADIR)/kioskd/labwc/
 	for profile in policies/*.toml; do \
 	  awk -f packaging/scripts/strip-demo-passcode.awk $$profile >$(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} && \
 	  chmod 0600 $(DESTDIR)$(SYSCONFDIR)/kioskd/profiles/$${profile##*/} || exit 1; \
@@ -367,6 +371,20 @@ test-packaging: deps-packaging release-build
 # .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
 test-boot: deps-boot deb
 	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+
+# The same on Debian 13 with the kiosk session under labwc (BOOT_COMPOSITOR=cage for cage there),
+# the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie-labwc.
+BOOT_COMPOSITOR ?= labwc
+test-boot-trixie: deps-boot deb
+	KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
+	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-$(BOOT_COMPOSITOR) \
+	  Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+
+# The .debs built here install on fresh Debian 12 and 13 roots with dpkg -i + apt-get -f install
+# (Tests/Boot/install-debs; the roots are debootstrap's minbase, cached beside the boot roots).
+test-install: deps-boot deb
+	Tests/Boot/install-debs bookworm $(DEB_DIR)/*.deb
+	Tests/Boot/install-debs trixie $(DEB_DIR)/*.deb
 
 clean:
 	rm -rf .build

@@ -6,6 +6,9 @@ public enum KioskWire {
     public static let managerInterface = "org.kioskd.GuidedAccess1.Manager"
     public static let errorPrefix = "org.kioskd.GuidedAccess1.Error"
     public static let version = "0.1.0"
+    /// kioskd-prompt's Wayland app id (X11: `WM_CLASS`), which compositors match windows by:
+    /// labwc's kiosk configuration (`packaging/labwc/rc.xml`) keeps it above the kiosk app.
+    public static let promptAppID = "org.kioskd.Prompt"
 
     /// Member names of `org.kioskd.GuidedAccess1.Manager`: methods, signals and properties.
     public enum Member {

@@ -63,6 +63,9 @@ func hasRenderNode() -> Bool {
     return false
 }
 
+// The app id GTK gives the window (there is no GtkApplication): what labwc's window rule for
+// the prompt matches (packaging/labwc/rc.xml).
+g_set_prgname(KioskWire.promptAppID)
 guard gtk_init_check() != 0 else {
     log("Cannot open a display: run it inside the kiosk's compositor (Wayland or X11).")
     exit(1)
