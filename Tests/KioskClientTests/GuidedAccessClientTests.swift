@@ -38,7 +38,7 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
     var all: [RestrictionChange] { calls.withLock { $0 } }
 
     /// Waits until `count` calls came (or 5 s passed) and returns them.
-    func wait(count: Int, timeout: Duration = .seconds(5)) async -> [RestrictionChange] {
+    func wait(count: Int, timeout: Duration = .seconds(20)) async -> [RestrictionChange] {
         await eventually(timeout: timeout) { all } until: { $0.count >= count }
     }
 }

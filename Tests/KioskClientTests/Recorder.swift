@@ -26,13 +26,13 @@ final class Recorder<Element: Sendable>: Sendable {
 
     /// Waits until `condition` holds for what was recorded (or the timeout passes) and returns it.
     @discardableResult
-    func wait(timeout: Duration = .seconds(5), until condition: ([Element]) -> Bool) async -> [Element] {
+    func wait(timeout: Duration = .seconds(20), until condition: ([Element]) -> Bool) async -> [Element] {
         await eventually(timeout: timeout) { all } until: { condition($0) }
     }
 
     /// Waits until at least `count` elements came.
     @discardableResult
-    func wait(count: Int, timeout: Duration = .seconds(5)) async -> [Element] {
+    func wait(count: Int, timeout: Duration = .seconds(20)) async -> [Element] {
         await wait(timeout: timeout) { $0.count >= count }
     }
 }
