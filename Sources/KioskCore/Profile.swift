@@ -5,6 +5,11 @@ import KioskInput
 ///
 /// Built only by ``ProfileParser``, so every value in it has been validated.
 public struct Profile: Hashable, Sendable, Encodable {
+    /// The most a profile file may hold, 1 MiB: far beyond any real profile (the bundled ones are
+    /// under 4 KiB), small enough that a stray file cannot fill kioskd's memory. kioskd refuses a
+    /// larger file, and `kioskctl profile check` says so.
+    public static let maximumFileSize = 1 << 20
+
     /// Whether a hardware button group still works during the session.
     public enum ButtonPolicy: String, Hashable, Sendable, Encodable { case locked, allowed }
     /// Whether the escape chords (Ctrl+Alt+F1…F12, Ctrl+Alt+Backspace, Ctrl+Alt+Del, Alt+SysRq) work.

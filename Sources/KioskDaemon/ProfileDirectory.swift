@@ -97,9 +97,8 @@ struct ProfileDirectory {
         return (Self.resolved(profile), String(decoding: read.bytes, as: UTF8.self))
     }
 
-    /// The most a profile file may hold: far beyond any real profile (the bundled ones are under
-    /// 4 KiB), small enough that a stray file cannot fill kioskd's memory.
-    static let maximumFileSize = 1 << 20
+    /// The most a profile file may hold (``Profile/maximumFileSize``).
+    static let maximumFileSize = Profile.maximumFileSize
 
     /// A profile file's bytes, mode and owner, from one open file that must be regular (a FIFO
     /// or device is refused at once, never waited on) and at most ``maximumFileSize``.

@@ -87,12 +87,23 @@ struct ProfileCommand: ParsableCommand {
 /// Reads a profile file from disk; the parsing and every rule live in ``ProfileParser``.
 enum ProfileFile {
     static func load(_ path: String) throws -> Profile {
+        // What kioskd would refuse is refused here too, before reading: anything but a regular
+        // file (a FIFO would block the read), and a file over kioskd's size cap.
+        var stats = stat()
+        if stat(path, &stats) == 0 {
+            switch stats.st_mode & S_IFMT {
+            case S_IFDIR: throw CommandError("\(path): is a directory")
+            case S_IFREG: break
+            default: throw CommandError("\(path): is not a regular file; kioskd reads a profile only from one")
+            }
+            if stats.st_size > Profile.maximumFileSize {
+                throw CommandError(
+                    "\(path): is larger than \(Profile.maximumFileSize >> 10) KiB, which kioskd refuses for a profile")
+            }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
-            var stats = stat()
             let exists = stat(path, &stats) == 0
-            let isDirectory = exists && stats.st_mode & S_IFMT == S_IFDIR
-            throw CommandError(
-                "\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
+            throw CommandError("\(path): " + (exists ? "cannot be read" : "no such file"))
         }
         return try ProfileParser.parse(bytes: Array(data), file: path)
     }

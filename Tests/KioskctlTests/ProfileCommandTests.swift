@@ -66,6 +66,27 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 """)
     }
 
+    /// What kioskd refuses to read as a profile, `profile check` refuses too, at once: a FIFO
+    /// (which would block a plain read for ever) and a file over kioskd's 1 MiB cap.
+    @Test func checkRefusesWhatKioskdWouldNotRead() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-odd-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fifo = dir + "/fifo.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let big = dir + "/big.toml"
+        let comment = "# " + String(repeating: "x", count: 1_000) + "\n"
+        try Data(String(repeating: comment, count: 1_100).utf8).write(to: URL(fileURLWithPath: big))
+        let result = try kioskctl("profile", "check", fifo, big)
+        #expect(result.status == 1)
+        #expect(
+            result.stderr == """
+                \(fifo): is not a regular file; kioskd reads a profile only from one
+                \(big): is larger than 1024 KiB, which kioskd refuses for a profile
+
+                """)
+    }
+
     @Test func showPrintsTheResolvedProfile() throws {
         let result = try kioskctl("profile", "show", "\(root)/policies/museum-map.toml")
         #expect(result.status == 0)
