@@ -56,15 +56,9 @@ extension ManagerObject {
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "change the session's time limit"
             ) { [unowned self] in
                 applyToSession(call, caller: caller, what: wall == 0 ? "removed" : "set") { [unowned self] now in
+                    // How far ahead an end may be is the session's own rule (GuidedSession.setDeadline).
                     guard wall != 0 else { return .deadline(nil) }
-                    let deadline = kioskTime(ofDisplayed: Timestamp(microseconds: wall), at: now)
-                    if deadline - now > Profile.Session.maximumTimeLimit {
-                        throw KioskError(
-                            .invalidArgument,
-                            "The new end of the time limit is more than \(Profile.Session.maximumTimeLimit.kioskText) from now."
-                        )
-                    }
-                    return .deadline(deadline)
+                    return .deadline(kioskTime(ofDisplayed: Timestamp(microseconds: wall), at: now))
                 }
             }
         }
