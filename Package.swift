@@ -179,7 +179,7 @@ let package = Package(
         .target(
             name: "KioskctlCommands",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskClient", "CTerminal",
+                "KioskCore", "KioskInput", "KioskClient", "KioskFiles", "CTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -205,7 +205,7 @@ let package = Package(
         .executableTarget(
             name: "kioskctl-replay",
             dependencies: [
-                "KioskCore", "KioskInput", "KioskTraces", "KioskCrypt",
+                "KioskCore", "KioskInput", "KioskTraces", "KioskCrypt", "KioskFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

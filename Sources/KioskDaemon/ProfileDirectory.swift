@@ -84,8 +84,7 @@ struct ProfileDirectory {
         } catch where error.errno == .noSuchFileOrDirectory {
             throw KioskError(.unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file)).")
         } catch {
-            throw KioskError(
-                .unknownProfile, "There is no profile \(Text.quoted(name)) (no readable file \(file): \(Self.reason(error))).")
+            throw KioskError(.unknownProfile, "There is no profile \(Text.quoted(name)) (\(file) \(error.reason)).")
         }
         let profile: Profile
         do {
@@ -97,22 +96,10 @@ struct ProfileDirectory {
         return (Self.resolved(profile), String(decoding: read.bytes, as: UTF8.self))
     }
 
-    /// The most a profile file may hold (``Profile/maximumFileSize``).
-    static let maximumFileSize = Profile.maximumFileSize
-
     /// A profile file's bytes, mode and owner, from one open file that must be regular (a FIFO
-    /// or device is refused at once, never waited on) and at most ``maximumFileSize``.
+    /// or device is refused at once, never waited on) and at most ``Profile/maximumFileSize``.
     static func read(_ file: String) throws(FileError) -> Files.Regular {
-        try Files.readRegular(file, limit: maximumFileSize)
-    }
-
-    /// Why a profile file could not be read, in words.
-    static func reason(_ error: FileError) -> String {
-        switch error.errno {
-        case .invalidArgument: "it is not a regular file"
-        case .fileTooLarge: "it is larger than \(maximumFileSize >> 10) KiB"
-        default: error.errno.description
-        }
+        try Files.readRegular(file, limit: Profile.maximumFileSize)
     }
 
     /// A profile with a passcode hash is usable only from a file private to a trusted owner.

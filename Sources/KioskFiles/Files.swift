@@ -1,10 +1,5 @@
-import SystemPackage
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SystemPackage
 
 /// A file operation that failed: what was being done, to which path, and the kernel's answer.
 /// Its description is the sentence the daemon logs and the store reports:
@@ -13,14 +8,30 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String
     public var path: String
     public var errno: Errno
+    /// The size cap a file was over (`EFBIG` from ``Files/readRegular(_:limit:)``).
+    public var limit: Int?
 
-    public init(_ operation: String, _ path: String, _ errno: Errno) {
+    public init(_ operation: String, _ path: String, _ errno: Errno, limit: Int? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
+        self.limit = limit
     }
 
     public var description: String { "Could not \(operation) \(path): \(errno.description)." }
+
+    /// Why the file could not be read, as the end of a sentence that starts with its path:
+    /// "no such file", "is a directory", "is not a regular file", "is larger than 1024 KiB",
+    /// else the kernel's words. kioskd and the command-line tools word a refused file alike.
+    public var reason: String {
+        switch errno {
+        case .noSuchFileOrDirectory: "no such file"
+        case .isDirectory: "is a directory"
+        case .invalidArgument where operation == Files.regularFileOperation: "is not a regular file"
+        case .fileTooLarge where limit != nil: "is larger than \(limit! >> 10) KiB"
+        default: "cannot be read (\(errno.description))"
+        }
+    }
 
     /// Runs a swift-system call (which throws `Errno`), its failure thrown as a `FileError`.
     @inlinable
@@ -56,12 +67,16 @@ public enum Files {
         public var owner: UInt32
     }
 
+    /// The operation of the error for what is not a regular file.
+    static let regularFileOperation = "read a regular file at"
+
     /// Reads the regular file at `path`, at most `limit` bytes.
     ///
     /// Opened without following a terminal (`O_NOCTTY`) and without blocking (`O_NONBLOCK`), so
     /// that a FIFO or a device put where a file belongs is refused at once instead of hanging
-    /// the reader; anything but a regular file is `EINVAL` ("not a regular file"), a file larger
-    /// than `limit` is `EFBIG`. A missing file is `ENOENT`, as the kernel says.
+    /// the reader; a directory is `EISDIR`, anything else but a regular file `EINVAL`, a file
+    /// larger than `limit` `EFBIG` (``FileError/reason`` words each). A missing file is `ENOENT`,
+    /// as the kernel says.
     public static func readRegular(_ path: String, limit: Int) throws(FileError) -> Regular {
         let fd = try FileError.wrapping("open", path) {
             try FileDescriptor.open(
@@ -70,8 +85,12 @@ public enum Files {
         }
         defer { try? fd.close() }
         let stats = try status(of: fd, path)
-        guard stats.st_mode & S_IFMT == S_IFREG else { throw FileError("read a regular file at", path, .invalidArgument) }
-        guard stats.st_size <= limit else { throw FileError("read", path, .fileTooLarge) }
+        switch stats.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw FileError(regularFileOperation, path, .isDirectory)
+        default: throw FileError(regularFileOperation, path, .invalidArgument)
+        }
+        guard stats.st_size <= limit else { throw FileError("read", path, .fileTooLarge, limit: limit) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(stats.st_size))
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
@@ -80,7 +99,7 @@ public enum Files {
                 try chunk.withUnsafeMutableBytes { try fd.read(into: $0, retryOnInterrupt: true) }
             }
             if n == 0 { break }
-            guard bytes.count + n <= limit else { throw FileError("read", path, .fileTooLarge) }
+            guard bytes.count + n <= limit else { throw FileError("read", path, .fileTooLarge, limit: limit) }
             bytes += chunk.prefix(n)
         }
         return Regular(bytes: bytes, mode: stats.st_mode, owner: stats.st_uid)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import KioskCore
+import KioskFiles
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -86,26 +87,16 @@ struct ProfileCommand: ParsableCommand {
 
 /// Reads a profile file from disk; the parsing and every rule live in ``ProfileParser``.
 enum ProfileFile {
+    /// What kioskd would refuse is refused here too, as kioskd reads it (KioskFiles): only a
+    /// regular file (a FIFO is refused, never waited on), at most ``Profile/maximumFileSize``.
     static func load(_ path: String) throws -> Profile {
-        // What kioskd would refuse is refused here too, before reading: anything but a regular
-        // file (a FIFO would block the read), and a file over kioskd's size cap.
-        var stats = stat()
-        if stat(path, &stats) == 0 {
-            switch stats.st_mode & S_IFMT {
-            case S_IFDIR: throw CommandError("\(path): is a directory")
-            case S_IFREG: break
-            default: throw CommandError("\(path): is not a regular file; kioskd reads a profile only from one")
-            }
-            if stats.st_size > Profile.maximumFileSize {
-                throw CommandError(
-                    "\(path): is larger than \(Profile.maximumFileSize >> 10) KiB, which kioskd refuses for a profile")
-            }
+        let read: Files.Regular
+        do {
+            read = try Files.readRegular(path, limit: Profile.maximumFileSize)
+        } catch {
+            throw CommandError("\(path): \(error.reason)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = stat(path, &stats) == 0
-            throw CommandError("\(path): " + (exists ? "cannot be read" : "no such file"))
-        }
-        return try ProfileParser.parse(bytes: Array(data), file: path)
+        return try ProfileParser.parse(bytes: read.bytes, file: path)
     }
 
     /// Why kioskd (as root) would refuse the passcode hash in `path`, if `profile` holds one.

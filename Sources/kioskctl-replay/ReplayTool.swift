@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Glibc
 import KioskCore
+import KioskFiles
 import KioskCrypt
 import KioskInput
 import KioskTraces
@@ -64,17 +64,16 @@ struct ReplayTool: ParsableCommand {
             terminator: "")
     }
 
-    /// kioskctl's `ProfileFile.load`, with the same messages (that one is in kioskctl, which
-    /// this program does not link).
+    /// kioskctl's `ProfileFile.load` (that one is in kioskctl, which this program does not
+    /// link): a regular file of at most ``Profile/maximumFileSize``, read as kioskd reads it.
     static func loadProfile(_ path: String) throws -> Profile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            var stats = stat()
-            let exists = stat(path, &stats) == 0
-            let isDirectory = exists && stats.st_mode & S_IFMT == S_IFDIR
-            throw ReplayError(
-                "\(path): " + (isDirectory ? "is a directory" : exists ? "cannot be read" : "no such file"))
+        let read: Files.Regular
+        do {
+            read = try Files.readRegular(path, limit: Profile.maximumFileSize)
+        } catch {
+            throw ReplayError("\(path): \(error.reason)")
         }
-        return try ProfileParser.parse(bytes: Array(data), file: path)
+        return try ProfileParser.parse(bytes: read.bytes, file: path)
     }
 
     static func loadTrace(_ path: String) throws -> Trace {

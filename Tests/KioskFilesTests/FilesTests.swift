@@ -35,7 +35,7 @@ import Testing
             }
             let sub = directory + "/dir.toml"
             try Files.makePrivateDirectory(sub)
-            #expect(throws: FileError("read a regular file at", sub, .invalidArgument)) {
+            #expect(throws: FileError("read a regular file at", sub, .isDirectory)) {
                 try Files.readRegular(sub, limit: 1024)
             }
             #expect(throws: FileError("read a regular file at", "/dev/null", .invalidArgument)) {
@@ -51,7 +51,7 @@ import Testing
         try withDirectory { directory in
             let path = directory + "/big"
             try Data(repeating: 0x41, count: 1025).write(to: URL(fileURLWithPath: path))
-            #expect(throws: FileError("read", path, .fileTooLarge)) { try Files.readRegular(path, limit: 1024) }
+            #expect(throws: FileError("read", path, .fileTooLarge, limit: 1024)) { try Files.readRegular(path, limit: 1024) }
             #expect(try Files.readRegular(path, limit: 1025).bytes.count == 1025)
         }
     }
@@ -83,6 +83,27 @@ import Testing
             }
             #expect(try Files.readRegular(path, limit: 16).bytes == Array("old".utf8))
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["state.json"])
+        }
+    }
+
+    /// The words kioskd and the command-line tools put after a refused file's path.
+    @Test func aRefusalIsWordedByWhatTheFileIs() throws {
+        try withDirectory { directory in
+            let fifo = directory + "/fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let big = directory + "/big"
+            try Data(repeating: 0x41, count: 2049).write(to: URL(fileURLWithPath: big))
+            func reason(_ path: String, _ limit: Int = 1 << 20) -> String? {
+                do {
+                    _ = try Files.readRegular(path, limit: limit)
+                    return nil
+                } catch { return error.reason }
+            }
+            #expect(reason(directory + "/absent") == "no such file")
+            #expect(reason(directory) == "is a directory")
+            #expect(reason(fifo) == "is not a regular file")
+            #expect(reason(big, 1024) == "is larger than 1 KiB")
+            #expect(reason(big) == nil)
         }
     }
 

@@ -77,12 +77,13 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         let big = dir + "/big.toml"
         let comment = "# " + String(repeating: "x", count: 1_000) + "\n"
         try Data(String(repeating: comment, count: 1_100).utf8).write(to: URL(fileURLWithPath: big))
-        let result = try kioskctl("profile", "check", fifo, big)
+        let result = try kioskctl("profile", "check", fifo, big, dir)
         #expect(result.status == 1)
         #expect(
             result.stderr == """
-                \(fifo): is not a regular file; kioskd reads a profile only from one
-                \(big): is larger than 1024 KiB, which kioskd refuses for a profile
+                \(fifo): is not a regular file
+                \(big): is larger than 1024 KiB
+                \(dir): is a directory
 
                 """)
     }
