@@ -98,7 +98,8 @@ public struct SessionMachine: Sendable, Equatable {
 
     /// Applies an admin's `change` at `now`: the session's own rules refuse it (and nothing
     /// changes) when there is no session, no time limit to extend, an end too far ahead, or no
-    /// trial to confirm. A warning already due with the new end is sent at once.
+    /// trial to confirm. The warning marks still ahead of the new end are pending again (the
+    /// session's rule drops those already behind it, so none comes due at once).
     public mutating func apply(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {
         switch change {
         case .extend(let amount):
@@ -113,12 +114,9 @@ public struct SessionMachine: Sendable, Equatable {
     }
 
     private mutating func newDeadline(_ end: Timestamp?, at now: Timestamp) throws(KioskError) -> [Effect] {
-        let events = try state.session.setDeadline(end, warnings: profile?.session.warnings ?? [], at: now)
-        // An end at or before now expires the session at once: `deadlineChanged` tells of it.
-        let warnings: [Effect] = events.compactMap {
-            if case .warning(let left) = $0 { .timeLimitWarning(secondsLeft: left) } else { nil }
-        }
-        return [.save(keepIfSaveFails: false)] + warnings + [.deadlineChanged]
+        // Its only event is the expiry of an end at or before now, which `deadlineChanged` tells.
+        _ = try state.session.setDeadline(end, warnings: profile?.session.warnings ?? [], at: now)
+        return [.save(keepIfSaveFails: false), .deadlineChanged]
     }
 
     /// Runs `event` at `now`.

@@ -74,7 +74,7 @@ extension ManagerObject {
 
     /// Applies the admin's change that `makeChange` makes at the kiosk clock's now, through
     /// ``SessionMachine``, in turn with the other changes: on disk first, then its signals
-    /// (a warning due at once, `PropertiesChanged`), then the reply. `what` is for the log.
+    /// (`PropertiesChanged`), then the reply. `what` is for the log.
     func applyToSession(
         _ call: MethodCall, caller: Caller, what: String,
         _ makeChange: @escaping (Timestamp) throws -> SessionMachine.Change
@@ -86,8 +86,6 @@ extension ManagerObject {
             return Plan(machine.state) { [unowned self] in
                 for effect in effects {
                     switch effect {
-                    case .timeLimitWarning(let secondsLeft):
-                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
                     case .deadlineChanged:
                         logger.notice(
                             "Session time limit \(what)",
@@ -108,7 +106,7 @@ extension ManagerObject {
                     case .save:
                         break  // the Plan's: written before this runs
                     case .exitRequested, .promptOpened, .promptChanged, .check, .sessionEnded, .promptClosed,
-                        .sessionExpired, .trialEnded:
+                        .timeLimitWarning, .sessionExpired, .trialEnded:
                         break  // not effects of an admin's change
                     }
                 }
