@@ -68,16 +68,18 @@ public enum Replay {
         /// Runs a kiosk event through the machine at `now` and performs its effects here: the
         /// passcode judged at once, the prompt's keys read or the locks given back.
         func kiosk(_ event: SessionMachine.Event, at now: Int64) {
-            var pending = [event]
-            while !pending.isEmpty {
-                let next = pending.removeFirst()
-                for effect in machine.handle(next, at: Timestamp(microseconds: now)) {
+            // Run for each recorded event: no array per call (a check's verdict is the only
+            // event an effect brings, one at a time).
+            var next: SessionMachine.Event? = event
+            while let due = next {
+                next = nil
+                for effect in machine.handle(due, at: Timestamp(microseconds: now)) {
                     switch effect {
                     case .promptOpened:
                         filter.setPolicy(current(), into: &output)
                         collect()
                     case .check(let typed):
-                        pending.append(.judged(passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity))
+                        next = .judged(passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity)
                     case .promptClosed(let reason):
                         filter.setPolicy(current(), into: &output)
                         collect()
