@@ -10,7 +10,9 @@ import KioskInput
 ///
 /// The kiosk is an event source of its own (not a bus caller), and the prompt's outcome is a
 /// value (``PromptCloseReason``). Checking a passcode is an effect (``Effect/check(_:)``: yescrypt
-/// stays outside the pure modules); its result comes back as ``Event/judged(_:checkedFor:)``.
+/// stays outside the pure modules); its result comes back as ``Event/judged(_:checkedFor:from:)``,
+/// for the kiosk's prompt and for `EndSession` alike. A bus call that changes the session is a
+/// ``Change``, applied once the daemon has validated and authorized it.
 ///
 /// What is persisted changes only where an effect says ``Effect/save(keepIfSaveFails:)``: the
 /// performer writes `state` before it performs any effect after it (nothing visible before it is
@@ -21,8 +23,18 @@ public struct SessionMachine: Sendable, Equatable {
     public var state: KioskState
     /// The prompt at the kiosk: in memory only (a restart comes back locked, the prompt closed).
     public var prompt = PromptPhase()
-    /// The active session's profile (its passcode hash ends the session before the set one).
+    /// The active session's profile (its passcode hash ends the session before the set one); nil
+    /// without a session, or for a restored session whose profile could not be loaded (the
+    /// strictest locks).
     public var profile: Profile?
+    /// The text of the active session's profile as last read: what a failed reload keeps in the
+    /// state file (``GuidedSession/retainedProfileSource``).
+    public var profileSource: String?
+    /// Why the last reload of the session's profile failed (`SessionWarnings`); "" when it did not.
+    public var reloadWarning = ""
+    /// Why a restored session runs on the strictest locks (`SessionProblem`): its profile could not
+    /// be loaded and no last good copy was kept; "" otherwise.
+    public var restoreProblem = ""
 
     public init(state: KioskState, profile: Profile?, promptTimeout: Duration = .seconds(30)) {
         self.state = state
@@ -42,10 +54,15 @@ public struct SessionMachine: Sendable, Equatable {
         /// time-limit warnings, the expiry, a trial nobody confirmed in time.
         case sessionTime
         /// The passcode asked for by ``Effect/check(_:)`` was judged: right, wrong, or it could not
-        /// be checked; `checkedFor` is the session it was checked for.
-        case judged(Judgement, checkedFor: GuidedSession.Identity?)
-        /// The session ended or changed another way (a bus call, its profile reloaded).
+        /// be checked; `checkedFor` is the session it was checked for, `source` whose count it met
+        /// (the kiosk's prompt, or a bus caller's `EndSession`; a wrong `SetPasscode` counts too).
+        case judged(Judgement, checkedFor: GuidedSession.Identity?, from: PasscodeSource = .kiosk)
+        /// The session ended while the prompt opened (it was saved while the prompt took a key):
+        /// an open prompt closes as `ended`.
         case sessionChanged
+        /// kioskd started with a session in the state file: its profile as read now (`loaded`),
+        /// and the last good profile the state file kept from a failed reload, if any.
+        case restored(Result<LoadedProfile, KioskError>, lastGood: LoadedProfile?)
     }
 
     public enum Judgement: Sendable, Equatable {
@@ -82,6 +99,34 @@ public struct SessionMachine: Sendable, Equatable {
         case deadlineChanged
         /// An admin confirmed the trial session (``Change/confirmTrial``): it stays.
         case trialConfirmed
+        /// A session started (``Change/start(_:_:trial:requestedBy:)``): these restriction states
+        /// were preset; its profile's locks apply, its timer is set.
+        case sessionStarted([GuidedSession.Change])
+        /// The session's profile was read again and is in force (``Change/reload(_:readFor:)``):
+        /// `PropertiesChanged`, the session's timer set anew (an end now behind expires it).
+        case profileReloaded
+        /// The session's profile file no longer loads (a reload, a restart): the last good profile
+        /// stays in force, its text kept in the state file; `SessionWarnings` says why (`reason`).
+        case lastGoodKept(reason: String)
+        /// A restored session's profile could not be loaded and no last good copy was kept: the
+        /// strictest locks, `SessionProblem` says why (`reason`).
+        case strictestLocks(reason: String)
+        /// A wrong passcode from a bus caller was counted (`failures` now): audited, and the call
+        /// is answered `WrongPasscode`.
+        case wrongPasscode(failures: Int)
+        /// The call is answered with this error (what the effects before it did stays).
+        case refused(KioskError)
+    }
+
+    /// A profile file as read: the profile, and its text (kept should a later reload fail).
+    public struct LoadedProfile: Sendable, Equatable {
+        public var profile: Profile
+        public var source: String
+
+        public init(profile: Profile, source: String) {
+            self.profile = profile
+            self.source = source
+        }
     }
 
     /// An admin's change to the live session, from a bus call the daemon has validated and
@@ -94,14 +139,61 @@ public struct SessionMachine: Sendable, Equatable {
         case deadline(Timestamp?)
         /// `ConfirmSession`: a trial session stays.
         case confirmTrial
+        /// `StartSession`, `StartTrialSession` (`trial`), `RequestSession` (`requestedBy`): a
+        /// session of the profile `name`, as read.
+        case start(_ name: String, _ profile: LoadedProfile, trial: Duration? = nil, requestedBy: AppID? = nil)
+        /// `ForceEndSession` (`forced`), `ReleaseSession` (`released`); a right passcode comes as
+        /// ``Event/judged(_:checkedFor:from:)``.
+        case end(KioskState.SessionEnding)
+        /// `EndSession`: the passcode is checked (``Effect/check(_:)``); its outcome comes back as
+        /// ``Event/judged(_:checkedFor:from:)``.
+        case passcode(String)
+        /// `ReloadProfiles` (or SIGHUP): the session's profile file read again for the session
+        /// `readFor`, or why it no longer loads.
+        case reload(Result<LoadedProfile, KioskError>, readFor: GuidedSession.Identity?)
     }
 
     /// Applies an admin's `change` at `now`: the session's own rules refuse it (and nothing
-    /// changes) when there is no session, no time limit to extend, an end too far ahead, or no
-    /// trial to confirm. The warning marks still ahead of the new end are pending again (the
-    /// session's rule drops those already behind it, so none comes due at once).
+    /// changes) when there is no session (or one already), no time limit to extend, an end too
+    /// far ahead, no trial to confirm, or another session than the one a profile was read for.
+    /// The warning marks still ahead of a new end are pending again (the session's rule drops
+    /// those already behind it, so none comes due at once).
     public mutating func apply(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {
         switch change {
+        case .start(let name, let loaded, let trial, let app):
+            let changes = try state.startSession(
+                profileName: name, profile: loaded.profile, at: now, trial: trial, requestedBy: app)
+            take(loaded)
+            return [.save(keepIfSaveFails: false), .sessionStarted(changes)]
+        case .end(let ending):
+            let ended = try end(ending)
+            return [.save(keepIfSaveFails: false)] + ended.closed + [.sessionEnded(ended.changes)]
+        case .passcode(let passcode):
+            try state.session.checkActive()
+            return [.check(passcode)]
+        case .reload(let loaded, let session):
+            guard session != nil, state.session.identity == session else {
+                throw KioskError(.failed, "The session changed while its profile was read; nothing was reloaded.")
+            }
+            switch loaded {
+            case .success(let loaded):
+                // Its only event is the expiry of an end at or before now, which
+                // `profileReloaded` tells: the marks ahead stay pending, none is due at once.
+                _ = try state.session.reloaded(loaded.profile, at: now)
+                state.session.retainedProfileSource = nil
+                take(loaded)
+                return [.save(keepIfSaveFails: false), .profileReloaded]
+            case .failure(let error):
+                let reason = keepLastGood(error)
+                return [
+                    .save(keepIfSaveFails: false), .lastGoodKept(reason: reason),
+                    .refused(
+                        KioskError(
+                            .invalidArgument,
+                            "The profile \(Text.quoted(state.session.profileName)) could not be reloaded, so the last good one stays in force: \(error.message)"
+                        )),
+                ]
+            }
         case .extend(let amount):
             let end = try state.session.extendedDeadline(by: amount, at: now)
             return try newDeadline(end, at: now)
@@ -111,6 +203,41 @@ public struct SessionMachine: Sendable, Equatable {
             try state.session.confirmTrial()
             return [.save(keepIfSaveFails: false), .trialConfirmed]
         }
+    }
+
+    /// The session's profile is `loaded` from now on.
+    private mutating func take(_ loaded: LoadedProfile) {
+        profile = loaded.profile
+        profileSource = loaded.source
+        reloadWarning = ""
+        restoreProblem = ""
+    }
+
+    /// The one rule for a profile file that no longer loads, on a reload and on a restart: the
+    /// profile last read stays in force — its locks, and the session, its deadline and its pending
+    /// warnings as they were — and its text is kept in the state file, so that a restart keeps
+    /// it too (docs/dbus-api.md § ReloadProfiles). `SessionWarnings` says why until a reload
+    /// succeeds.
+    /// - Returns: `SessionWarnings`' sentence.
+    private mutating func keepLastGood(_ error: KioskError) -> String {
+        state.session.retainedProfileSource = profileSource
+        reloadWarning =
+            "The profile \(Text.quoted(state.session.profileName)) could not be reloaded, so the session keeps the profile last read from it: \(error.message)"
+        return reloadWarning
+    }
+
+    /// Ends the session `ending` says.
+    /// - Returns: the effects of closing an open prompt (as `ended`: a bus call or the session's
+    ///   time ended the session under it), and the restriction states that went back.
+    private mutating func end(
+        _ ending: KioskState.SessionEnding
+    ) throws(KioskError) -> (closed: [Effect], changes: [GuidedSession.Change]) {
+        let changes = try state.endSession(ending)
+        profile = nil
+        profileSource = nil
+        reloadWarning = ""
+        restoreProblem = ""
+        return (prompt.state == .open ? close(.ended) : [], changes)
     }
 
     private mutating func newDeadline(_ end: Timestamp?, at now: Timestamp) throws(KioskError) -> [Effect] {
@@ -140,9 +267,8 @@ public struct SessionMachine: Sendable, Equatable {
             return prompt.timedOut(at: now.microseconds) ? close(.timeout) : []
         case .sessionTime:
             // Saved even when the save fails: an expiry is a lock and must apply.
-            if state.session.trialIsOver(at: now), let changes = try? state.endSession(.unconfirmedTrial) {
-                profile = nil
-                return [.save(keepIfSaveFails: true), .trialEnded(changes)]
+            if state.session.trialIsOver(at: now), let ended = try? end(.unconfirmedTrial) {
+                return [.save(keepIfSaveFails: true)] + ended.closed + [.trialEnded(ended.changes)]
             }
             let effects: [Effect] = state.session.advance(to: now).map {
                 switch $0 {
@@ -151,7 +277,23 @@ public struct SessionMachine: Sendable, Equatable {
                 }
             }
             return effects.isEmpty ? [] : [.save(keepIfSaveFails: true)] + effects
-        case .judged(let judgement, let session):
+        case .judged(let judgement, let session, let source) where source != .kiosk:
+            switch judgement {
+            case .failed:
+                return []  // answered with why it could not be checked: nothing counted or changed
+            case .wrong:
+                // Counted even when the save fails, as the kiosk's.
+                state.throttles.recordFailure(from: source, at: now)
+                return [.save(keepIfSaveFails: true), .wrongPasscode(failures: state.throttles[source].failures)]
+            case .right:
+                do {
+                    let ended = try end(.passcode(checkedFor: session, from: source))
+                    return [.save(keepIfSaveFails: false)] + ended.closed + [.sessionEnded(ended.changes)]
+                } catch {
+                    return [.refused(error)]
+                }
+            }
+        case .judged(let judgement, let session, _):
             guard prompt.state == .checking else { return [] }
             switch judgement {
             case .failed:
@@ -163,16 +305,41 @@ public struct SessionMachine: Sendable, Equatable {
                 state.throttles.recordFailure(from: .kiosk, at: now)
                 return [.save(keepIfSaveFails: true)] + close(.rejected)
             case .right:
-                guard let changes = try? state.endSession(.passcode(checkedFor: session, from: .kiosk)) else {
+                // The prompt is `checking`, so the ending closes nothing: it closes as accepted.
+                guard let ended = try? end(.passcode(checkedFor: session, from: .kiosk)) else {
                     return close(.ended)
                 }
-                profile = nil
-                return [.save(keepIfSaveFails: false), .sessionEnded(changes)] + close(.accepted)
+                return [.save(keepIfSaveFails: false), .sessionEnded(ended.changes)] + close(.accepted)
             }
         case .sessionChanged:
             // One being checked is closed by its check's outcome.
             return prompt.state == .open && !state.session.isActive ? close(.ended) : []
+        case .restored(let loaded, let lastGood):
+            guard state.session.isActive else { return [] }
+            switch loaded {
+            case .success(let loaded):
+                take(loaded)
+                return []
+            case .failure(let error):
+                // A reload of this file had failed: its last good profile stays in force, by the
+                // reload's own rule.
+                if let lastGood {
+                    take(lastGood)
+                    return [.lastGoodKept(reason: keepLastGood(error))]
+                }
+                restoreProblem = KioskState.restoreProblem(profileName: state.session.profileName, reason: error.message)
+                return [.strictestLocks(reason: error.message)]
+            }
         }
+    }
+
+    /// Makes `planned` — this machine with a change applied when its turn came, now on disk —
+    /// the machine, keeping this one's prompt, which went on meanwhile (its `promptClosed`
+    /// effects are performed on it with ``Event/sessionChanged``).
+    public mutating func adopt(_ planned: SessionMachine) {
+        let prompt = self.prompt
+        self = planned
+        self.prompt = prompt
     }
 
     private mutating func close(_ reason: PromptCloseReason) -> [Effect] {

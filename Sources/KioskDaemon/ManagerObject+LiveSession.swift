@@ -72,49 +72,6 @@ extension ManagerObject {
         displayed + (now - displayTime(now))
     }
 
-    /// Applies the admin's change that `makeChange` makes at the kiosk clock's now, through
-    /// ``SessionMachine``, in turn with the other changes: on disk first, then its signals
-    /// (`PropertiesChanged`), then the reply. `what` is for the log.
-    func applyToSession(
-        _ call: MethodCall, caller: Caller, what: String,
-        _ makeChange: @escaping (Timestamp) throws -> SessionMachine.Change
-    ) {
-        change(call, .privileged) { [unowned self] in
-            let now = clock.now()
-            var machine = SessionMachine(state: state, profile: activeProfile)
-            let effects = try machine.apply(try makeChange(now), at: now)
-            return Plan(machine.state) { [unowned self] in
-                for effect in effects {
-                    switch effect {
-                    case .deadlineChanged:
-                        logger.notice(
-                            "Session time limit \(what)",
-                            metadata: caller.metadata.merging(MessageID.sessionTimeChanged.metadata) { $1 }.merging([
-                                "session.profile": "\(state.session.profileName)",
-                                "session.deadline": "\(state.session.deadline.map { "\(displayTime($0))" } ?? "none")",
-                            ]) { $1 })
-                        emitSessionChanged()
-                        scheduleSessionTimer()
-                    case .trialConfirmed:
-                        logger.notice(
-                            "Trial session confirmed",
-                            metadata: caller.metadata.merging(MessageID.trialConfirmed.metadata) { $1 }.merging([
-                                "session.profile": "\(state.session.profileName)"
-                            ]) { $1 })
-                        emitSessionChanged()
-                        scheduleSessionTimer()
-                    case .save:
-                        break  // the Plan's: written before this runs
-                    case .exitRequested, .promptOpened, .promptChanged, .check, .sessionEnded, .promptClosed,
-                        .timeLimitWarning, .sessionExpired, .trialEnded:
-                        break  // not effects of an admin's change
-                    }
-                }
-                try call.reply([])
-            }
-        }
-    }
-
     /// `ListProfiles()`: the installed profiles (name, description, whether each can start a
     /// session, whether it holds a passcode hash), read off the loop; under the same polkit
     /// action as `StartSession`, so that listing re-opens nothing the file modes close.
@@ -160,7 +117,9 @@ extension ManagerObject {
         return .deferred
     }
 
-    /// Reloads for `requester` (a call, or SIGHUP's ``LogRequester``).
+    /// Reloads for `requester` (a call, or SIGHUP's ``LogRequester``): the file is read off the
+    /// loop, then the machine's reload rule decides (``SessionMachine/Change/reload(_:readFor:)``),
+    /// in turn with the other changes.
     func reload(_ requester: any Requester, caller: Caller) {
         guard state.session.isActive else {
             logger.info("Reload: no session is active; nothing to reload", metadata: caller.metadata)
@@ -172,66 +131,8 @@ extension ManagerObject {
             to: profileReader,
             { [profiles] in Result { () throws(KioskError) in try profiles.loadWithSource(name) } },
             then: { [unowned self] loaded in
-                guard state.session.identity == session else {
-                    return attempt(requester) {
-                        throw KioskError(.failed, "The session changed while its profile was read; nothing was reloaded.")
-                    }
-                }
-                switch loaded {
-                case .success(let loaded): applyReload(requester, caller: caller, name: name, loaded: loaded)
-                case .failure(let error): keepLastGood(requester, caller: caller, name: name, error: error)
-                }
+                applyToSession(requester, caller: caller) { _ in .reload(loaded, readFor: session) }
             })
-    }
-
-    private func applyReload(
-        _ requester: any Requester, caller: Caller, name: String, loaded: (profile: Profile, source: String)
-    ) {
-        change(requester, .privileged) { [unowned self] in
-            var next = state
-            let events = try next.session.reloaded(loaded.profile, at: clock.now())
-            next.session.retainedProfileSource = nil
-            return Plan(next, profile: .set(loaded.profile)) { [unowned self] in
-                activeProfileSource = loaded.source
-                reloadWarning = ""
-                logger.notice(
-                    "Session's profile reloaded",
-                    metadata: caller.metadata.merging(MessageID.profileReloaded.metadata) { $1 }.merging([
-                        "session.profile": "\(name)"
-                    ]) { $1 })
-                for event in events {
-                    if case .warning(let secondsLeft) = event { emit(Member.timeLimitWarning, [.uint64(secondsLeft)]) }
-                }
-                emitSessionChanged()
-                scheduleSessionTimer()
-                try requester.reply([])
-            }
-        }
-    }
-
-    private func keepLastGood(_ requester: any Requester, caller: Caller, name: String, error: KioskError) {
-        change(requester, .privileged) { [unowned self] in
-            var next = state
-            next.session.retainedProfileSource = activeProfileSource
-            return Plan(next) { [unowned self] in
-                reloadWarning = Self.reloadWarning(name: name, reason: error.message)
-                logger.error(
-                    "The session's profile could not be reloaded; the last good profile stays in force",
-                    metadata: caller.metadata.merging(MessageID.profileReloadFailed.metadata) { $1 }.merging([
-                        "session.profile": "\(name)", "error": "\(error.message)",
-                    ]) { $1 })
-                emitSessionProblemChanged()
-                throw KioskError(
-                    .invalidArgument,
-                    "The profile \(Text.quoted(name)) could not be reloaded, so the last good one stays in force: \(error.message)"
-                )
-            }
-        }
-    }
-
-    /// `SessionWarnings`' sentence for a profile file that could not be reloaded.
-    static func reloadWarning(name: String, reason: String) -> String {
-        "The profile \(Text.quoted(name)) could not be reloaded, so the session keeps the profile last read from it: \(reason)"
     }
 }
 

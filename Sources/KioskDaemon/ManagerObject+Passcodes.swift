@@ -219,36 +219,28 @@ extension ManagerObject {
             }
             return judgedAtKiosk(verdict.matches ? .right : .wrong, checkedFor: session, done: done)
         }
-        guard verdict.matches else {
+        // A wrong passcode counts whatever it was for; a right one ends the session it was
+        // checked for: the machine's `judged`, as the kiosk's.
+        guard verdict.matches, case .setPasscode = attempt.purpose else {
             change(attempt.call, .privileged, finally: done) { [unowned self] in
-                var next = state
-                next.throttles.recordFailure(from: attempt.source, at: clock.now())
-                let failures = next.throttles[attempt.source].failures
-                return Plan(next, keepIfSaveFails: true) { [unowned self] in
-                    audit(
-                        .warning, "Wrong passcode", attempt.caller,
-                        MessageID.wrongPasscode.metadata.merging([
-                            "passcode.failures": "\(failures)", "passcode.source": "\(attempt.source)",
-                        ]) { $1 })
-                    throw check.wrongPasscode
-                }
+                var next = machine
+                let effects = next.handle(
+                    .judged(verdict.matches ? .right : .wrong, checkedFor: session, from: attempt.source), at: clock.now())
+                return try plan(
+                    next, effects,
+                    MachineStep(
+                        requester: attempt.call, caller: attempt.caller, profileName: state.session.profileName,
+                        wrongPasscode: check.wrongPasscode))
             }
             return
         }
-        switch attempt.purpose {
-        case .endSession:
-            applyEndSession(
-                attempt.call, caller: attempt.caller, .passcode(checkedFor: session, from: attempt.source),
-                finally: done)
-        case .setPasscode:
-            change(attempt.call, .privileged, finally: done) { [unowned self] in
-                var next = state
-                next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
-                return Plan(next) { [unowned self] in
-                    logger.notice(
-                        "Passcode set", metadata: attempt.caller.metadata.merging(MessageID.passcodeSet.metadata) { $1 })
-                    try attempt.call.reply([])
-                }
+        change(attempt.call, .privileged, finally: done) { [unowned self] in
+            var next = state
+            next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
+            return Plan(next) { [unowned self] in
+                logger.notice(
+                    "Passcode set", metadata: attempt.caller.metadata.merging(MessageID.passcodeSet.metadata) { $1 })
+                try attempt.call.reply([])
             }
         }
     }

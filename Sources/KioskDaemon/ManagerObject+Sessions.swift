@@ -39,8 +39,8 @@ extension ManagerObject {
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session"
             ) { [unowned self] in
                 loadProfile(call, name) { [unowned self] loaded in
-                    applyStartSession(
-                        call, caller: caller, name: name, profile: loaded.profile, source: loaded.source, trial: trial)
+                    // The enforcer applies the profile together with the state, once both are on disk.
+                    applyToSession(call, caller: caller) { _ in .start(name, loaded, trial: trial) }
                 }
             }
         }
@@ -51,7 +51,7 @@ extension ManagerObject {
     /// a profile that cannot be loaded is the call's error reply.
     func loadProfile(
         _ call: any Requester, _ name: String,
-        then next: @escaping ((profile: Profile, source: String)) throws -> Void
+        then next: @escaping (SessionMachine.LoadedProfile) throws -> Void
     ) {
         loop.offload(
             to: profileReader,
@@ -63,29 +63,6 @@ extension ManagerObject {
             })
     }
 
-    func applyStartSession(
-        _ call: MethodCall, caller: Caller, name: String, profile: Profile, source: String, trial: Duration?
-    ) {
-        change(call, .privileged) { [unowned self] in
-            var next = state
-            let changes = try next.startSession(profileName: name, profile: profile, at: clock.now(), trial: trial)
-            // The enforcer applies the profile together with the state, once both are on disk.
-            return Plan(next, profile: .set(profile)) { [unowned self] in
-                activeProfileSource = source
-                reloadWarning = ""
-                logger.notice(
-                    trial == nil ? "Session started" : "Trial session started; it ends unless confirmed",
-                    metadata: caller.metadata.merging(MessageID.sessionStarted.metadata) { $1 }.merging([
-                        "session.profile": "\(name)", "session.trial": "\(trial.map(\.kioskText) ?? "no")",
-                    ]) { $1 })
-                emitRestrictionChanged(changes)
-                emitSessionChanged()
-                scheduleSessionTimer()
-                try call.reply([])
-            }
-        }
-    }
-
     // MARK: EndSession, ForceEndSession
 
     func endSession(_ call: MethodCall) throws -> MethodReply {
@@ -95,10 +72,14 @@ extension ManagerObject {
         try state.session.checkActive()
         try identify(call) { [unowned self] caller in
             // Each uid meets a throttle count of its own: nobody can make anyone else wait.
-            let attempt = PasscodeAttempt(call: call, caller: caller, passcode: passcode, purpose: .endSession)
-            try checkThrottle(attempt.source, attempt.caller)
-            // Anyone who knows the passcode may end the session: no polkit check.
-            try enqueue(attempt)
+            try checkThrottle(.uid(caller.uid), caller)
+            // Anyone who knows the passcode may end the session: no polkit check. The machine
+            // asks for the check (queued, hashed off the loop); its outcome comes back as
+            // `judged` (ManagerObject+Passcodes.swift).
+            var copy = machine
+            try perform(
+                copy.apply(.passcode(passcode), at: clock.now()),
+                MachineStep(requester: call, caller: caller, profileName: state.session.profileName))
         }
         return .deferred
     }
@@ -109,34 +90,10 @@ extension ManagerObject {
                 call, caller: caller, action: KioskWire.Action.manageSession,
                 doing: "end a guided-access session without the passcode"
             ) { [unowned self] in
-                applyEndSession(call, caller: caller, .forced)
+                applyToSession(call, caller: caller) { _ in .end(.forced) }
             }
         }
         return .deferred
-    }
-
-    /// Ends the active session; with `checked`, only if it is still the session the passcode was
-    /// checked for (another may have started meanwhile). The locks lift once the end is on disk.
-    func applyEndSession(
-        _ call: any Requester, caller: Caller, _ ending: KioskState.SessionEnding,
-        finally: (() -> Void)? = nil
-    ) {
-        change(call, .privileged, finally: finally) { [unowned self] in
-            var next = state
-            let profile = next.session.profileName
-            let changes = try next.endSession(ending)
-            return Plan(next, profile: .set(nil)) { [unowned self] in
-                logger.notice(
-                    ending == .forced ? "Session force-ended" : "Session ended",
-                    metadata: caller.metadata.merging(
-                        (ending == .forced ? MessageID.sessionForceEnded : .sessionEnded).metadata
-                    ) { $1 }.merging(["session.profile": "\(profile)"]) { $1 })
-                emitRestrictionChanged(changes)
-                emitSessionChanged()
-                scheduleSessionTimer()
-                try call.reply([])
-            }
-        }
     }
 }
 
@@ -181,23 +138,8 @@ extension ManagerObject {
                         )
                     }
                     try checkOwner(loaded.profile, app, caller: caller, doing: "request a session of \(Text.quoted(name))")
-                    change(call, .privileged) { [unowned self] in
-                        var next = state
-                        let changes = try next.startSession(
-                            profileName: name, profile: loaded.profile, at: clock.now(), requestedBy: app)
-                        return Plan(next, profile: .set(loaded.profile)) { [unowned self] in
-                            activeProfileSource = loaded.source
-                            reloadWarning = ""
-                            logger.notice(
-                                "Session requested by its app",
-                                metadata: caller.metadata.merging(MessageID.sessionStarted.metadata) { $1 }.merging([
-                                    "session.profile": "\(name)", "app.id": "\(app)",
-                                ]) { $1 })
-                            emitRestrictionChanged(changes)
-                            emitSessionChanged()
-                            scheduleSessionTimer()
-                            try call.reply([])
-                        }
+                    applyToSession(call, caller: caller) { _ in
+                        .start(name, loaded, requestedBy: app)
                     }
                 }
             }
@@ -221,7 +163,7 @@ extension ManagerObject {
                 }
                 try checkOwner(profile, app, caller: caller, doing: "release its session")
             }
-            applyEndSession(call, caller: caller, .released(by: app))
+            applyToSession(call, caller: caller) { _ in .end(.released(by: app)) }
         }
         return .deferred
     }

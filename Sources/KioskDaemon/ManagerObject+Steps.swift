@@ -61,9 +61,10 @@ extension ManagerObject {
 
     /// What a change writes once its turn comes, and what follows once it is on disk.
     struct Plan {
+        /// The machine to take (its state written first): a session machine's step, or nil for a
+        /// change of the state alone (`state`).
+        var machine: SessionMachine?
         var state: KioskState
-        /// The active profile to take together with `state` (the enforcer sees both at once).
-        var profile: ProfileChange
         /// Log, emit and reply; what it throws is the call's error reply.
         var then: () throws -> Void
         /// A save that fails still makes `state` the state (logged), and `then` runs: for a change
@@ -71,14 +72,15 @@ extension ManagerObject {
         /// that refuses writes must not give unlimited guesses). The next save persists it.
         var keepIfSaveFails: Bool
 
-        init(
-            _ state: KioskState, profile: ProfileChange = .unchanged, keepIfSaveFails: Bool = false,
-            then: @escaping () throws -> Void
-        ) {
+        init(_ state: KioskState, keepIfSaveFails: Bool = false, then: @escaping () throws -> Void) {
             self.state = state
-            self.profile = profile
             self.keepIfSaveFails = keepIfSaveFails
             self.then = then
+        }
+
+        init(_ machine: SessionMachine, keepIfSaveFails: Bool = false, then: @escaping () throws -> Void) {
+            self.init(machine.state, keepIfSaveFails: keepIfSaveFails, then: then)
+            self.machine = machine
         }
     }
 
@@ -106,11 +108,13 @@ extension ManagerObject {
                     finally?()
                     return nil
                 }
-                let saved = checkpointed(plan.state)
+                var next = plan.machine ?? machine
+                next.state = checkpointed(plan.state)
+                let saved = next.state
                 return StateWriter.Write(
                     state: saved,
                     durable: { [unowned self] in
-                        commit(saved, profile: plan.profile)
+                        commit(next)
                         attempt(call, plan.then)
                         finally?()
                     },
@@ -119,7 +123,7 @@ extension ManagerObject {
                             "Could not save the state",
                             metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
                         if plan.keepIfSaveFails {
-                            commit(saved, profile: plan.profile)
+                            commit(next)
                             attempt(call, plan.then)
                         } else {
                             try? call.replyError(Self.busError(error))

@@ -12,43 +12,30 @@ extension ManagerObject {
     /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
     /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
     public func restoreSession() {
-        var profile: Profile?
+        let name = state.session.profileName
         if state.session.isActive {
-            let name = state.session.profileName
-            do {
-                let loaded = try profiles.loadWithSource(name)
-                profile = loaded.profile
-                activeProfileSource = loaded.source
-            } catch {
-                if let retained = state.session.retainedProfileSource,
-                    let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
-                {
-                    // A reload of this file had failed: the last good profile stays in force.
-                    profile = ProfileDirectory.resolved(kept)
-                    activeProfileSource = retained
-                    reloadWarning = Self.reloadWarning(name: name, reason: error.message)
-                    logger.warning(
-                        "The restored session's profile file could not be loaded; the last good profile stays in force",
-                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
-                } else {
-                    restoreProblem = KioskState.restoreProblem(profileName: name, reason: error.message)
-                    logger.error(
-                        "The restored session's profile could not be loaded; enforcing the strictest locks",
-                        metadata: ["session.profile": "\(name)", "error": "\(error.message)"])
-                }
+            let loaded = Result { () throws(KioskError) in try profiles.loadWithSource(name) }
+            // The text a failed reload kept: the machine keeps it in force by the reload's rule.
+            var lastGood: SessionMachine.LoadedProfile?
+            if case .failure = loaded, let retained = state.session.retainedProfileSource,
+                let kept = try? ProfileParser.parse(source: retained, file: name + ".toml")
+            {
+                lastGood = SessionMachine.LoadedProfile(profile: ProfileDirectory.resolved(kept), source: retained)
             }
+            let effects = machine.handle(.restored(loaded, lastGood: lastGood), at: clock.now())
+            try? perform(effects, MachineStep(profileName: name))
         }
-        commit(state, profile: .set(profile))
+        commit(machine)
         guard state.session.isActive else { return }
         // Before READY, with nothing to serve: the restored session is brought up to date
         // synchronously, so an expired session's locks are on before any device is taken.
         if let progress = sessionProgress() {
             do {
-                try store.save(checkpointed(progress.state))
+                try store.save(checkpointed(progress.machine.state))
             } catch {
                 logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
             }
-            commit(progress.state)
+            commit(progress.machine)
             progress.emit()
         }
         scheduleSessionTimer()
@@ -59,7 +46,7 @@ extension ManagerObject {
     /// in force (logind's inhibitor); "" otherwise.
     public var sessionProblem: String {
         guard state.session.isActive else { return "" }
-        let problems = [activeProfile == nil ? restoreProblem : "", enforcer?.problem ?? ""]
+        let problems = [activeProfile == nil ? machine.restoreProblem : "", enforcer?.problem ?? ""]
         return problems.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
@@ -67,7 +54,7 @@ extension ManagerObject {
     /// warnings: `[[device]]` entries that match no device); empty otherwise.
     public var sessionWarnings: [String] {
         guard state.session.isActive else { return [] }
-        return (reloadWarning.isEmpty ? [] : [reloadWarning]) + (enforcer?.warnings ?? [])
+        return (machine.reloadWarning.isEmpty ? [] : [machine.reloadWarning]) + (enforcer?.warnings ?? [])
     }
 
     func scheduleSessionTimer() {
@@ -113,61 +100,44 @@ extension ManagerObject {
                     scheduleSessionTimer()
                     return nil
                 }
-                let saved = checkpointed(progress.state)
+                var next = progress.machine
+                next.state = checkpointed(next.state)
                 return StateWriter.Write(
-                    state: saved,
+                    state: next.state,
                     durable: { [unowned self] in
-                        commit(saved)
+                        commit(next)
                         progress.emit()
                         scheduleSessionTimer()
                     },
                     failed: { [unowned self] error in
                         logger.error(
                             "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
-                        commit(saved)
+                        commit(next)
                         progress.emit()
                         scheduleSessionTimer()
                     })
             }, dropped: { _ in })
     }
 
-    /// The state with the session advanced to now (``SessionMachine``'s `sessionTime`, what
+    /// The machine with the session advanced to now (``SessionMachine``'s `sessionTime`, what
     /// `kioskctl replay` runs on a recording's clock), and the signals that tell of it; nil when
     /// nothing happened.
-    func sessionProgress() -> (state: KioskState, emit: () -> Void)? {
+    func sessionProgress() -> (machine: SessionMachine, emit: () -> Void)? {
         let now = clock.now()
-        var machine = SessionMachine(state: state, profile: activeProfile)
-        let effects = machine.handle(.sessionTime, at: now).filter { if case .save = $0 { false } else { true } }
+        var next = machine
+        let effects = next.handle(.sessionTime, at: now).filter { if case .save = $0 { false } else { true } }
         // A session with a time limit saves the kiosk clock now and then, even with nothing to
         // tell: after a power cut, its time resumes from there.
         let checkpointDue =
-            machine.state.session.nextWakeup != nil
+            next.state.session.nextWakeup != nil
             && state.clockCheckpoint.map { now - $0 >= Self.checkpointInterval } ?? true
         guard !effects.isEmpty || checkpointDue else { return nil }
-        let profile = state.session.profileName
+        let step = MachineStep(profileName: state.session.profileName)
         return (
-            machine.state,
+            next,
             { [unowned self] in
-                for effect in effects {
-                    switch effect {
-                    case .timeLimitWarning(let secondsLeft):
-                        emit(Member.timeLimitWarning, [.uint64(secondsLeft)])
-                    case .sessionExpired:
-                        logger.notice(
-                            "Session time limit reached",
-                            metadata: MessageID.sessionExpired.metadata.merging(["session.profile": "\(profile)"]) { $1 })
-                        emitSessionChanged()
-                    case .trialEnded(let changes):
-                        logger.notice(
-                            "Trial session not confirmed in time; it ended",
-                            metadata: MessageID.trialEnded.metadata.merging(["session.profile": "\(profile)"]) { $1 })
-                        emitRestrictionChanged(changes)
-                        emitSessionChanged()
-                    case .exitRequested, .promptOpened, .promptChanged, .check, .save, .sessionEnded, .promptClosed,
-                        .deadlineChanged, .trialConfirmed:
-                        break  // not effects of the session's time
-                    }
-                }
+                try? perform(effects, step)
+                sessionChangedUnderPrompt()  // a prompt that opened while the end was saved
             }
         )
     }

@@ -54,19 +54,21 @@ public final class ManagerObject {
     /// Finds a caller's uid (the bus driver).
     let identifier: any CallerIdentifying
 
-    /// The state as last persisted: what reads answer and the enforcer sees, never ahead of the
-    /// disk. Changed only by ``commit(_:profile:)``.
-    public private(set) var state: KioskState
-    /// The active session's profile (its passcode hash, if any, ends the session). Changed only
-    /// by ``commit(_:profile:)``.
-    var activeProfile: Profile?
+    /// The session machine (docs/architecture.md § The session machine): the state as last
+    /// persisted — what reads answer and the enforcer sees, never ahead of the disk —, the active
+    /// session's profile (its passcode hash, if any, ends the session; why a reload or a restore
+    /// could not read it), and the prompt at the kiosk. What is persisted changes only by
+    /// ``commit(_:)``.
+    var machine: SessionMachine
+    /// The state as last persisted.
+    public var state: KioskState { machine.state }
+    /// The active session's profile.
+    var activeProfile: Profile? { machine.profile }
     /// Makes the session's locks real (input broker, logind inhibitor); told of every commit,
     /// with the state and the active profile together.
     public var enforcer: (any SessionEnforcer)? {
         didSet { enforcer?.onProblemChanged = { [weak self] in self?.emitSessionProblemChanged() } }
     }
-    /// Why the restored session's profile could not be loaded (see `sessionProblem`).
-    var restoreProblem = ""
     var sessionTimer: EventSource?
     /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
     /// ``KioskClockMarker``'s, tests keep the identity.
@@ -84,12 +86,6 @@ public final class ManagerObject {
     /// Passcode attempts waiting for their turn, and the call of the one being hashed.
     var waitingPasscodeAttempts: [PasscodeAttempt] = []
     var passcodeAttemptInFlight: (any Requester)?
-    /// kioskd's passcode prompt at the kiosk (`PromptState`): closed unless the exit gesture opened it.
-    var prompt = PromptPhase()
-    /// The text of the active session's profile as last read (kept in the state file when a
-    /// reload fails), and why the last reload failed ("" when it did not).
-    var activeProfileSource: String?
-    var reloadWarning = ""
     var promptTimer: EventSource?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
@@ -111,7 +107,7 @@ public final class ManagerObject {
         self.store = store
         self.authorizer = authorizer ?? PolkitAuthority(bus: bus)
         self.identifier = identifier ?? bus
-        self.state = state
+        machine = SessionMachine(state: state, profile: nil)
         profiles = ProfileDirectory(path: profileDirectory)
         self.clock = clock
         self.logger = logger
@@ -220,19 +216,12 @@ public final class ManagerObject {
         }
     }
 
-    /// A change of the active profile that comes with a committed state.
-    enum ProfileChange {
-        case unchanged
-        case set(Profile?)
-    }
-
-    /// The commit step: makes `next` the state (and, with `.set`, the active profile) and has
-    /// the enforcer apply both at once. Called once a change is on disk (or, for a change that
-    /// only tightens, once its save failed), before its signals and its reply.
-    func commit(_ next: KioskState, profile: ProfileChange = .unchanged) {
-        state = next
-        if case .set(let profile) = profile { activeProfile = profile }
+    /// The commit step: makes `next` (the machine with a change applied when its turn came) the
+    /// machine, keeping the live prompt, and has the enforcer apply the state and the session's
+    /// profile at once. Called once a change is on disk (or, for a change that only tightens,
+    /// once its save failed), before its signals and its reply.
+    func commit(_ next: SessionMachine) {
+        machine.adopt(next)
         enforcer?.enforce(state, profile: activeProfile)
-        sessionChangedUnderPrompt()
     }
 }

@@ -75,7 +75,7 @@ struct ProfileDirectory {
     }
 
     /// ``load(_:)``, with the file's text (kept in the state file if a later reload fails).
-    func loadWithSource(_ name: String) throws(KioskError) -> (profile: Profile, source: String) {
+    func loadWithSource(_ name: String) throws(KioskError) -> SessionMachine.LoadedProfile {
         try Profile.validateName(name)
         let file = path + "/" + name + ".toml"
         let read: Files.Regular
@@ -93,7 +93,7 @@ struct ProfileDirectory {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
         }
         try checkHashFile(profile, name: name, file: file, mode: read.mode, owner: read.owner)
-        return (Self.resolved(profile), String(decoding: read.bytes, as: UTF8.self))
+        return SessionMachine.LoadedProfile(profile: Self.resolved(profile), source: String(decoding: read.bytes, as: UTF8.self))
     }
 
     /// A profile file's bytes, mode and owner, from one open file that must be regular (a FIFO

@@ -90,8 +90,9 @@ public enum Replay {
                         filter.setPolicy(current(), into: &output)
                         collect()
                         result.append((0, [], "SessionExpired"))
-                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged, .trialConfirmed:
-                        break
+                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged, .trialConfirmed,
+                        .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
+                        break  // a bus call's, or the daemon's: not a recording's
                     }
                 }
             }
