@@ -26,6 +26,10 @@ import Testing
         case wait(seconds: Int64)
         /// An admin reloads the session's profile (`ReloadProfiles`): the daemon only.
         case reload
+        /// An admin ends the session (`ForceEndSession`): the daemon only.
+        case forceEnd
+        /// Someone ends the session with the passcode over the bus (`EndSession`): the daemon only.
+        case endSession(String)
 
         var description: String {
             switch self {
@@ -37,6 +41,8 @@ import Testing
             case .esc: "Esc"
             case .wait(let seconds): "wait \(seconds) s"
             case .reload: "reload"
+            case .forceEnd: "ForceEndSession"
+            case .endSession(let passcode): "EndSession \(passcode)"
             }
         }
     }
@@ -76,6 +82,16 @@ import Testing
         Row(
             name: "reload mid-prompt", steps: [.gesture, .digits("12"), .reload, .digits("34"), .enter],
             outcomes: [.accepted], daemonOnly: true),
+        Row(
+            name: "force end mid-prompt", steps: [.gesture, .digits("12"), .forceEnd, .digits("34"), .enter],
+            outcomes: [.ended], daemonOnly: true),
+        Row(
+            name: "a passcode over the bus mid-prompt", steps: [.gesture, .digits("99"), .endSession("1234"), .gesture],
+            outcomes: [.ended], daemonOnly: true),
+        Row(
+            name: "a wrong one over the bus leaves the prompt open",
+            steps: [.gesture, .digits("12"), .endSession("9999"), .digits("34"), .enter],
+            outcomes: [.accepted], daemonOnly: true),
     ]
 
     static let profile = PromptTests.museum
@@ -114,9 +130,17 @@ import Testing
                 manager.clock.advance(by: .seconds(seconds))
             case .reload:
                 try client.call("ReloadProfiles")
+            case .forceEnd:
+                try client.call("ForceEndSession")
+            case .endSession(let passcode):
+                // A wrong one is refused (WrongPasscode) and leaves the prompt as it was; a right
+                // one ends the session, which closes an open prompt.
+                let error = client.errorName("EndSession", [.string(passcode)])
+                #expect(error == nil || error == KioskError.Code.wrongPasscode.dbusName, "\(step): \(error ?? "")")
+                if wasOpen, error == nil { #expect(waitForNewClose(after: closed, closes), "\(step) closed nothing") }
             }
             switch step {
-            case .enter where wasOpen, .esc where wasOpen, .padOK where wasOpen:
+            case .enter where wasOpen, .esc where wasOpen, .padOK where wasOpen, .forceEnd where wasOpen:
                 #expect(waitForNewClose(after: closed, closes), "\(step) closed nothing")
             case .wait where wasOpen:
                 // The prompt's timer (100 ms of real time) finds the prompt's time up.
@@ -186,7 +210,7 @@ import Testing
             case .pad(let text): for digit in text { try tap(String(digit)) }
             case .padOK: try tap("OK")
             case .wait(let seconds): time += seconds * 1_000_000
-            case .reload: break
+            case .reload, .forceEnd, .endSession: break
             }
         }
         // A last key after the steps: a recording's clock moves only with its events.
