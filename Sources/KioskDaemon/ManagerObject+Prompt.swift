@@ -6,14 +6,12 @@ import SystemdKit
 
 /// The passcode prompt at the kiosk: the kiosk's events (the exit gesture, a prompt key, the
 /// prompt's timer, a passcode's judgement) go through ``SessionMachine``, the pure machine
-/// `kioskctl replay` runs too, and this file performs its effects. The exit gesture opens the
+/// `kioskctl replay` runs too, whose effects ManagerObject+Machine.swift performs. The exit gesture opens the
 /// prompt, the filter reads its keys from the brokered devices and forwards nothing, Enter
 /// checks the passcode under the kiosk's own throttle count through the same queue as
 /// `EndSession`, and whatever happens, it closes with every lock as it was unless the passcode
 /// was right. It lives in memory only: a restart comes back with the session's locks and no prompt.
 extension ManagerObject {
-    typealias PromptOutcome = PromptPhase.Reason
-
     /// How long the prompt waits for the next key (30 s; tests shorten it).
     public var promptTimeout: Duration {
         get { .microseconds(machine.prompt.timeout) }

@@ -30,8 +30,9 @@ struct Caller {
 ///
 /// Lives on the loop thread. Every method has the systemd shape: parse and validate
 /// (`InvalidArgs` naming the value) → no-op short-circuit → authorize (polkit, asynchronously;
-/// root always) → apply to a copy of the state in the core → persist → take the copy, emit
-/// signals and `PropertiesChanged` → reply.
+/// root always) → apply to a copy of the state in the core (a session call: of the session
+/// machine, `ManagerObject+Machine.swift`) → persist → take the copy, emit signals and
+/// `PropertiesChanged` → reply.
 ///
 /// Changes are persisted off the loop, one at a time, in order (`StateWriter`): a change's copy
 /// is made from `state` when its turn comes, so it includes every earlier change, and it becomes
