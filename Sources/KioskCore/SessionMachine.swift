@@ -111,9 +111,9 @@ public struct SessionMachine: Sendable, Equatable {
         /// A restored session's profile could not be loaded and no last good copy was kept: the
         /// strictest locks, `SessionProblem` says why (`reason`).
         case strictestLocks(reason: String)
-        /// A wrong passcode from a bus caller was counted (`failures` now): audited, and the call
-        /// is answered `WrongPasscode`.
-        case wrongPasscode(failures: Int)
+        /// A wrong passcode from `source` was counted (`failures` now): the audit entry; a bus
+        /// caller's call is answered `WrongPasscode`.
+        case wrongPasscode(from: PasscodeSource, failures: Int)
         /// The call is answered with this error (what the effects before it did stays).
         case refused(KioskError)
     }
@@ -284,7 +284,9 @@ public struct SessionMachine: Sendable, Equatable {
             case .wrong:
                 // Counted even when the save fails, as the kiosk's.
                 state.throttles.recordFailure(from: source, at: now)
-                return [.save(keepIfSaveFails: true), .wrongPasscode(failures: state.throttles[source].failures)]
+                return [
+                    .save(keepIfSaveFails: true), .wrongPasscode(from: source, failures: state.throttles[source].failures),
+                ]
             case .right:
                 do {
                     let ended = try end(.passcode(checkedFor: session, from: source))
@@ -303,7 +305,8 @@ public struct SessionMachine: Sendable, Equatable {
                 // Counted even when the save fails: a disk that refuses writes must not give
                 // unlimited guesses.
                 state.throttles.recordFailure(from: .kiosk, at: now)
-                return [.save(keepIfSaveFails: true)] + close(.rejected)
+                return [.save(keepIfSaveFails: true), .wrongPasscode(from: .kiosk, failures: state.throttles[.kiosk].failures)]
+                    + close(.rejected)
             case .right:
                 // The prompt is `checking`, so the ending closes nothing: it closes as accepted.
                 guard let ended = try? end(.passcode(checkedFor: session, from: .kiosk)) else {

@@ -174,14 +174,13 @@ extension ManagerObject {
                 logger.error(
                     "The restored session's profile could not be loaded; enforcing the strictest locks",
                     metadata: ["session.profile": "\(step.profileName)", "error": "\(reason)"])
-            case .wrongPasscode(let failures):
-                let source = PasscodeSource.uid(step.caller.uid)
+            case .wrongPasscode(let source, let failures):
                 audit(
                     .warning, "Wrong passcode", step.caller,
                     MessageID.wrongPasscode.metadata.merging([
                         "passcode.failures": "\(failures)", "passcode.source": "\(source)",
                     ]) { $1 })
-                throw step.wrongPasscode ?? KioskError(.wrongPasscode, "The passcode is wrong.")
+                if source != .kiosk { throw step.wrongPasscode ?? KioskError(.wrongPasscode, "The passcode is wrong.") }
             case .refused(let error):
                 throw error
             }

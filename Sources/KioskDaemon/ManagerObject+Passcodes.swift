@@ -209,14 +209,6 @@ extension ManagerObject {
         }
         if attempt.source == .kiosk {
             // The kiosk's outcome is the session machine's (docs/architecture.md § The session machine).
-            let wrong = verdict.matches ? nil : attempt.caller
-            if let wrong {
-                audit(
-                    .warning, "Wrong passcode", wrong,
-                    MessageID.wrongPasscode.metadata.merging([
-                        "passcode.failures": "\(state.throttles[.kiosk].failures + 1)", "passcode.source": "kiosk",
-                    ]) { $1 })
-            }
             return judgedAtKiosk(verdict.matches ? .right : .wrong, checkedFor: session, done: done)
         }
         // A wrong passcode counts whatever it was for; a right one ends the session it was

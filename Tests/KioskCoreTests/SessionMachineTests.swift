@@ -160,7 +160,7 @@ import Testing
         let caller = PasscodeSource.uid(1000)
         #expect(
             machine.handle(.judged(.wrong, checkedFor: session, from: caller), at: Self.start)
-                == [.save(keepIfSaveFails: true), .wrongPasscode(failures: 1)])
+                == [.save(keepIfSaveFails: true), .wrongPasscode(from: caller, failures: 1)])
         #expect(machine.state.throttles[caller].failures == 1 && machine.state.throttles[.kiosk].failures == 0)
         // A right passcode checked for a session that has ended meanwhile ends nothing.
         #expect(machine.handle(.judged(.right, checkedFor: nil, from: caller), at: Self.start).first?.isRefusal == true)
