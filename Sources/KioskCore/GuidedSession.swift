@@ -224,19 +224,12 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     }
 
     /// The session's profile was edited and read again: its time limit counts from the session's
-    /// start (none when it has none now), with its warnings; as ``setDeadline(_:warnings:at:)``.
+    /// start (none when it has none now), with its warnings; as ``setDeadline(_:warnings:at:)``
+    /// (never more than the longest time limit ahead, since the session started by now).
     public mutating func reloaded(_ profile: Profile, at now: Timestamp) throws(KioskError) -> [Event] {
         try checkActive()
         let end = profile.session.timeLimit.map { (startedAt ?? now) + $0 }
-        deadline = end
-        if let end {
-            pendingWarnings = profile.session.warnings.filter { now < end + (.zero - $0) }.sorted(by: >)
-            if state == .expired && now < end { state = .active }
-        } else {
-            pendingWarnings = []
-            state = .active
-        }
-        return advance(to: now)
+        return try setDeadline(end, warnings: profile.session.warnings, at: now)
     }
 
     /// The end a time limit extended by `amount` at `now` has: from the current end, or from now
