@@ -129,8 +129,8 @@ public struct SessionMachine: Sendable, Equatable {
         }
     }
 
-    /// An admin's change to the live session, from a bus call the daemon has validated and
-    /// authorized; its effects end before the reply, which the performer sends.
+    /// A bus call's change to the session, validated and authorized by the daemon; its effects
+    /// end before the reply, which the performer sends (or the error ``Effect/refused(_:)`` says).
     public enum Change: Sendable, Equatable {
         /// `ExtendSession`: the end of the time limit moved by this much (from now, when the
         /// session has expired).
@@ -153,7 +153,7 @@ public struct SessionMachine: Sendable, Equatable {
         case reload(Result<LoadedProfile, KioskError>, readFor: GuidedSession.Identity?)
     }
 
-    /// Applies an admin's `change` at `now`: the session's own rules refuse it (and nothing
+    /// Applies a bus call's `change` at `now`: the session's own rules refuse it (and nothing
     /// changes) when there is no session (or one already), no time limit to extend, an end too
     /// far ahead, no trial to confirm, or another session than the one a profile was read for.
     /// The warning marks still ahead of a new end are pending again (the session's rule drops
