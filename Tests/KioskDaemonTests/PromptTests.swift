@@ -136,4 +136,28 @@ import Testing
             #expect(try client.property("PromptState")?.string == "closed")
         }
     }
+
+    @Test("a prompt that opened while the session's end was being saved closes as ended once it is on disk")
+    func openedWhileTheEndWasSaved() async throws {
+        try await withSession { manager, client in
+            manager.store.closeGate()
+            let address = manager.bus.address
+            let journal = manager.journal
+            DispatchQueue.global().async {
+                let other = try? ManagerClient(address: address)
+                let error = other.map { $0.errorName("ForceEndSession") }
+                journal.note(error == .some(nil) ? "reply" : "error \(String(describing: error))")
+            }
+            #expect(await eventually { manager.store.waitingAtGate == 1 })
+            // The end is not on disk yet: the session is still active, so the gesture opens the
+            // prompt (the end's own effects were planned with it closed).
+            try await manager.onLoop { $0.requestExit() }
+            #expect(try client.property("PromptState")?.string == "open")
+            manager.store.openGate()
+            #expect(manager.journal.waitFor("signal PromptClosed ended"), "\(manager.journal.all)")
+            #expect(manager.journal.waitFor("reply"), "\(manager.journal.all)")
+            #expect(try client.property("PromptState")?.string == "closed")
+            #expect(try client.property("SessionState")?.string == "inactive")
+        }
+    }
 }
