@@ -200,7 +200,8 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// profile's warning marks (`warnings`): the marks still ahead of the new end are pending
     /// again; an expired session whose new end is ahead is active again; an end at or before
     /// `now` expires the session now. At most ``Profile/Session/maximumTimeLimit`` ahead.
-    /// - Returns: what the change produced at once (a warning now due, the expiry).
+    /// - Returns: what the change produced at once: only ever the expiry (an end at or before
+    ///   `now`); a mark already behind the new end is dropped, never sent late.
     /// - Throws: `NoSession` without a session; `InvalidArgs` for an end too far ahead.
     public mutating func setDeadline(
         _ newDeadline: Timestamp?, warnings: [Duration], at now: Timestamp
