@@ -179,7 +179,7 @@ import Testing
             // Not confirmed in time: its tick ends it.
             manager.clock.advance(by: .seconds(61))
             try await manager.onLoop { $0.sessionTick() }
-            #expect(try await eventually { try client.property("SessionState")?.string == "inactive" })
+            #expect(try eventually { try client.property("SessionState")?.string == "inactive" })
             #expect(try client.property("TrialDeadline")?.uint64 == 0)
             // Confirmed: it stays past its trial time; a second confirm is refused.
             try client.call("StartTrialSession", [.string("untimed"), .uint64(60)])

@@ -211,7 +211,7 @@ import Testing
                 }
                 journal.note(error == .some(nil) ? "reply" : "error \(String(describing: error))")
             }
-            #expect(await eventually { manager.store.waitingAtGate == 1 })
+            #expect(eventually { manager.store.waitingAtGate == 1 })
             // Held at the gate: not signalled (every signal sent so far is in the journal once the
             // listener's round trip is back), not answered (the reply's order against the save is
             // checked below), and reads still see the old state.
@@ -253,7 +253,7 @@ import Testing
             try client.call("StartSession", [.string("museum")])
             let log = manager.journal.all
             let saved = try #require(log.firstIndex(of: "saved"))
-            #expect(await eventually { manager.journal.all.contains("signal PropertiesChanged") })
+            #expect(eventually { manager.journal.all.contains("signal PropertiesChanged") })
             #expect(saved < manager.journal.all.firstIndex(of: "signal PropertiesChanged")!)
             #expect(manager.store.saved.last?.session.isActive == true)
             // No passcode set anywhere: WrongPasscode (pointing at ForceEndSession), counted and saved.
@@ -285,7 +285,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(await eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
+        #expect(eventually { manager.journal.count(of: "identify") == 7 && manager.store.waitingAtGate == 1 })
         // The caller is identified on the loop and the attempt queued in the same turn: once the
         // loop has run a turn after the seventh, all seven are queued.
         try await manager.onLoop { _ in }

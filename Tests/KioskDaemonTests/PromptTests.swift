@@ -148,7 +148,7 @@ import Testing
                 let error = other.map { $0.errorName("ForceEndSession") }
                 journal.note(error == .some(nil) ? "reply" : "error \(String(describing: error))")
             }
-            #expect(await eventually { manager.store.waitingAtGate == 1 })
+            #expect(eventually { manager.store.waitingAtGate == 1 })
             // The end is not on disk yet: the session is still active, so the gesture opens the
             // prompt (the end's own effects were planned with it closed).
             try await manager.onLoop { $0.requestExit() }
