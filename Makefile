@@ -394,7 +394,7 @@ clean:
 # this amd64 machine with Debian's own Swift (docs/packaging.md § arm64). scripts/arm64-sdk keeps
 # the toolchain (sid's swiftlang in a chroot), a Debian 13 arm64 sysroot and the Swift SDK bundle in
 # ~/.cache/kioskd-arm64, built from Debian's archive on first use. As root.
-.PHONY: deps-arm64 deb-arm64 test-arm64 bench-footprint-arm64
+.PHONY: deps-arm64 deb-arm64 test-arm64 test-vm-arm64 bench-footprint-arm64
 ARM64_PACKAGES := debootstrap binutils file
 ARM64_DEB_DIR  := build/deb-arm64
 deps-arm64:
@@ -414,8 +414,20 @@ test-arm64: deps-arm64
 	Tests/Arm64/failure-modes
 	scripts/arm64-sdk test --filter '$(ARM64_TEST_FILTER)'
 
-# The arm64 kioskd's idle VmRSS in an arm64 guest kernel (qemu-system-aarch64, TCG), after
+# The VM suites of test-vm (VM_TEST_FILTER) on arm64: the arm64 test bundle (test-arm64's build) run
+# by Tests/VM/run-in-vm in Debian 13's arm64 kernel under qemu-system-aarch64 (TCG), on a Debian 13
+# arm64 root kept in ~/.cache/kioskd-arm64/vm-root (scripts/arm64-sdk vm; docs/testing.md).
+ARM64_VM_PACKAGES := $(ARM64_PACKAGES) qemu-system-arm busybox-static kmod xz-utils
+ARM64_TEST_BIN    := $(CURDIR)/.build/arm64/aarch64-unknown-linux-gnu/debug
+test-vm-arm64:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_VM_PACKAGES)"
+	scripts/arm64-sdk test-build
+	VM_UDEV=1 scripts/arm64-sdk vm env KIOSKD_VM_TESTS=1 "$(ARM64_TEST_BIN)/kioskdPackageTests.xctest" \
+	  --testing-library swift-testing --no-parallel --filter '$(VM_TEST_FILTER)'
+
+# The arm64 kioskd's idle VmRSS in an arm64 guest kernel (qemu-system-aarch64, TCG), then with
+# 1,000 × 50 (BusBench --startup-only, built for arm64, in test-vm-arm64's guest), after
 # make deb-arm64: scripts/arm64-footprint, docs/benchmarks.md § Footprint.
 bench-footprint-arm64:
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_PACKAGES) qemu-system-arm cpio"
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ARM64_VM_PACKAGES) cpio"
 	scripts/arm64-footprint

@@ -141,9 +141,14 @@ struct CalibrationVMTests {
         #expect(cloneCalibration == physicalCalibration)
         #expect(!kioskd.log.contains("another LIBINPUT_CALIBRATION_MATRIX"), "\(kioskd.log)")
 
-        // libinput reading the clone, as a compositor would.
+        // libinput reading the clone, as a compositor would: with the default matrix libinput
+        // took from udev. Newer libinput-tools (Debian 13's 1.28, not Debian 12's 1.22) give
+        // debug-events a --set-calibration that applies the identity unless told otherwise, over
+        // that default: it is handed the default list-devices printed, which a compositor keeps.
         let events = try LineCollector(
-            "/usr/bin/stdbuf", ["-oL", Self.libinput, "debug-events", "--device", clone.node])
+            "/usr/bin/stdbuf",
+            ["-oL", Self.libinput, "debug-events", "--device", clone.node]
+                + (try Self.debugEventsSetsCalibration() ? ["--set-calibration", try #require(cloneCalibration)] : []))
         defer { events.stop() }
         try events.wait("libinput's DEVICE_ADDED") { $0.contains { $0.contains("DEVICE_ADDED") } }
 
@@ -256,6 +261,13 @@ struct CalibrationVMTests {
             properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
         return properties
+    }
+
+    /// Whether `libinput debug-events` has --set-calibration (Debian 13's libinput-tools), which sets
+    /// the matrix on every device it opens, the identity when not given one.
+    static func debugEventsSetsCalibration() throws -> Bool {
+        let out = try runTool(libinput, ["debug-events", "--help"], timeout: .seconds(60))
+        return (out.stdout + out.stderr).contains("--set-calibration")
     }
 
     /// `libinput list-devices`, each device's fields by its Kernel: node.
