@@ -176,7 +176,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-install deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -379,6 +379,16 @@ test-boot-trixie: deps-boot deb
 	KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
 	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-$(BOOT_COMPOSITOR) \
 	  Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+
+# The same on Debian 13 for arm64 (the third row: Debian 13 arm64, labwc), booted by
+# qemu-system-aarch64 (TCG; the `virt` machine, virtio-gpu, Debian 13's arm64 kernel), with the
+# arm64 .debs of make deb-arm64, which it does not rebuild (~10 min): run that first. The root is
+# cached in ~/.cache/kioskd-boot-trixie-arm64, the artefacts in build/boot-test-trixie-arm64-labwc.
+test-boot-arm64:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(PACKAGING_PACKAGES) $(BOOT_PACKAGES) $(ARM64_PACKAGES) qemu-system-arm"
+	KIOSKD_BOOT_ARCH=arm64 KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
+	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-arm64-$(BOOT_COMPOSITOR) \
+	  Tests/Boot/run $(ARM64_DEB_DIR)/kioskd_*_arm64.deb $(ARM64_DEB_DIR)/kioskd-prompt_*_arm64.deb
 
 # The .debs built here install on fresh Debian 12 and 13 roots with dpkg -i + apt-get -f install
 # (Tests/Boot/install-debs; the roots are debootstrap's minbase, cached beside the boot roots).
