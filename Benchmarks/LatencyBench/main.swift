@@ -377,7 +377,7 @@ func cpuTime(of pid: pid_t) -> UInt64 {
 
 // MARK: The paths
 
-enum Kind { case direct, cLoop, pythonLoop, kioskd(binary: String) }
+enum Kind { case direct, cLoop, pythonLoop, kioskd }
 
 /// One way from a source to the reader, with its own two source devices.
 struct Path {
@@ -438,7 +438,6 @@ final class Kioskd {
     }
 
     func stop() {
-        process.signal(SIGCONT)
         process.signal(SIGTERM)
         process.wait(timeout: .seconds(20))
         let text = (try? String(contentsOfFile: bus.directory.path + "/kioskd.log", encoding: .utf8)) ?? ""
@@ -467,39 +466,14 @@ func startLoop(_ executable: String, _ arguments: [String], path: Path) throws -
     }
 }
 
-/// Holds the grab of `path`'s sources while it lives, so that no kioskd takes them.
-func holdGrabs(of path: Path) -> [Int32] {
-    path.sources.map { source in
-        let fd = open(source.devnode!, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0, ioctl(fd, UInt(0x4004_4590), 1) == 0 else {  // EVIOCGRAB
-            fail("cannot hold the grab of \(source.devnode!): \(String(cString: strerror(errno)))")
-        }
-        return fd
-    }
-}
-
-/// Starts every path's forwarder for one run, in `paths`' order except the kioskds (see the
-/// file's header: the second kioskd's sources are kept from the first).
-func startForwarders(_ paths: [Path]) throws -> [Forwarder] {
+/// Starts every path's forwarder for one run, kioskd first (with `binary`), so that the loops'
+/// clones appear while it runs: it must leave them alone.
+func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throws -> [Forwarder] {
     var forwarders = [Forwarder?](repeating: nil, count: paths.count)
-    let kioskds = paths.indices.compactMap { p -> (Int, String)? in
-        if case .kioskd(let binary) = paths[p].kind { (p, binary) } else { nil }
-    }
-    // The last kioskd starts first, with the sources of the others held by the bench; each next
-    // one starts while the ones already running are stopped, once the bench has let go of its
-    // sources.
-    let starts = Array(kioskds.reversed())
-    var held: [Int: [Int32]] = [:]
-    for (p, _) in starts.dropFirst() { held[p] = holdGrabs(of: paths[p]) }
-    var running: [Kioskd] = []
-    for (p, binary) in starts {
-        for k in running { k.process.signal(SIGSTOP) }
-        held.removeValue(forKey: p)?.forEach { close($0) }
-        let kioskd = try Kioskd(binary: binary, name: paths[p].name)
-        let clones = paths[p].sourcePhys.map { node(withPhys: UInputClone.phys(forSource: $0)) }
+    for (p, path) in paths.enumerated() where path.kind == .kioskd {
+        let kioskd = try Kioskd(binary: binary, name: name)
+        let clones = path.sourcePhys.map { node(withPhys: UInputClone.phys(forSource: $0)) }
         try kioskd.startSession()
-        for k in running { k.process.signal(SIGCONT) }
-        running.append(kioskd)
         forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid) { kioskd.stop() }
     }
     for p in paths.indices where forwarders[p] == nil {
@@ -518,7 +492,7 @@ func startForwarders(_ paths: [Path]) throws -> [Forwarder] {
         for output in forwarder!.outputs {
             let fd = open(output, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0, ioctl(fd, UInt(0x4004_4590), 1) == 0 else {  // EVIOCGRAB
-                fail("\(paths[p].name)'s output \(output) is held by another process: \(String(cString: strerror(errno)))")
+                fail("\(paths[p].kind == .kioskd ? name : paths[p].name)'s output \(output) is held by another process: \(String(cString: strerror(errno)))")
             }
             _ = ioctl(fd, UInt(0x4004_4590), 0)
             close(fd)
@@ -539,6 +513,8 @@ struct PathRun {
 }
 
 struct Run {
+    /// Each path's name in this run (the kioskd path's: kioskd or kioskd before).
+    let names: [String]
     let order: [Int]
     /// When its first frame was due, in ms since midnight UTC (to match other logs, e.g. strace -tt).
     let startedAt: Int
@@ -547,7 +523,7 @@ struct Run {
 
 /// Feeds every path's sources, 500 frames/s, the paths taking turns every `block` frames in
 /// `order`, while a reader watches their outputs.
-func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int]) -> Run {
+func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [String]) -> Run {
     let reader = Reader(outputs: forwarders.map(\.outputs))
     reader.start()
     let frames = (0..<framesPerPath).map { Stream.frame($0) }
@@ -565,7 +541,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int]) -> Run {
                 do {
                     try paths[p].sources[frames[i].device].write(frame: frames[i].events)
                 } catch {
-                    fail("writing to \(paths[p].name)'s source: \(error)")
+                    fail("writing to \(names[p])'s source: \(error)")
                 }
                 due += period
             }
@@ -576,7 +552,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int]) -> Run {
         f.pid.map { Double(cpuTime(of: $0) - before!) / Double(framesPerPath) / 1000 }
     }
     return Run(
-        order: order, startedAt: startedAt,
+        names: names, order: order, startedAt: startedAt,
         paths: paths.indices.map {
             PathRun(
                 latencies: results[$0].latencies, frames: results[$0].frames, cpuPerFrame: cpu[$0],
@@ -680,14 +656,15 @@ var paths = [
 if pythonSkipped == nil {
     paths.append(try Path(name: "Python loop", kind: .pythonLoop, phys: UInputClone.physMarker + "latency-python-loop"))
 }
-paths.append(try Path(name: "kioskd", kind: .kioskd(binary: kioskdPath), phys: "kioskd-latency"))
-if let kioskdBeforePath {
-    paths.append(try Path(name: "kioskd before", kind: .kioskd(binary: kioskdBeforePath), phys: "kioskd-latency-before"))
-}
+paths.append(try Path(name: "kioskd", kind: .kioskd, phys: "kioskd-latency"))
 let (direct, cLoop) = (0, 1)
-let width = paths.map(\.name.count).max()! + 2
+/// The kioskds, taking turns run by run: (name, binary).
+let kioskds = [("kioskd", kioskdPath)] + (kioskdBeforePath.map { [("kioskd before", $0)] } ?? [])
+let labels = paths.dropLast().map(\.name) + kioskds.map(\.0)
+let width = labels.map(\.count).max()! + 2
+let totalRuns = rounds * kioskds.count
 
-print("bench-latency: kernel \(kernel), \(cpus) CPU(s); \(rounds) runs, every forwarder started afresh in each")
+print("bench-latency: kernel \(kernel), \(cpus) CPU(s); \(totalRuns) runs, every forwarder started afresh in each")
 print(
     "  each path \(framesPerPath) frames a run (\(eventsPerPath) events with their SYN_REPORTs), first \(Stream.warmUp) not counted;"
 )
@@ -696,30 +673,38 @@ print("  direct: the reader reads the source node itself (no forwarder)")
 print("  C loop: \(plainLoopPath)")
 print("  Python loop: " + (pythonSkipped.map { "not run: \($0)" } ?? "\(python) \(pythonLoopPath!)"))
 print("  kioskd: \(kioskdPath), a session active (this bench has no run without one)")
-if let kioskdBeforePath { print("  kioskd before: \(kioskdBeforePath), the same") }
+if let kioskdBeforePath {
+    print("  kioskd before: \(kioskdBeforePath), the same; the two kioskds take turns run by run, one alive at a time")
+}
 print("  added = the path's p50 (p99) minus direct's p50 (p99) of the same run; ratios are to the C loop's")
 
 usleep(500_000)  // udev's rules for the sources
 var runs: [Run] = []
 var empty: [String] = []
-for round in 0..<rounds {
-    let order = paths.indices.map { ($0 + round) % paths.count }
-    let forwarders = try startForwarders(paths)
+for k in 0..<totalRuns {
+    let (kioskdName, kioskdBinary) = kioskds[k % kioskds.count]
+    let names = paths.map(\.name).dropLast() + [kioskdName]
+    let order = paths.indices.map { ($0 + k / kioskds.count) % paths.count }
+    let forwarders = try startForwarders(paths, kioskd: kioskdBinary, name: kioskdName)
     quiesceUdev()
-    let run = feed(paths, forwarders, order: order)
+    let run = feed(paths, forwarders, order: order, names: Array(names))
     for f in forwarders.reversed() { f.stop() }
     runs.append(run)
     let t = run.startedAt
     print(
-        String(format: "run %d (from %02d:%02d:%02d.%03d UTC), turns in the order: ", round + 1, t / 3_600_000, t / 60_000 % 60, t / 1000 % 60, t % 1000)
-            + order.map { paths[$0].name }.joined(separator: ", "))
+        String(
+            format: "run %d (from %02d:%02d:%02d.%03d UTC), turns in the order: ", k + 1, t / 3_600_000,
+            t / 60_000 % 60, t / 1000 % 60, t % 1000)
+            + order.map { run.names[$0] }.joined(separator: ", "))
     let figures = run.paths.map { Figures($0.latencies) }
     for (p, r) in run.paths.enumerated() where figures[p] == nil {
-        empty.append("\(paths[p].name) in run \(round + 1) (\(r.missing) frames missing)")
+        empty.append("\(run.names[p]) in run \(k + 1) (\(r.missing) frames missing)")
     }
-    let table = figures.allSatisfy({ $0 != nil }) ? rows(figures.map { $0! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop) : nil
+    let table =
+        figures.allSatisfy({ $0 != nil })
+        ? rows(figures.map { $0! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop) : nil
     for (p, r) in run.paths.enumerated() {
-        var line = "  " + pad(paths[p].name, width)
+        var line = "  " + pad(run.names[p], width)
         if let f = figures[p] {
             line += "p50 \(ms(f.p50))  p99 \(ms(f.p99))  max \(ms(f.max)) ms"
         } else {
@@ -736,24 +721,31 @@ guard empty.isEmpty else {
     fail("no frame got through for " + empty.joined(separator: "; ") + ": the forwarder's log or stderr above says why")
 }
 
-let perRun = runs.map { run in
-    rows(run.paths.map { Figures($0.latencies)! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop)
+/// A path pooled over the runs it was in (the kioskds: their own runs; direct and the C loop,
+/// which its added latency and ratios are taken against, pooled over the same runs), and its row
+/// in each of those runs.
+func pooled(_ label: String, of runs: [Run], pathCount: Int) -> (row: Row, runs: [Row]) {
+    let chosen = runs.filter { $0.names.contains(label) }
+    let slot = chosen[0].names.firstIndex(of: label)!
+    let figures = (0..<pathCount).map { p in Figures(chosen.flatMap { $0.paths[p].latencies })! }
+    let cpu = (0..<pathCount).map { p -> Double? in
+        let values = chosen.compactMap { $0.paths[p].cpuPerFrame }
+        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+    let perRun = chosen.map { run in
+        rows(run.paths.map { Figures($0.latencies)! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop)[slot]
+    }
+    return (rows(figures, cpu: cpu, direct: direct, cLoop: cLoop)[slot], perRun)
 }
-let pooledFigures = paths.indices.map { p in Figures(runs.flatMap { $0.paths[p].latencies })! }
-let pooledCPU = paths.indices.map { p -> Double? in
-    let values = runs.compactMap { $0.paths[p].cpuPerFrame }
-    return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
-}
-let pooled = rows(pooledFigures, cpu: pooledCPU, direct: direct, cLoop: cLoop)
+let pooledRows = labels.map { pooled($0, of: runs, pathCount: paths.count) }
 
-print("all \(rounds) runs pooled (in brackets: the lowest and highest of the runs' own figures):")
-for p in paths.indices {
-    let row = pooled[p], runsOf = perRun.map { $0[p] }
-    var line = "  " + pad(paths[p].name, width)
+print("all \(totalRuns) runs pooled (in brackets: the lowest and highest of the runs' own figures):")
+for (label, (row, runsOf)) in zip(labels, pooledRows) {
+    var line = "  " + pad(label, width)
     line += "p50 \(ms(row.total.p50)) (\(spread(runsOf.map(\.total.p50), ms)))"
     line += "  p99 \(ms(row.total.p99)) (\(spread(runsOf.map(\.total.p99), ms)))  max \(ms(row.total.max)) ms"
-    print(line + "  (n=\(row.total.n))")
-    if p != direct {
+    print(line + "  (n=\(row.total.n), \(runsOf.count) runs)")
+    if label != paths[direct].name {
         print(
             "  " + pad("", width) + "added p50 \(signed(row.addedP50)) (\(spread(runsOf.map(\.addedP50), signed)))"
                 + "  p99 \(signed(row.addedP99)) (\(spread(runsOf.map(\.addedP99), signed))) ms")
@@ -761,25 +753,27 @@ for p in paths.indices {
     if let cpu = row.cpu {
         print(
             "  " + pad("", width)
-                + String(format: "CPU %.1f µs/frame (%@)", cpu, spread(runsOf.compactMap(\.cpu), { String(format: "%.1f", $0) }) as NSString))
+                + String(
+                    format: "CPU %.1f µs/frame (%@)", cpu,
+                    spread(runsOf.compactMap(\.cpu), { String(format: "%.1f", $0) }) as NSString))
     }
 }
 print("ratios to the C loop, pooled (runs' lowest–highest):")
-for p in paths.indices {
-    guard let r = pooled[p].ratios else { continue }
-    let runsOf = perRun.compactMap { $0[p].ratios }
-    var line = "  " + pad(paths[p].name, width)
-    line += "p50 \(times(r.p50)) (\(spread(runsOf.map(\.p50), times)))  p99 \(times(r.p99)) (\(spread(runsOf.map(\.p99), times)))"
-    line += "  added p50 \(times(r.addedP50)) (\(spread(runsOf.map(\.addedP50), times)))"
-    line += "  added p99 \(times(r.addedP99)) (\(spread(runsOf.map(\.addedP99), times)))"
-    if let cpu = r.cpu { line += "  CPU \(times(cpu)) (\(spread(runsOf.compactMap(\.cpu), times)))" }
+for (label, (row, runsOf)) in zip(labels, pooledRows) {
+    guard let r = row.ratios else { continue }
+    let ratios = runsOf.compactMap(\.ratios)
+    var line = "  " + pad(label, width)
+    line += "p50 \(times(r.p50)) (\(spread(ratios.map(\.p50), times)))  p99 \(times(r.p99)) (\(spread(ratios.map(\.p99), times)))"
+    line += "  added p50 \(times(r.addedP50)) (\(spread(ratios.map(\.addedP50), times)))"
+    line += "  added p99 \(times(r.addedP99)) (\(spread(ratios.map(\.addedP99), times)))"
+    if let cpu = r.cpu { line += "  CPU \(times(cpu)) (\(spread(ratios.compactMap(\.cpu), times)))" }
     print(line)
 }
-for p in paths.indices {
-    guard case .kioskd = paths[p].kind, let r = pooled[p].ratios else { continue }
+for (label, (row, _)) in zip(labels, pooledRows) where kioskds.contains(where: { $0.0 == label }) {
+    guard let r = row.ratios else { continue }
     let verdict = { (ok: Bool) in ok ? "met" : "missed" }
     print(
-        "  \(paths[p].name), goals (docs/benchmarks.md § Latency): CPU ≤ 1.3×: \(verdict((r.cpu ?? .infinity) <= 1.3)); "
+        "  \(label), goals (docs/benchmarks.md § Latency): CPU ≤ 1.3×: \(verdict((r.cpu ?? .infinity) <= 1.3)); "
             + "added p50 ≤ 1.5×: \(verdict(r.addedP50 <= 1.5)); p99 ≤ 1.2×: \(verdict(r.p99 <= 1.2))")
 }
 let bad = runs.reduce(0) { $0 + $1.paths.reduce(0) { $0 + $1.missing + $1.mismatched } }
