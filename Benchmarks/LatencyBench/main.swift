@@ -14,14 +14,14 @@
 //   dbus-daemon, with a session active whose profile locks what these events never hit (power,
 //   volume, a corner of the screen); there is no run without a session;
 // - kioskd before: optionally a second kioskd binary ($KIOSKD_BEFORE, e.g. the tree before a
-//   change), set up the same way on its own bus.
+//   change), set up the same way. The two kioskds take turns run by run on the same sources,
+//   one alive at a time: two alive at once retry each other's sources (busy) on their back-off
+//   timer, and each retry stalled the retrying kioskd (~60 ms in the TCG guest), which no kiosk
+//   sees.
 // kioskd takes every input device it sees except its own clones, which it knows by their phys
 // (`kioskd-clone/…`, UInputClone.physMarker): the sources of the direct path and of both loops
-// carry such a phys, so no kioskd touches them (the loops' clones copy it). The two kioskds'
-// sources cannot be told apart that way: the bench holds the grab of kioskd's sources while
-// kioskd before starts and takes its own, then stops kioskd before (SIGSTOP), lets go, starts
-// kioskd, and lets kioskd before go on; each one's retries of the other's nodes then find them
-// busy (one open and EVIOCGRAB every 30 s at most).
+// carry such a phys, so kioskd leaves them alone (the loops copy it to their clones); the bench
+// fails if any output node is grabbed by another process.
 //
 // Frames go out every 2 ms, the paths taking turns every 10 frames (keys and touches
 // alternating within each path); each run starts every forwarder afresh and rotates the order
@@ -30,7 +30,8 @@
 // reader's return from read(2) on the clone (the source itself for direct), both
 // CLOCK_MONOTONIC in this process: no clock of the events' own is compared. Per path and run:
 // p50, p99, max; added latency over direct (the path's p50 minus direct's p50, p99 minus p99, of
-// the same run or pool); ratios to the C loop (total p50 and p99, added p50 and p99, CPU); CPU per
+// the same run or pool; a kioskd is pooled over its own runs, against direct and the C loop of
+// those runs); ratios to the C loop (total p50 and p99, added p50 and p99, CPU); CPU per
 // frame, the forwarder's on-CPU time over the run's feed (/proc/PID/task/*/schedstat) divided by
 // the frames it forwarded. Then the same pooled over all runs, with the spread (min–max) of the
 // runs' own figures. A path with no frame through in a run is an error (exit 1).
@@ -38,7 +39,7 @@
 // Before each run's feed the bench waits for udev to settle and to let its idle workers go
 // (quiesceUdev): their exits, ~3 s after the clones were made, took the one vCPU for 15-45 ms.
 //
-// Environment: LATENCY_ROUNDS (runs, default 5), LATENCY_FRAMES (frames per path per run,
+// Environment: LATENCY_ROUNDS (runs, default 5; per kioskd with KIOSKD_BEFORE), LATENCY_FRAMES (frames per path per run,
 // default 3000, rounded up to whole touches: 3040; the first 100 of each path are warm-up, not
 // counted), PLAIN_LOOP (the C loop's binary), PYTHON_LOOP (plain-loop.py; empty or unset: no
 // Python loop), KIOSKD_BINARY, KIOSKD_BEFORE (unset or empty: no second kioskd).
@@ -60,8 +61,15 @@ func now() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// How to stop each forwarder now running, the newest last: `fail` stops them, so that none
+/// outlives the bench (a loop left running would hold the caller's stderr open).
+nonisolated(unsafe) var running: [() -> Void] = []
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("LatencyBench: \(message)\n".utf8))
+    let stops = running
+    running = []
+    for stop in stops.reversed() { stop() }
     exit(1)
 }
 
@@ -452,6 +460,11 @@ func startLoop(_ executable: String, _ arguments: [String], path: Path) throws -
     guard pipe(&fds) == 0 else { fail("pipe") }
     let loop = try ChildProcess.spawn(executable, arguments + path.sources.map { $0.devnode! }, stdout: fds[1])
     close(fds[1])
+    let stop = {
+        loop.signal(SIGTERM)
+        _ = loop.wait(timeout: .seconds(10))
+    }
+    running.append(stop)
     var output: [UInt8] = []
     var byte: UInt8 = 0
     while output.filter({ $0 == UInt8(ascii: "\n") }).count < path.sources.count, read(fds[0], &byte, 1) == 1 {
@@ -460,10 +473,7 @@ func startLoop(_ executable: String, _ arguments: [String], path: Path) throws -
     close(fds[0])
     let clones = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
     guard clones.count == path.sources.count else { fail("\(path.name) printed \(clones) (stderr above)") }
-    return Forwarder(outputs: clones, pid: loop.pid) {
-        loop.signal(SIGTERM)
-        loop.wait(timeout: .seconds(10))
-    }
+    return Forwarder(outputs: clones, pid: loop.pid, stop: stop)
 }
 
 /// Starts every path's forwarder for one run, kioskd first (with `binary`), so that the loops'
@@ -472,6 +482,7 @@ func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throw
     var forwarders = [Forwarder?](repeating: nil, count: paths.count)
     for (p, path) in paths.enumerated() where path.kind == .kioskd {
         let kioskd = try Kioskd(binary: binary, name: name)
+        running.append { kioskd.stop() }
         let clones = path.sourcePhys.map { node(withPhys: UInputClone.phys(forSource: $0)) }
         try kioskd.startSession()
         forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid) { kioskd.stop() }
@@ -688,6 +699,7 @@ for k in 0..<totalRuns {
     let forwarders = try startForwarders(paths, kioskd: kioskdBinary, name: kioskdName)
     quiesceUdev()
     let run = feed(paths, forwarders, order: order, names: Array(names))
+    running = []
     for f in forwarders.reversed() { f.stop() }
     runs.append(run)
     let t = run.startedAt
