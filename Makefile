@@ -162,7 +162,8 @@ bench-bus: deps link-inputs
 # private dbus-daemon), all alive at once on their own fake devices, taking turns every 10 frames.
 # LatencyBench prints per path p50/p99/max, the latency added over no forwarder, the ratios to the
 # C loop and CPU per frame, per run and pooled. LATENCY_ROUNDS=N runs (default 5, the order of the
-# turns rotating), LATENCY_FRAMES frames per path per run; KIOSKD_BEFORE=binary adds an older kioskd.
+# turns rotating), LATENCY_FRAMES frames per path per run; KIOSKD_BEFORE=binary adds an older
+# kioskd, which takes turns with kioskd run by run (LATENCY_ROUNDS runs each).
 PLAIN_LOOP = $(BENCH_BIN)/plain-loop
 PYTHON_LOOP ?= $(CURDIR)/Benchmarks/PlainLoop/plain-loop.py
 bench-latency: deps link-inputs
