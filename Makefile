@@ -119,7 +119,7 @@ demo: deps
 
 # Benchmarks run in release mode and print the figures the issues ask for: bench-store, bench-input,
 # bench-bus, bench-footprint, and bench-latency (in the VM: physical event → clone through kioskd
-# next to a plain read→write loop, p50/p99 and their ratio). All of them build with
+# next to no forwarder and plain read→write loops, p50/p99, added latency, ratios, CPU). All of them build with
 # the same flags, BENCH_FLAGS, which are RELEASE_FLAGS (below): kioskd is built and linked exactly
 # as `make install` and the package ship it, so the RSS measured is the installed daemon's, and a
 # `make deb` before a benchmark (make bench-footprint) relinks nothing. Everything goes into the
@@ -155,18 +155,24 @@ bench-bus: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product BusBench $(SWIFTFLAGS)
 	KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" "$(BENCH_BIN)/BusBench" $(BENCH_BUS_ARGS)
 
-# The broker's added latency (docs/benchmarks.md § Latency), inside the VM like test-vm: kioskd (the multi-call binary
-# as the package ships it, a session active on a private dbus-daemon) and the plain loop in C
-# (Benchmarks/PlainLoop, built with the host's cc, libevdev for the clone) alternate on the same
-# fake devices; LatencyBench prints p50/p99 for each, their ratio and CPU per frame.
-# LATENCY_ROUNDS=N runs each path N times (default 3), LATENCY_FRAMES frames per run.
+# The broker's added latency (docs/benchmarks.md § Latency), inside the VM like test-vm, one vCPU
+# (VM_CPUS): no forwarder (the reader reads the source), the plain loop in C (Benchmarks/PlainLoop,
+# built with the host's cc, libevdev for the clone), the same loop in Python (PYTHON_LOOP=, empty:
+# left out) and kioskd (the multi-call binary as the package ships it, a session active on a
+# private dbus-daemon), all alive at once on their own fake devices, taking turns every 10 frames.
+# LatencyBench prints per path p50/p99/max, the latency added over no forwarder, the ratios to the
+# C loop and CPU per frame, per run and pooled. LATENCY_ROUNDS=N runs (default 5, the order of the
+# turns rotating), LATENCY_FRAMES frames per path per run; KIOSKD_BEFORE=binary adds an older
+# kioskd, which takes turns with kioskd run by run (LATENCY_ROUNDS runs each).
 PLAIN_LOOP = $(BENCH_BIN)/plain-loop
+PYTHON_LOOP ?= $(CURDIR)/Benchmarks/PlainLoop/plain-loop.py
 bench-latency: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product LatencyBench $(SWIFTFLAGS)
 	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
-	VM_UDEV=1 VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP LATENCY_ROUNDS LATENCY_FRAMES" KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" \
-	  PLAIN_LOOP="$(PLAIN_LOOP)" Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
+	VM_UDEV=1 VM_CPUS="$${VM_CPUS:-1}" VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP PYTHON_LOOP LATENCY_ROUNDS LATENCY_FRAMES" \
+	  KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" PLAIN_LOOP="$(PLAIN_LOOP)" PYTHON_LOOP="$(PYTHON_LOOP)" \
+	  Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
 
 # How long a new input node is open before the broker grabs it (docs/input-enforcement.md § Hotplug), release build, in
 # the VM with udev running (HOTPLUG_ROUNDS, default 100). VM_CPUS=2 gives the guest two vCPUs.

@@ -3,7 +3,8 @@
 // The plain loop `make bench-latency` compares kioskd with: what forwarding costs with no
 // filter, no bus and no event-loop library. For each evdev node named on the command line it
 // takes the grab, stamps the fd with CLOCK_MONOTONIC (as kioskd does), and makes a uinput clone
-// with libevdev; then one epoll_wait, one read(2) of up to 64 events per ready node (read again
+// with libevdev, with the source's phys (libevdev does not copy it: UI_SET_PHYS on the uinput fd
+// first), so that a kioskd beside it that leaves the source alone leaves the clone too; then one epoll_wait, one read(2) of up to 64 events per ready node (read again
 // only when the buffer came back full) and one write(2) per frame to the clone. It does not
 // watch the clones for LED requests: the least a forwarder can do.
 //
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
+#include <linux/uinput.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,11 @@ int main(int argc, char **argv) {
         if (ioctl(in[i], EVIOCGRAB, 1) < 0) die("EVIOCGRAB", errno);
         if ((rc = libevdev_new_from_fd(in[i], &dev)) < 0) die("libevdev_new_from_fd", -rc);
         if ((rc = libevdev_set_clock_id(dev, CLOCK_MONOTONIC)) < 0) die("EVIOCSCLOCKID", -rc);
-        rc = libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &clones[i]);
+        int uinput = open("/dev/uinput", O_RDWR | O_CLOEXEC);
+        if (uinput < 0) die("/dev/uinput", errno);
+        const char *phys = libevdev_get_phys(dev);
+        if (phys && ioctl(uinput, UI_SET_PHYS, phys) < 0) die("UI_SET_PHYS", errno);
+        rc = libevdev_uinput_create_from_device(dev, uinput, &clones[i]);
         if (rc < 0) die("libevdev_uinput_create_from_device", -rc);
         out[i] = libevdev_uinput_get_fd(clones[i]);
         libevdev_free(dev);  // its description is in the clone now
@@ -91,6 +97,9 @@ int main(int argc, char **argv) {
             } while (got == (ssize_t)sizeof buffer);
         }
     }
-    for (int i = 0; i < nodes; i++) libevdev_uinput_destroy(clones[i]);
+    for (int i = 0; i < nodes; i++) {
+        libevdev_uinput_destroy(clones[i]);
+        close(out[i]);  // libevdev closes only the fds it opened
+    }
     return 0;
 }
