@@ -66,7 +66,7 @@ enum Libevdev {
         var buffer = [CChar](repeating: 0, count: 256)
         let length = buffer.withUnsafeMutableBufferPointer { cevdev_phys(fd.rawValue, $0.baseAddress, $0.count) }
         guard length > 0 else { return nil }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func grab(fd: FileDescriptor, _ on: Bool) throws(Errno) {
