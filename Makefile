@@ -31,7 +31,7 @@ APT_PACKAGES += libinput-tools
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
-.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint clean
+.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-latency-count bench-hotplug bench-footprint clean
 
 all: build
 
@@ -172,6 +172,32 @@ bench-latency: deps link-inputs
 	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
 	VM_UDEV=1 VM_CPUS="$${VM_CPUS:-1}" VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP PYTHON_LOOP LATENCY_ROUNDS LATENCY_FRAMES" \
 	  KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" PLAIN_LOOP="$(PLAIN_LOOP)" PYTHON_LOOP="$(PYTHON_LOOP)" \
+	  Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
+
+# The same bench counting instructions instead of timing (docs/benchmarks.md § Instructions per
+# frame): the C loop and kioskd under callgrind, counters zeroed before each run's feed and dumped
+# after it; repeatable on a loaded or emulated machine, which times are not. Profiles stay in
+# build/bench-latency-count (callgrind_annotate). Fewer, slower frames: valgrind runs kioskd
+# ~50 times slower. KIOSKD_BEFORE as for bench-latency. valgrind 3.19 (Debian 12) gives up on
+# the DWARF in these binaries, so it runs copies without debug sections (the same code; dh_strip
+# takes those sections from the packaged binary too): the symbol table stays, and with it every
+# function name.
+LATENCY_COUNT_DIR = $(CURDIR)/build/bench-latency-count
+bench-latency-count: deps link-inputs
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) valgrind"
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product LatencyBench $(SWIFTFLAGS)
+	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
+	rm -rf "$(LATENCY_COUNT_DIR)" && mkdir -p "$(LATENCY_COUNT_DIR)"
+	objcopy --strip-debug "$(BENCH_BIN)/kioskd-multicall" "$(LATENCY_COUNT_DIR)/kioskd-multicall"
+	if [ -n "$$KIOSKD_BEFORE" ]; then objcopy --strip-debug "$$KIOSKD_BEFORE" "$(LATENCY_COUNT_DIR)/kioskd-before"; fi
+	VM_UDEV=1 VM_CPUS="$${VM_CPUS:-1}" VM_MEM="$${VM_MEM:-3072}" VM_TIMEOUT="$${VM_TIMEOUT:-5400}" \
+	  VM_RW_DIRS="$(LATENCY_COUNT_DIR)" \
+	  VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP LATENCY_ROUNDS LATENCY_FRAMES LATENCY_PERIOD_US LATENCY_CALLGRIND" \
+	  KIOSKD_BINARY="$(LATENCY_COUNT_DIR)/kioskd-multicall" PLAIN_LOOP="$(PLAIN_LOOP)" LATENCY_CALLGRIND="$(LATENCY_COUNT_DIR)" \
+	  KIOSKD_BEFORE="$${KIOSKD_BEFORE:+$(LATENCY_COUNT_DIR)/kioskd-before}" \
+	  LATENCY_ROUNDS="$${LATENCY_ROUNDS:-1}" LATENCY_FRAMES="$${LATENCY_FRAMES:-800}" \
+	  LATENCY_PERIOD_US="$${LATENCY_PERIOD_US:-10000}" \
 	  Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
 
 # How long a new input node is open before the broker grabs it (docs/input-enforcement.md § Hotplug), release build, in

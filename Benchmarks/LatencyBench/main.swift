@@ -39,10 +39,20 @@
 // Before each run's feed the bench waits for udev to settle and to let its idle workers go
 // (quiesceUdev): their exits, ~3 s after the clones were made, took the one vCPU for 15-45 ms.
 //
+// Instruction counts (LATENCY_CALLGRIND=DIR, `make bench-latency-count`): the C loop and each
+// kioskd run under `valgrind --tool=callgrind`, and the bench zeroes their counters just before
+// a run's feed (`callgrind_control -z`) and dumps them just after it (`-d`): the instructions
+// each forwarder executed in user space over the feed, divided by the frames it was sent. Unlike
+// CPU time, that count is the same whatever else the machine does, so two binaries compare on a
+// loaded or emulated machine; it leaves out the kernel's share (the syscalls), which CPU time
+// has. Latencies in such a run are valgrind's, not the forwarders': the figures to read are the
+// instruction counts, and the profile in DIR (callgrind_annotate).
+//
 // Environment: LATENCY_ROUNDS (runs, default 5; per kioskd with KIOSKD_BEFORE), LATENCY_FRAMES (frames per path per run,
 // default 3000, rounded up to whole touches: 3040; the first 100 of each path are warm-up, not
-// counted), PLAIN_LOOP (the C loop's binary), PYTHON_LOOP (plain-loop.py; empty or unset: no
-// Python loop), KIOSKD_BINARY, KIOSKD_BEFORE (unset or empty: no second kioskd).
+// counted), LATENCY_PERIOD_US (µs between frames, default 2000), PLAIN_LOOP (the C loop's binary),
+// PYTHON_LOOP (plain-loop.py; empty or unset: no Python loop), KIOSKD_BINARY, KIOSKD_BEFORE (unset
+// or empty: no second kioskd), LATENCY_CALLGRIND (above).
 import BusTestSupport
 import Foundation
 import Glibc
@@ -90,7 +100,9 @@ let rounds = count("LATENCY_ROUNDS", default: 5)
 let framesPerPath = (count("LATENCY_FRAMES", default: 3000) + 79) / 80 * 80  // whole contacts
 /// Frames one path sends before the next path's turn.
 let block = 10
-let period: UInt64 = 2_000_000  // 500 frames/s
+let period = UInt64(count("LATENCY_PERIOD_US", default: 2000)) * 1000  // 500 frames/s
+/// Where callgrind writes its profiles, when the forwarders run under it.
+let callgrindDir = setting("LATENCY_CALLGRIND")
 let kioskdPath = setting("KIOSKD_BINARY") ?? ""
 let plainLoopPath = setting("PLAIN_LOOP") ?? ""
 let kioskdBeforePath = setting("KIOSKD_BEFORE")
@@ -410,6 +422,8 @@ struct Path {
 struct Forwarder {
     var outputs: [String]
     var pid: pid_t?
+    /// Under callgrind (LATENCY_CALLGRIND): its instructions are counted.
+    var counted = false
     var stop: () -> Void
 }
 
@@ -428,11 +442,24 @@ final class Kioskd {
         try profile.write(toFile: profiles + "/latency.toml", atomically: true, encoding: .utf8)
         chmod(profiles + "/latency.toml", 0o600)
         let log = open(dir + "/kioskd.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        process = try ChildProcess.spawn(
+        let (executable, arguments) = counted(
             binary, ["--state-dir", dir + "/state", "--profile-dir", profiles, "--runtime-dir", dir + "/run"],
-            environment: bus.environment, stdout: log, stderr: log)
+            label: name.replacingOccurrences(of: " ", with: "-"))
+        process = try ChildProcess.spawn(executable, arguments, environment: bus.environment, stdout: log, stderr: log)
         close(log)
-        try bus.waitForOwner(KioskWire.busName, timeout: .seconds(60))
+        // valgrind takes minutes to start kioskd in an emulated guest; a kioskd (or valgrind) that
+        // exits stops the wait at once.
+        let deadline = ContinuousClock.now + .seconds(callgrindDir == nil ? 60 : 1200)
+        while true {
+            do {
+                try bus.waitForOwner(KioskWire.busName, timeout: .seconds(5))
+                break
+            } catch {
+                let log = (try? String(contentsOfFile: dir + "/kioskd.log", encoding: .utf8)) ?? ""
+                guard process.isRunning else { fail("\(name) exited before it took its bus name:\n\(log)") }
+                guard ContinuousClock.now < deadline else { throw error }
+            }
+        }
     }
 
     func startSession() throws {
@@ -447,18 +474,48 @@ final class Kioskd {
 
     func stop() {
         process.signal(SIGTERM)
-        process.wait(timeout: .seconds(20))
+        process.wait(timeout: .seconds(callgrindDir == nil ? 20 : 300))
         let text = (try? String(contentsOfFile: bus.directory.path + "/kioskd.log", encoding: .utf8)) ?? ""
         if text.contains("dropped input events") { print("  (\(name) logged dropped input events)") }
         bus.stop()
     }
 }
 
+/// `executable` with `arguments`, under callgrind if LATENCY_CALLGRIND is set (its profile in
+/// `label.PID`, the dumps `label.PID.N`).
+func counted(_ executable: String, _ arguments: [String], label: String) -> (String, [String]) {
+    guard let callgrindDir else { return (executable, arguments) }
+    return ("/usr/bin/valgrind", ["--tool=callgrind", "--callgrind-out-file=\(callgrindDir)/\(label).%p", executable] + arguments)
+}
+
+/// Runs `callgrind_control ARGUMENT PID`: `-z` zeroes the counters, `-d` dumps them.
+func callgrindControl(_ argument: String, _ pid: pid_t) {
+    guard let control = try? ChildProcess.spawn("/usr/bin/callgrind_control", [argument, String(pid)]),
+        control.wait(timeout: .seconds(300)) == 0
+    else { fail("callgrind_control \(argument) \(pid) failed") }
+}
+
+/// The instructions of callgrind's newest dump of `pid` (its `totals:` line).
+func dumpedInstructions(_ pid: pid_t) -> UInt64 {
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: callgrindDir!)) ?? []
+    let dumps = files.filter { $0.contains(".\(pid).") }
+        .compactMap { name in Int(name.split(separator: ".").last!).map { (n: $0, name: name) } }
+    guard let newest = dumps.max(by: { $0.n < $1.n }),
+        let text = try? String(contentsOfFile: callgrindDir! + "/" + newest.name, encoding: .utf8),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("totals:") }),
+        let total = line.split(separator: " ").dropFirst().first.flatMap({ UInt64($0) })
+    else { fail("no callgrind dump with totals for pid \(pid) in \(callgrindDir!)") }
+    return total
+}
+
 /// Starts a loop (C or Python) on `path`'s sources; its clones are the nodes it prints.
-func startLoop(_ executable: String, _ arguments: [String], path: Path) throws -> Forwarder {
+func startLoop(_ executable: String, _ arguments: [String], path: Path, label: String? = nil) throws -> Forwarder {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { fail("pipe") }
-    let loop = try ChildProcess.spawn(executable, arguments + path.sources.map { $0.devnode! }, stdout: fds[1])
+    let (program, all) =
+        label.map { counted(executable, arguments + path.sources.map { $0.devnode! }, label: $0) }
+        ?? (executable, arguments + path.sources.map { $0.devnode! })
+    let loop = try ChildProcess.spawn(program, all, stdout: fds[1])
     close(fds[1])
     let stop = {
         loop.signal(SIGTERM)
@@ -485,13 +542,17 @@ func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throw
         running.append { kioskd.stop() }
         let clones = path.sourcePhys.map { node(withPhys: UInputClone.phys(forSource: $0)) }
         try kioskd.startSession()
-        forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid) { kioskd.stop() }
+        forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid, counted: callgrindDir != nil) {
+            kioskd.stop()
+        }
     }
     for p in paths.indices where forwarders[p] == nil {
         let path = paths[p]
         switch path.kind {
         case .direct: forwarders[p] = Forwarder(outputs: path.sources.map { $0.devnode! }, pid: nil) {}
-        case .cLoop: forwarders[p] = try startLoop(plainLoopPath, [], path: path)
+        case .cLoop:
+            forwarders[p] = try startLoop(plainLoopPath, [], path: path, label: "c-loop")
+            forwarders[p]!.counted = callgrindDir != nil
         case .pythonLoop: forwarders[p] = try startLoop(python, [pythonLoopPath!], path: path)
         case .kioskd: break
         }
@@ -519,6 +580,8 @@ struct PathRun {
     /// The frame number of each latency: where in the path's stream it was sent.
     let frames: [Int]
     let cpuPerFrame: Double?  // µs
+    /// Instructions in user space per frame (callgrind), for a counted forwarder.
+    let instructionsPerFrame: Double?
     let missing: Int
     let mismatched: Int
 }
@@ -538,6 +601,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
     let reader = Reader(outputs: forwarders.map(\.outputs))
     reader.start()
     let frames = (0..<framesPerPath).map { Stream.frame($0) }
+    for f in forwarders where f.counted { callgrindControl("-z", f.pid!) }
     let cpuBefore = forwarders.map { $0.pid.map(cpuTime(of:)) }
     var due = now() + 50_000_000
     var wall = timespec()
@@ -562,12 +626,17 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
     let cpu = zip(forwarders, cpuBefore).map { f, before in
         f.pid.map { Double(cpuTime(of: $0) - before!) / Double(framesPerPath) / 1000 }
     }
+    let instructions = forwarders.map { f -> Double? in
+        guard f.counted else { return nil }
+        callgrindControl("-d", f.pid!)
+        return Double(dumpedInstructions(f.pid!)) / Double(framesPerPath)
+    }
     return Run(
         names: names, order: order, startedAt: startedAt,
         paths: paths.indices.map {
             PathRun(
                 latencies: results[$0].latencies, frames: results[$0].frames, cpuPerFrame: cpu[$0],
-                missing: results[$0].missing, mismatched: results[$0].mismatched)
+                instructionsPerFrame: instructions[$0], missing: results[$0].missing, mismatched: results[$0].mismatched)
         })
 }
 
@@ -582,7 +651,7 @@ func stalls(_ run: PathRun, pathCount: Int) -> String {
     guard !slow.isEmpty else { return "no frame over 2 ms" }
     // Frame i of a path goes out in turn i / block, at (turn × paths + place) × block + i % block.
     let runFrames = framesPerPath * pathCount
-    var perSecond = [Int](repeating: 0, count: runFrames / 500 + 1)
+    var perSecond = [Int](repeating: 0, count: runFrames * Int(period) / 1_000_000_000 + 1)
     let at = { (i: Int) in Double(i / block * pathCount * block + i % block) * Double(period) / 1e9 }
     for (frame, _) in slow { perSecond[min(perSecond.count - 1, Int(at(frame)))] += 1 }
     let worst = slow.sorted { $0.1 > $1.1 }.prefix(5).map {
@@ -679,7 +748,7 @@ print("bench-latency: kernel \(kernel), \(cpus) CPU(s); \(totalRuns) runs, every
 print(
     "  each path \(framesPerPath) frames a run (\(eventsPerPath) events with their SYN_REPORTs), first \(Stream.warmUp) not counted;"
 )
-print("  one frame every 2 ms, the \(paths.count) paths taking turns every \(block) frames, the order rotating each run")
+print("  one frame every \(Double(period) / 1e6) ms, the \(paths.count) paths taking turns every \(block) frames, the order rotating each run")
 print("  direct: the reader reads the source node itself (no forwarder)")
 print("  C loop: \(plainLoopPath)")
 print("  Python loop: " + (pythonSkipped.map { "not run: \($0)" } ?? "\(python) \(pythonLoopPath!)"))
@@ -724,6 +793,7 @@ for k in 0..<totalRuns {
         }
         if let row = table?[p], p != direct { line += "  added \(signed(row.addedP50)) / \(signed(row.addedP99)) ms" }
         if let cpu = r.cpuPerFrame { line += String(format: "  CPU %.1f µs/frame", cpu) }
+        if let n = r.instructionsPerFrame { line += String(format: "  %.0f instructions/frame", n) }
         line += "  (n=\(r.latencies.count), missing \(r.missing), out of order \(r.mismatched))"
         print(line)
         print("      " + stalls(r, pathCount: paths.count))
@@ -787,6 +857,21 @@ for (label, (row, _)) in zip(labels, pooledRows) where kioskds.contains(where: {
     print(
         "  \(label), goals (docs/benchmarks.md § Latency): CPU ≤ 1.3×: \(verdict((r.cpu ?? .infinity) <= 1.3)); "
             + "added p50 ≤ 1.5×: \(verdict(r.addedP50 <= 1.5)); p99 ≤ 1.2×: \(verdict(r.p99 <= 1.2))")
+}
+if let callgrindDir {
+    print("instructions per frame in user space (callgrind, profiles in \(callgrindDir)), mean of the runs (lowest–highest):")
+    let cLoopCounts = runs.compactMap { $0.paths[cLoop].instructionsPerFrame }
+    let mean = { (values: [Double]) in values.reduce(0, +) / Double(max(1, values.count)) }
+    let count = { (v: Double) in String(format: "%.0f", v) }
+    print("  " + pad(paths[cLoop].name, width) + "\(count(mean(cLoopCounts))) (\(spread(cLoopCounts, count)))")
+    for (label, _) in kioskds {
+        let chosen = runs.filter { $0.names.contains(label) }
+        let counts = chosen.compactMap { $0.paths.last!.instructionsPerFrame }
+        let loops = chosen.compactMap { $0.paths[cLoop].instructionsPerFrame }
+        print(
+            "  " + pad(label, width) + "\(count(mean(counts))) (\(spread(counts, count)))  "
+                + "\(times(mean(counts) / mean(loops))) the C loop's")
+    }
 }
 let bad = runs.reduce(0) { $0 + $1.paths.reduce(0) { $0 + $1.missing + $1.mismatched } }
 if bad > 0 { print("  WARNING: \(bad) frames missing or out of order") }
