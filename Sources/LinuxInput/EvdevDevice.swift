@@ -21,10 +21,15 @@ public final class EvdevDevice {
     /// The evdev fd to poll for `POLLIN`; -1 once closed.
     public var fileDescriptor: Int32 { fd.rawValue }
     /// The evdev node, open non-blocking; -1 once closed.
-    private var fd: FileDescriptor
+    ///
+    /// This and ``dev`` are read on every input frame; the class is used from one thread (the
+    /// broker's loop) and never hands out `inout` access to them, so Swift's run-time
+    /// exclusivity check, a measurable part of a frame's cost (docs/benchmarks.md § Latency),
+    /// is left out.
+    @exclusivity(unchecked) private var fd: FileDescriptor
     /// Whether this fd holds the grab (``grab()`` succeeded and ``ungrab()`` was not called since).
     public private(set) var isGrabbed = false
-    private var dev: OpaquePointer?
+    @exclusivity(unchecked) private var dev: OpaquePointer?
     /// Where ``readEvents(into:)`` reads to: one batch of `readCapacity` events, allocated once.
     private let readBuffer = UnsafeMutableBufferPointer<input_event>.allocate(capacity: EvdevDevice.readCapacity)
     /// Events per `read(2)`: a full batch means the node may hold more.
@@ -254,27 +259,32 @@ public final class EvdevDevice {
     /// `LIBEVDEV_READ_FLAG_FORCE_SYNC`, then `LIBEVDEV_READ_FLAG_SYNC` mode.
     @discardableResult
     public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
-        guard let dev else { return .drained }
+        let (batch, status) = try readBatch()
+        for event in batch { events.append(InputEvent(event)) }
+        return status
+    }
+
+    /// ``readEvents(into:)`` without the copy: the events read, as the kernel wrote them, in a
+    /// buffer of this device's that the next read overwrites. The broker's input path, which
+    /// filters each event as it comes and keeps none.
+    public func readBatch() throws(EvdevError) -> (events: UnsafeBufferPointer<input_event>, status: ReadStatus) {
+        guard let dev else { return (UnsafeBufferPointer(start: nil, count: 0), .drained) }
         let count: Int
         do {
             count = try Libevdev.read(fd, into: readBuffer)
         } catch {
             throw EvdevError(error, path: path, operation: "read")
         }
-        for index in 0..<count {
-            let event = readBuffer[index]
-            events.append(InputEvent(event))
-            if event.type == EV.syn && event.code == SYN.dropped {
-                do {
-                    try Libevdev.forceSync(dev)
-                    while case .event = try Libevdev.nextEvent(dev, sync: true) {}
-                } catch {
-                    throw EvdevError(error, path: path, operation: "libevdev_next_event")
-                }
-                return .dropped
+        for index in 0..<count where readBuffer[index].type == EV.syn && readBuffer[index].code == SYN.dropped {
+            do {
+                try Libevdev.forceSync(dev)
+                while case .event = try Libevdev.nextEvent(dev, sync: true) {}
+            } catch {
+                throw EvdevError(error, path: path, operation: "libevdev_next_event")
             }
+            return (UnsafeBufferPointer(rebasing: readBuffer[...index]), .dropped)
         }
-        return count < Self.readCapacity ? .drained : .more
+        return (UnsafeBufferPointer(rebasing: readBuffer[..<count]), count < Self.readCapacity ? .drained : .more)
     }
 
     /// What the device held when libevdev last read its state: keys down, absolute axis values

@@ -1,3 +1,4 @@
+import CEvdev
 import KioskInput
 import Logging
 import SystemdKit
@@ -15,10 +16,9 @@ extension InputBroker {
     func readInput(_ node: Node) {
         guard let id = node.id else { return }
         while true {
-            events.removeAll(keepingCapacity: true)
-            let status: EvdevDevice.ReadStatus
+            let batch: (events: UnsafeBufferPointer<input_event>, status: EvdevDevice.ReadStatus)
             do {
-                status = try node.evdev.readEvents(into: &events)
+                batch = try node.evdev.readBatch()
             } catch {
                 let syspath = node.device.syspath
                 if error.code == .noDevice {
@@ -29,13 +29,13 @@ extension InputBroker {
                 return
             }
             var exitRequested = false
-            var promptKeys: [PromptKey] = []
-            for event in events {
-                let result = filter.process(event, device: id, into: &output)
+            promptKeys.removeAll(keepingCapacity: true)
+            for event in batch.events {
+                let result = filter.process(InputEvent(event), device: id, into: &output)
                 if result.exitRequested { exitRequested = true }
                 if let key = result.promptKey { promptKeys.append(key) }
             }
-            if status == .dropped {
+            if batch.status == .dropped {
                 // The events end with SYN_DROPPED; libevdev consumed what followed it and read
                 // the device's state, which ends the dropped stretch in the filter.
                 filter.resync(device: id, to: node.evdev.state, into: &output)
@@ -45,7 +45,7 @@ extension InputBroker {
             flush()
             if exitRequested { onExitRequested?() }
             for key in promptKeys { onPromptKey?(key) }
-            if status == .drained { return }
+            if batch.status == .drained { return }
         }
     }
 
@@ -76,23 +76,22 @@ extension InputBroker {
     /// What the kiosk wrote to a clone: LEDs go on to the physical node; the kernel's echo of
     /// what kioskd wrote itself (`MSC_SCAN` and the like) is dropped.
     func readFeedback(_ node: Node) {
-        feedback.removeAll(keepingCapacity: true)
+        guard let clone = node.clone else { return }
         do {
-            try node.clone?.readFeedback(into: &feedback)
+            try clone.readFeedback { event in
+                guard event.type == EV.led else { return }
+                do {
+                    try node.evdev.setLED(event.code, on: event.value != 0)
+                } catch {
+                    logger.warning("Could not set an LED of an input device", metadata: node.metadata.adding(error))
+                }
+            }
         } catch {
             node.feedback?.cancel()
             node.feedback = nil
             logger.error(
                 "Could not read LED requests from an input device's clone; LEDs stay as they are",
                 metadata: node.metadata.adding(error))
-            return
-        }
-        for event in feedback where event.type == EV.led {
-            do {
-                try node.evdev.setLED(event.code, on: event.value != 0)
-            } catch {
-                logger.warning("Could not set an LED of an input device", metadata: node.metadata.adding(error))
-            }
         }
     }
 }

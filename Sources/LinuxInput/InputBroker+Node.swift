@@ -13,15 +13,17 @@ extension InputBroker {
         let evdev: EvdevDevice
         /// What the clone is made from, as read from the node (no calibration).
         let description: DeviceDescription
-        var clone: UInputClone?
+        // clone, id and writeFailed are read on every input frame from the broker's loop only:
+        // no run-time exclusivity check (see InputBroker's per-frame storage).
+        @exclusivity(unchecked) var clone: UInputClone?
         /// The matrix the filter judges the node's touches with, from ``device``; the clone
         /// carries it to libinput through file ``calibrationFile`` (``CloneCalibration``).
         var calibration: CalibrationMatrix?
         var calibrationFile: Int?
-        var id: DeviceID?
+        @exclusivity(unchecked) var id: DeviceID?
         var input: EventSource?
         var feedback: EventSource?
-        var writeFailed = false
+        @exclusivity(unchecked) var writeFailed = false
 
         init(device: Device, evdev: EvdevDevice, description: DeviceDescription) {
             self.device = device

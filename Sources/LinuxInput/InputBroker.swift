@@ -72,10 +72,13 @@ public final class InputBroker {
     let filter: InputFilter
     /// What happens to each node, and when.
     var lifecycle: NodeLifecycle<Device>
-    var nodesByID: [Node?] = []  // the brokered ones, by the filter's DeviceID
-    var output = OutputBuffer()
-    var events: [InputEvent] = []
-    var feedback: [InputEvent] = []
+    // What every input frame reads and writes (InputBroker+EventPump.swift). The broker lives on
+    // its loop's thread and hands none of these out `inout` beyond the call that uses them, so
+    // Swift's run-time exclusivity check, a measurable part of a frame's cost
+    // (docs/benchmarks.md § Latency), is left out for them.
+    @exclusivity(unchecked) var nodesByID: [Node?] = []  // the brokered ones, by the filter's DeviceID
+    @exclusivity(unchecked) var output = OutputBuffer()
+    @exclusivity(unchecked) var promptKeys: [PromptKey] = []
 
     /// A broker with `policy` in force from the first event. Call ``start()`` to take the devices.
     /// `monitorBufferSize` is the udev monitor's socket buffer (tests make it tiny to overflow it).
@@ -98,8 +101,7 @@ public final class InputBroker {
         self.monitorBufferSize = monitorBufferSize
         filter = InputFilter(policy: policy)
         lifecycle = NodeLifecycle(locksOn: policy != .passThrough)
-        events.reserveCapacity(512)
-        feedback.reserveCapacity(16)
+        promptKeys.reserveCapacity(8)
     }
 
     deinit { stop() }

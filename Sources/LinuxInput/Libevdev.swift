@@ -27,17 +27,34 @@ enum Libevdev {
 
     /// One `write(2)` of the whole buffer (retried on `EINTR`; continued only if the
     /// kernel took part of it, which uinput does only when an event fails mid-way).
+    ///
+    /// `write(2)` itself, not swift-system's `writeAll`: that is generic over any sequence of
+    /// bytes and not specialized across the module boundary, so every frame paid for runtime
+    /// generic-metadata lookups and witness calls (docs/benchmarks.md § Latency).
     static func write(_ fd: FileDescriptor, _ events: UnsafeBufferPointer<input_event>) throws(Errno) {
-        _ = try Errno.typed { try fd.writeAll(UnsafeRawBufferPointer(events)) }
+        var rest = UnsafeRawBufferPointer(events)
+        while !rest.isEmpty {
+            let n = Glibc.write(fd.rawValue, rest.baseAddress, rest.count)
+            guard n >= 0 else {
+                let error = Errno.last
+                if error == .interrupted { continue }
+                throw error
+            }
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+        }
     }
 
     /// `read(2)` of whole `input_event`s (retried on `EINTR`); 0 when nothing is pending (`EAGAIN`).
+    /// `read(2)` itself, not swift-system's, for the reason ``write(_:_:)`` gives.
     static func read(_ fd: FileDescriptor, into events: UnsafeMutableBufferPointer<input_event>) throws(Errno) -> Int {
-        do {
-            let n = try Errno.typed { try fd.read(into: UnsafeMutableRawBufferPointer(events)) }
-            return n / MemoryLayout<input_event>.stride
-        } catch .resourceTemporarilyUnavailable {
-            return 0
+        while true {
+            let n = Glibc.read(fd.rawValue, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
+            if n >= 0 { return n / MemoryLayout<input_event>.stride }
+            switch Errno.last {
+            case .interrupted: continue
+            case .resourceTemporarilyUnavailable: return 0
+            case let error: throw error
+            }
         }
     }
 

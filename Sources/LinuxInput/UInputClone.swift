@@ -80,9 +80,14 @@ public final class UInputClone {
     /// The uinput fd: poll it for `POLLIN` to get LED requests (``readFeedback(into:)``); -1 once destroyed.
     public var fileDescriptor: Int32 { fd.rawValue }
     /// The uinput node, open non-blocking; -1 once destroyed.
-    private var fd: FileDescriptor
+    ///
+    /// Read on every frame written, from one thread: no run-time exclusivity check (as
+    /// ``EvdevDevice``'s).
+    @exclusivity(unchecked) private var fd: FileDescriptor
     private var uinput: OpaquePointer?
-    private var buffer: [input_event] = []
+    /// Where ``write(frame:)`` lays out a frame for `write(2)`: allocated by the first write,
+    /// grown when a frame needs more, never shrunk, freed with the clone.
+    @exclusivity(unchecked) private var buffer = UnsafeMutableBufferPointer<input_event>(start: nil, count: 0)
     private let uinputPath: String
 
     /// Creates the clone of an opened device; `calibration` is the number of the file kioskd
@@ -131,10 +136,12 @@ public final class UInputClone {
             throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
         }
         deviceDescription = description
-        buffer.reserveCapacity(64)
     }
 
-    deinit { destroy() }
+    deinit {
+        destroy()
+        buffer.deallocate()
+    }
 
     /// Removes the device (the kernel releases its keys first) and closes the fd.
     /// Safe to call twice.
@@ -158,14 +165,23 @@ public final class UInputClone {
         guard fileDescriptor >= 0 else {
             throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write")
         }
-        buffer.removeAll(keepingCapacity: true)
-        for event in frame { buffer.append(event.cValue) }
-        if !(buffer.last.map { $0.type == EV.syn && $0.code == SYN.report } ?? false) {
-            let time = buffer.last?.time ?? timeval()
-            buffer.append(input_event(time: time, type: EV.syn, code: SYN.report, value: 0))
+        let needed = frame.count + 1  // room for a SYN_REPORT
+        if needed > buffer.count {
+            buffer.deallocate()
+            buffer = .allocate(capacity: max(needed, 64))
+        }
+        var count = 0
+        for event in frame {
+            buffer[count] = event.cValue
+            count += 1
+        }
+        if count == 0 || buffer[count - 1].type != EV.syn || buffer[count - 1].code != SYN.report {
+            let time = count > 0 ? buffer[count - 1].time : timeval()
+            buffer[count] = input_event(time: time, type: EV.syn, code: SYN.report, value: 0)
+            count += 1
         }
         do {
-            try buffer.withUnsafeBufferPointer { (events) throws(Errno) in try Libevdev.write(fd, events) }
+            try Libevdev.write(fd, UnsafeBufferPointer(rebasing: buffer[..<count]))
         } catch {
             throw EvdevError(error, path: devnode ?? uinputPath, operation: "write")
         }
@@ -195,6 +211,13 @@ public final class UInputClone {
     /// The corresponding C call is `read(2)` on the uinput fd.
     @discardableResult
     public func readFeedback(into events: inout [InputEvent]) throws(EvdevError) -> Int {
+        try readFeedback { events.append($0) }
+    }
+
+    /// ``readFeedback(into:)`` handing each event to `body` instead of keeping it: the broker's
+    /// path, right after every frame the kernel echoes something of.
+    @discardableResult
+    public func readFeedback(_ body: (InputEvent) -> Void) throws(EvdevError) -> Int {
         guard fileDescriptor >= 0 else { return 0 }
         var chunk = (
             input_event(), input_event(), input_event(), input_event(),
@@ -206,7 +229,7 @@ public final class UInputClone {
                 let n = try withUnsafeMutableBytes(of: &chunk) { (raw) throws(Errno) in
                     let buf = raw.bindMemory(to: input_event.self)
                     let n = try Libevdev.read(fd, into: buf)
-                    for event in buf[..<n] { events.append(InputEvent(event)) }
+                    for event in buf[..<n] { body(InputEvent(event)) }
                     return n
                 }
                 total += n
