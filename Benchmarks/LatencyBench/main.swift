@@ -100,7 +100,7 @@ let rounds = count("LATENCY_ROUNDS", default: 5)
 let framesPerPath = (count("LATENCY_FRAMES", default: 3000) + 79) / 80 * 80  // whole contacts
 /// Frames one path sends before the next path's turn.
 let block = 10
-let period = UInt64(count("LATENCY_PERIOD_US", default: 2000)) * 1000  // 500 frames/s
+let period = UInt64(count("LATENCY_PERIOD_US", default: 2000)) * 1000  // default 500 frames/s
 /// Where callgrind writes its profiles, when the forwarders run under it.
 let callgrindDir = setting("LATENCY_CALLGRIND")
 let kioskdPath = setting("KIOSKD_BINARY") ?? ""
@@ -422,8 +422,8 @@ struct Path {
 struct Forwarder {
     var outputs: [String]
     var pid: pid_t?
-    /// Under callgrind (LATENCY_CALLGRIND): its instructions are counted.
-    var counted = false
+    /// Under callgrind (LATENCY_CALLGRIND): the label its profiles are named by.
+    var counted: String?
     var stop: () -> Void
 }
 
@@ -495,16 +495,17 @@ func callgrindControl(_ argument: String, _ pid: pid_t) {
     else { fail("callgrind_control \(argument) \(pid) failed") }
 }
 
-/// The instructions of callgrind's newest dump of `pid` (its `totals:` line).
-func dumpedInstructions(_ pid: pid_t) -> UInt64 {
+/// The instructions of callgrind's newest dump of `label`'s `pid` (its `totals:` line). The
+/// label matters: the guest's pids repeat from run to run, for other processes too.
+func dumpedInstructions(_ label: String, _ pid: pid_t) -> UInt64 {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: callgrindDir!)) ?? []
-    let dumps = files.filter { $0.contains(".\(pid).") }
+    let dumps = files.filter { $0.hasPrefix("\(label).\(pid).") }
         .compactMap { name in Int(name.split(separator: ".").last!).map { (n: $0, name: name) } }
     guard let newest = dumps.max(by: { $0.n < $1.n }),
         let text = try? String(contentsOfFile: callgrindDir! + "/" + newest.name, encoding: .utf8),
         let line = text.split(separator: "\n").first(where: { $0.hasPrefix("totals:") }),
         let total = line.split(separator: " ").dropFirst().first.flatMap({ UInt64($0) })
-    else { fail("no callgrind dump with totals for pid \(pid) in \(callgrindDir!)") }
+    else { fail("no callgrind dump with totals for \(label) (pid \(pid)) in \(callgrindDir!)") }
     return total
 }
 
@@ -542,9 +543,8 @@ func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throw
         running.append { kioskd.stop() }
         let clones = path.sourcePhys.map { node(withPhys: UInputClone.phys(forSource: $0)) }
         try kioskd.startSession()
-        forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid, counted: callgrindDir != nil) {
-            kioskd.stop()
-        }
+        let label = callgrindDir.map { _ in name.replacingOccurrences(of: " ", with: "-") }
+        forwarders[p] = Forwarder(outputs: clones, pid: kioskd.process.pid, counted: label) { kioskd.stop() }
     }
     for p in paths.indices where forwarders[p] == nil {
         let path = paths[p]
@@ -552,7 +552,7 @@ func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throw
         case .direct: forwarders[p] = Forwarder(outputs: path.sources.map { $0.devnode! }, pid: nil) {}
         case .cLoop:
             forwarders[p] = try startLoop(plainLoopPath, [], path: path, label: "c-loop")
-            forwarders[p]!.counted = callgrindDir != nil
+            forwarders[p]!.counted = callgrindDir.map { _ in "c-loop" }
         case .pythonLoop: forwarders[p] = try startLoop(python, [pythonLoopPath!], path: path)
         case .kioskd: break
         }
@@ -601,7 +601,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
     let reader = Reader(outputs: forwarders.map(\.outputs))
     reader.start()
     let frames = (0..<framesPerPath).map { Stream.frame($0) }
-    for f in forwarders where f.counted { callgrindControl("-z", f.pid!) }
+    for f in forwarders where f.counted != nil { callgrindControl("-z", f.pid!) }
     let cpuBefore = forwarders.map { $0.pid.map(cpuTime(of:)) }
     var due = now() + 50_000_000
     var wall = timespec()
@@ -627,9 +627,9 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
         f.pid.map { Double(cpuTime(of: $0) - before!) / Double(framesPerPath) / 1000 }
     }
     let instructions = forwarders.map { f -> Double? in
-        guard f.counted else { return nil }
+        guard let label = f.counted else { return nil }
         callgrindControl("-d", f.pid!)
-        return Double(dumpedInstructions(f.pid!)) / Double(framesPerPath)
+        return Double(dumpedInstructions(label, f.pid!)) / Double(framesPerPath)
     }
     return Run(
         names: names, order: order, startedAt: startedAt,
