@@ -35,18 +35,30 @@ extension InputBroker {
                 if result.exitRequested { exitRequested = true }
                 if let key = result.promptKey { promptKeys.append(key) }
             }
-            if batch.status == .dropped {
-                // The events end with SYN_DROPPED; libevdev consumed what followed it and read
-                // the device's state, which ends the dropped stretch in the filter.
-                filter.resync(device: id, to: node.evdev.state, into: &output)
-                logger.info(
-                    "The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
-            }
+            if batch.status == .dropped { resync(node, id) }
             flush()
-            if exitRequested { onExitRequested?() }
-            for key in promptKeys { onPromptKey?(key) }
+            if exitRequested || !promptKeys.isEmpty { handOver(exitRequested: exitRequested) }
             if batch.status == .drained { return }
         }
+    }
+
+    // The rare steps of a frame live in functions of their own (never inlined): inlined, the
+    // compiler hoisted their reads of the logger and of the callbacks to the top of
+    // readInput, each a run-time exclusivity check paid on every frame.
+
+    /// After a batch that ends with SYN_DROPPED: libevdev consumed what followed it and read the
+    /// device's state, which ends the dropped stretch in the filter.
+    @inline(never)
+    private func resync(_ node: Node, _ id: DeviceID) {
+        filter.resync(device: id, to: node.evdev.state, into: &output)
+        logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
+    }
+
+    /// The exit gesture and the prompt's keys, to whoever listens, once the batch's frames are out.
+    @inline(never)
+    private func handOver(exitRequested: Bool) {
+        if exitRequested { onExitRequested?() }
+        for key in promptKeys { onPromptKey?(key) }
     }
 
     /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
@@ -60,10 +72,7 @@ extension InputBroker {
             do {
                 try clone.write(frame: written)
             } catch {
-                if !node.writeFailed {  // once per node: the next frames would fail the same way
-                    node.writeFailed = true
-                    logger.error("Could not write to an input device's clone", metadata: node.metadata.adding(error))
-                }
+                writeFailed(node, error)
                 continue
             }
             // The echo is on the clone's fd by the time write(2) returns: one read here, and the
@@ -73,25 +82,42 @@ extension InputBroker {
         output.removeAll()
     }
 
+    /// Once per node: the next frames would fail the same way.
+    @inline(never)
+    private func writeFailed(_ node: Node, _ error: EvdevError) {
+        guard !node.writeFailed else { return }
+        node.writeFailed = true
+        logger.error("Could not write to an input device's clone", metadata: node.metadata.adding(error))
+    }
+
     /// What the kiosk wrote to a clone: LEDs go on to the physical node; the kernel's echo of
     /// what kioskd wrote itself (`MSC_SCAN` and the like) is dropped.
     func readFeedback(_ node: Node) {
         guard let clone = node.clone else { return }
         do {
             try clone.readFeedback { event in
-                guard event.type == EV.led else { return }
-                do {
-                    try node.evdev.setLED(event.code, on: event.value != 0)
-                } catch {
-                    logger.warning("Could not set an LED of an input device", metadata: node.metadata.adding(error))
-                }
+                if event.type == EV.led { setLED(node, event) }
             }
         } catch {
-            node.feedback?.cancel()
-            node.feedback = nil
-            logger.error(
-                "Could not read LED requests from an input device's clone; LEDs stay as they are",
-                metadata: node.metadata.adding(error))
+            feedbackFailed(node, error)
         }
+    }
+
+    @inline(never)
+    private func setLED(_ node: Node, _ event: InputEvent) {
+        do {
+            try node.evdev.setLED(event.code, on: event.value != 0)
+        } catch {
+            logger.warning("Could not set an LED of an input device", metadata: node.metadata.adding(error))
+        }
+    }
+
+    @inline(never)
+    private func feedbackFailed(_ node: Node, _ error: EvdevError) {
+        node.feedback?.cancel()
+        node.feedback = nil
+        logger.error(
+            "Could not read LED requests from an input device's clone; LEDs stay as they are",
+            metadata: node.metadata.adding(error))
     }
 }
