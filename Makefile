@@ -31,7 +31,7 @@ APT_PACKAGES += libinput-tools
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 
-.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus bench-latency bench-latency-count bench-hotplug bench-footprint clean
+.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint clean
 
 all: build
 
@@ -166,11 +166,14 @@ bench-bus: deps link-inputs
 # kioskd, which takes turns with kioskd run by run (LATENCY_ROUNDS runs each).
 PLAIN_LOOP = $(BENCH_BIN)/plain-loop
 PYTHON_LOOP ?= $(CURDIR)/Benchmarks/PlainLoop/plain-loop.py
-bench-latency: deps link-inputs
+# What both latency benches run: kioskd as packaged, the bench, the C loop.
+latency-bench-build: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product LatencyBench $(SWIFTFLAGS)
 	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
-	VM_UDEV=1 VM_CPUS="$${VM_CPUS:-1}" VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP PYTHON_LOOP LATENCY_ROUNDS LATENCY_FRAMES" \
+
+bench-latency: latency-bench-build
+	VM_UDEV=1 VM_CPUS="$${VM_CPUS:-1}" VM_ENV="KIOSKD_BINARY KIOSKD_BEFORE PLAIN_LOOP PYTHON_LOOP LATENCY_ROUNDS LATENCY_FRAMES LATENCY_PERIOD_US" \
 	  KIOSKD_BINARY="$(BENCH_BIN)/kioskd-multicall" PLAIN_LOOP="$(PLAIN_LOOP)" PYTHON_LOOP="$(PYTHON_LOOP)" \
 	  Tests/VM/run-in-vm "$(BENCH_BIN)/LatencyBench"
 
@@ -183,11 +186,8 @@ bench-latency: deps link-inputs
 # takes those sections from the packaged binary too): the symbol table stays, and with it every
 # function name.
 LATENCY_COUNT_DIR = $(CURDIR)/build/bench-latency-count
-bench-latency-count: deps link-inputs
+bench-latency-count: latency-bench-build
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) valgrind"
-	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
-	$(SWIFT) build $(BENCH_FLAGS) --product LatencyBench $(SWIFTFLAGS)
-	$(CC) -O2 -Wall -Wextra -o "$(PLAIN_LOOP)" Benchmarks/PlainLoop/plain-loop.c $$(pkg-config --cflags --libs libevdev)
 	rm -rf "$(LATENCY_COUNT_DIR)" && mkdir -p "$(LATENCY_COUNT_DIR)"
 	objcopy --strip-debug "$(BENCH_BIN)/kioskd-multicall" "$(LATENCY_COUNT_DIR)/kioskd-multicall"
 	if [ -n "$$KIOSKD_BEFORE" ]; then objcopy --strip-debug "$$KIOSKD_BEFORE" "$(LATENCY_COUNT_DIR)/kioskd-before"; fi
