@@ -13,6 +13,10 @@ extension InputBroker {
     /// and writing a frame at a time until the node is empty starved every other source of the
     /// loop (udev, the bus) while a device kept sending faster than kioskd forwarded, which a
     /// slow machine reaches (BrokerTests' udev change under a stream of taps, in the VM).
+    ///
+    /// It runs as a direct source of the loop (``EventLoop/addDirectIO(fd:_:)``): while sd-event
+    /// waits. Every step here that may reach sd-event or the bus — a node's end, the callbacks —
+    /// asks for sd-event's turn (``EventLoop/requestCycle()``); a plain frame does not.
     func readInput(_ node: Node) {
         guard let id = node.id else { return }
         while true {
@@ -20,6 +24,7 @@ extension InputBroker {
             do {
                 batch = try node.evdev.readBatch()
             } catch {
+                loop.requestCycle()
                 let syspath = node.device.syspath
                 if error.code == .noDevice {
                     perform(lifecycle.removed(syspath), .node, node.metadata)
@@ -50,6 +55,7 @@ extension InputBroker {
     /// device's state, which ends the dropped stretch in the filter.
     @inline(never)
     private func resync(_ node: Node, _ id: DeviceID) {
+        loop.requestCycle()
         filter.resync(device: id, to: node.evdev.state, into: &output)
         logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
     }
@@ -57,6 +63,7 @@ extension InputBroker {
     /// The exit gesture and the prompt's keys, to whoever listens, once the batch's frames are out.
     @inline(never)
     private func handOver(exitRequested: Bool) {
+        loop.requestCycle()  // the callbacks send on the bus and set timers
         if exitRequested { onExitRequested?() }
         for key in promptKeys { onPromptKey?(key) }
     }

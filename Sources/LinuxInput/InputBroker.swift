@@ -178,7 +178,8 @@ public final class InputBroker {
             "Input device allowed through the session's locks",
             metadata: [
                 "message.id": "\(deviceAllowedMessageID)",
-                "device.node": "\(node.device.devnode ?? node.device.syspath)", "device.name": "\(node.description.name)",
+                "device.node": "\(node.device.devnode ?? node.device.syspath)",
+                "device.name": "\(node.description.name)",
                 "device.role": "\(entry.role)", "device.passes": "\(passes)",
             ])
     }
@@ -442,8 +443,9 @@ public final class InputBroker {
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
         nodesByID[id.rawValue] = node
         do {
-            node.input = try loop.addIO(fd: node.evdev.fileDescriptor, events: .readable) {
-                [unowned self, unowned node] _ in
+            // A direct source: read from the loop's own epoll, without sd-event's work per
+            // wake-up (EventLoop.run; docs/benchmarks.md § Instructions per frame).
+            node.input = try loop.addDirectIO(fd: node.evdev.fileDescriptor) { [unowned self, unowned node] in
                 readInput(node)
             }
             node.feedback = try loop.addIO(fd: clone.fileDescriptor, events: .readable) {

@@ -17,7 +17,21 @@ enum CEvent {
 
     static func unref(_ e: OpaquePointer) { sd_event_unref(e) }
 
-    static func loop(_ e: OpaquePointer) throws(Errno) -> Int32 { try Errno.check(sd_event_loop(e)) }
+    // One iteration in its three steps (what `sd_event_run` does), so that the loop can wait on
+    // its own epoll in between (EventLoop.run).
+    static func prepare(_ e: OpaquePointer) throws(Errno) -> Int32 { try Errno.check(sd_event_prepare(e)) }
+    static func wait(_ e: OpaquePointer, usec: UInt64) throws(Errno) -> Int32 {
+        try Errno.check(sd_event_wait(e, usec))
+    }
+    static func dispatch(_ e: OpaquePointer) throws(Errno) -> Int32 { try Errno.check(sd_event_dispatch(e)) }
+    static func isFinished(_ e: OpaquePointer) -> Bool { sd_event_get_state(e) == Int32(SD_EVENT_FINISHED) }
+    static func exitCode(_ e: OpaquePointer) -> Int32 {
+        var code: Int32 = 0
+        _ = sd_event_get_exit_code(e, &code)
+        return code
+    }
+    /// The epoll fd behind every source of `e`: readable when one of them is.
+    static func fd(_ e: OpaquePointer) throws(Errno) -> Int32 { try Errno.check(sd_event_get_fd(e)) }
 
     static func exit(_ e: OpaquePointer, code: Int32) { _ = sd_event_exit(e, code) }
 
