@@ -182,7 +182,63 @@ let typingPolicy = FilterPolicy(
         AllowedDevice(role: "keypad", matcher: DeviceMatcher(name: "keypad"), passesKeys: true, passesPointer: false)
     ])
 
+// MARK: - Fixed counts
+
+/// The measured passes: every event through `process`, the output cleared at each frame's end
+/// as the broker does after its write. Out of line, so callgrind can count it alone.
+@inline(never)
+func countedPasses(
+    _ filter: InputFilter, _ streams: [(DeviceID, [InputEvent])], passes: Int, output: inout OutputBuffer
+) -> Int {
+    var forwarded = 0
+    for _ in 0..<passes {
+        for (device, events) in streams {
+            for event in events {
+                filter.process(event, device: device, into: &output)
+                if event.type == 0 && event.code == 0 {
+                    forwarded &+= output.events.count
+                    output.removeAll()
+                }
+            }
+        }
+    }
+    return forwarded
+}
+
+/// `typing`: the typing workload; `ten-finger`: the synthetic 10-finger screen under the left
+/// strip's regions; both one device each. Prints the events per pass (divide callgrind's count
+/// of `countedPasses` by events × passes).
+func runCounted(_ name: String, passes: Int) {
+    let (description, events, policy): (DeviceDescription, [InputEvent], FilterPolicy)
+    switch name {
+    case "typing":
+        let (d, e) = syntheticTyping(keys: 2_000)
+        (description, events, policy) = (d, e, typingPolicy)
+    case "ten-finger":
+        let (d, e) = syntheticTenFinger(seconds: 1)
+        (description, events, policy) = (d, e, leftStrip)
+    default:
+        print("unknown workload \(name): typing or ten-finger")
+        exit(2)
+    }
+    let filter = InputFilter(policy: policy)
+    let device = filter.addDevice(description)
+    var output = OutputBuffer(capacity: 4096)
+    let warm = countedPasses(filter, [(device, events)], passes: 1, output: &output)  // buffers grow
+    let forwarded = countedPasses(filter, [(device, events)], passes: passes, output: &output)
+    blackHole(warm)
+    print("\(name): \(events.count) events per pass, \(passes) passes, \(events.count * (passes + 1)) events in all (the first pass warms up), \(forwarded) forwarded")
+}
+
 // MARK: - Main
+
+// `InputFilterBench --count WORKLOAD PASSES`: a fixed amount of filter work and nothing else
+// measured, for an instruction count under callgrind (docs/benchmarks.md § Instructions per
+// frame): `valgrind --tool=callgrind --toggle-collect='*countedPasses*'` counts only the passes.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--count", let passes = Int(CommandLine.arguments[3]) {
+    runCounted(CommandLine.arguments[2], passes: passes)
+    exit(0)
+}
 
 let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskTracesTests/Fixtures"
 let traceNames = [
