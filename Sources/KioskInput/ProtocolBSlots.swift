@@ -47,7 +47,9 @@ struct ProtocolBSlots: TouchContacts {
 
     // MARK: - Frames
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
+    mutating func prepare(
+        _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState
+    ) {
         slotSelected = false
         var slot = inSlot
         var index = 0
