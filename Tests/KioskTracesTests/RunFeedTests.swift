@@ -80,7 +80,9 @@ import Testing
         if let first = byRun.indices.first(where: { $0 < byEvent.count && byRun[$0] != byEvent[$0] }) {
             let (a, b) = (byRun[first], byEvent[first])
             let frame = a.frames.indices.first { $0 >= b.frames.count || a.frames[$0] != b.frames[$0] }
-            let detail = frame.map { "frame \($0): \(a.frames[$0]) vs \($0 < b.frames.count ? "\(b.frames[$0])" : "none")" }
+            let detail = frame.map {
+                "frame \($0): \(a.frames[$0]) vs \($0 < b.frames.count ? "\(b.frames[$0])" : "none")"
+            }
             Issue.record("\(label): run \(first) differs\nin runs:  \(a)\nby event: \(b)\n\(detail ?? "")")
         }
         return byEvent
@@ -125,14 +127,15 @@ import Testing
         ]
     }
 
-    static let traces = Fixtures.touchTraces + [
-        "saitek-cyborg-rat5-mouse.motion-and-clicks.evemu", "cypress-trackpad.two-finger-tap.evemu",
-        "wacom-cintiq-13hd-pen.strokes.evemu",
-    ]
+    static let traces =
+        Fixtures.touchTraces + [
+            "saitek-cyborg-rat5-mouse.motion-and-clicks.evemu", "cypress-trackpad.two-finger-tap.evemu",
+            "wacom-cintiq-13hd-pen.strokes.evemu",
+        ]
 
     /// Sessions whose locks the recordings hit: regions over part of the screen (left strip,
-    /// top half), touch and pointer locked, all input held, the prompt open (its pad), the touch
-    /// exit gesture's corner.
+    /// top half, right half), touch and pointer locked, all input held, the prompt open (its
+    /// pad), the touch exit gesture's corner.
     static let policies: [(String, FilterPolicy)] = [
         ("no session", .passThrough),
         ("left strip", FilterPolicy(touch: .regions([.rect(x: 0, y: 0, width: 0.1, height: 1)]), pointer: .regions)),
@@ -142,7 +145,8 @@ import Testing
         ("hold all", FilterPolicy(holdAllInput: true)),
         ("prompt open", FilterPolicy(readsPasscode: true)),
         (
-            "touch gesture", FilterPolicy(touchExitGesture: TouchExitGesture(corner: .topLeft, taps: 2, within: 5_000_000))
+            "touch gesture",
+            FilterPolicy(touchExitGesture: TouchExitGesture(corner: .topLeft, taps: 2, within: 5_000_000))
         ),
     ]
 
@@ -210,7 +214,10 @@ import Testing
                 allowedCombos: [KeyCombo(ctrl: .left, key: 48)],
                 exitGesture: ExitGesture(key: 116, presses: 3, within: 2_000_000))
         ),
-        ("prompt open", FilterPolicy(exitGesture: ExitGesture(key: 116, presses: 3, within: 2_000_000), readsPasscode: true)),
+        (
+            "prompt open",
+            FilterPolicy(exitGesture: ExitGesture(key: 116, presses: 3, within: 2_000_000), readsPasscode: true)
+        ),
         ("hold all", FilterPolicy(holdAllInput: true)),
     ]
 
@@ -220,7 +227,8 @@ import Testing
         var sawExit = false, sawKey = false, sawSwallowed = false
         for (policyName, policy) in Self.keyPolicies {
             for (splitName, runs) in Self.splits(events, seed: 7) {
-                let outcomes = Self.expectSame([Self.keyboard], policy: policy, runs, "typing, \(policyName), \(splitName)")
+                let outcomes = Self.expectSame(
+                    [Self.keyboard], policy: policy, runs, "typing, \(policyName), \(splitName)")
                 sawExit = sawExit || outcomes.contains { $0.exitRequested }
                 sawKey = sawKey || outcomes.contains { !$0.promptKeys.isEmpty }
                 let forwarded = outcomes.flatMap(\.frames).flatMap(\.events).filter { $0.type == 1 }.count
@@ -240,7 +248,8 @@ import Testing
         for event in stream {
             events.append(event)
             if atFrameStart && !event.isSynReport && frame % every == every - 1 {
-                events.append(InputEvent(seconds: event.seconds, microseconds: event.microseconds, type: 0, code: 3, value: 0))
+                events.append(
+                    InputEvent(seconds: event.seconds, microseconds: event.microseconds, type: 0, code: 3, value: 0))
             }
             atFrameStart = event.isSynReport
             if event.isSynReport { frame += 1 }
@@ -300,10 +309,13 @@ import Testing
         let touch = try Fixtures.trace(Fixtures.touchTraces[2]).devices[0]
         let keys = Self.typing()
         for (policyName, policy) in [
-            ("regions and key locks", FilterPolicy(
-                lockedKeys: [102, 125], blockEscapeChords: true,
-                touch: .regions([.rect(x: 0, y: 0, width: 1, height: 0.5)]),
-                exitGesture: ExitGesture(key: 116, presses: 3, within: 2_000_000))),
+            (
+                "regions and key locks",
+                FilterPolicy(
+                    lockedKeys: [102, 125], blockEscapeChords: true,
+                    touch: .regions([.rect(x: 0, y: 0, width: 1, height: 0.5)]),
+                    exitGesture: ExitGesture(key: 116, presses: 3, within: 2_000_000))
+            ),
             ("prompt open", FilterPolicy(readsPasscode: true)),
         ] {
             var generator = Generator(state: 5)
