@@ -258,7 +258,7 @@ func runs(of events: [InputEvent], feed: String) -> [Range<Int>] {
 }
 
 /// `typing`: the typing workload; `ten-finger`: the synthetic 10-finger screen under the left
-/// strip's regions; both one device each. `feed`: `event` (one by one), `frame` or `run64`.
+/// strip's regions; or a recording's file name (under the left strip); one device each. `feed`: `event` (one by one), `frame` or `run64`.
 /// Prints the events per pass (divide callgrind's count of `countedPasses` by events × passes).
 func runCounted(_ name: String, passes: Int, feed: String) {
     let (description, events, policy): (DeviceDescription, [InputEvent], FilterPolicy)
@@ -270,8 +270,12 @@ func runCounted(_ name: String, passes: Int, feed: String) {
         let (d, e) = syntheticTenFinger(seconds: 1)
         (description, events, policy) = (d, e, leftStrip)
     default:
-        print("unknown workload \(name): typing or ten-finger")
-        exit(2)
+        // A recording of Tests/KioskTracesTests/Fixtures by its file name, under the left strip.
+        guard let text = readFile("Tests/KioskTracesTests/Fixtures/\(name)"), let trace = try? Trace.parse(text) else {
+            print("unknown workload \(name): typing, ten-finger or a fixture's file name (run from the package root)")
+            exit(2)
+        }
+        (description, events, policy) = (trace.devices[0].description, trace.devices[0].events, leftStrip)
     }
     guard ["event", "frame", "run64"].contains(feed) else {
         print("unknown feed \(feed): event, frame or run64")
