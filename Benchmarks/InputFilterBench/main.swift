@@ -2,9 +2,10 @@
 // `make bench-input` builds and runs it from the package root; it reads the real traces from
 // Tests/KioskTracesTests/Fixtures (or the directory given as the first argument).
 //
-// Throughput: events per second through `InputFilter.process` (output cleared after every
-// frame, as the broker does after its write), next to a plain copy loop over the same events
-// in the same run, and their ratio. Allocations: ordo-one/malloc-interposer counts every
+// Throughput: events per second through `InputFilter.process`, event by event and in runs of
+// a frame (output cleared after every frame, as the broker does after its write), next to a
+// plain copy loop over the same events in the same run, and their ratio. `--count`: a fixed
+// amount of work for callgrind (below). Allocations: ordo-one/malloc-interposer counts every
 // malloc-family call (LD_PRELOADed by the make target); the count is checked against a loop
 // that allocates a known number of arrays before anything is measured.
 
@@ -80,12 +81,31 @@ let leftStrip = FilterPolicy(
 
 struct Measurement { var eventsPerSecond: Double; var allocationsPerEvent: Double }
 
-func measureFilter(_ workload: Workload, minimumEvents: Int) -> Measurement {
+/// `inRuns`: each frame fed as one run (`process(_:device:into:promptKeys:)`, the broker's path
+/// when frames come one by one), the output cleared after each; otherwise event by event,
+/// cleared at each `SYN_REPORT`.
+func measureFilter(_ workload: Workload, minimumEvents: Int, inRuns: Bool) -> Measurement {
     let filter = InputFilter(policy: workload.policy)
     let device = filter.addDevice(workload.description)
     var output = OutputBuffer(capacity: 4096)
+    var promptKeys: [PromptKey] = []
+    promptKeys.reserveCapacity(64)
+    let frames = runs(of: workload.events, feed: "frame")
     var forwarded = 0
     func pass() {
+        if inRuns {
+            workload.events.withUnsafeBufferPointer { buffer in
+                for frame in frames {
+                    filter.process(
+                        UnsafeBufferPointer(rebasing: buffer[frame]), device: device, into: &output,
+                        promptKeys: &promptKeys)
+                    forwarded &+= output.events.count
+                    output.removeAll()
+                    promptKeys.removeAll(keepingCapacity: true)
+                }
+            }
+            return
+        }
         for event in workload.events {
             filter.process(event, device: device, into: &output)
             if event.type == 0 && event.code == 0 {
@@ -182,7 +202,112 @@ let typingPolicy = FilterPolicy(
         AllowedDevice(role: "keypad", matcher: DeviceMatcher(name: "keypad"), passesKeys: true, passesPointer: false)
     ])
 
+// MARK: - Fixed counts
+
+/// The measured passes: the events through the filter as `feed` says, the output cleared
+/// after each call that ends a frame (as the broker does after its write). Out of line, so
+/// callgrind can count it alone. `runs`: the events' split into the runs fed at once (`frame`,
+/// `run64`); empty for `event`, which feeds them one by one.
+@inline(never)
+func countedPasses(
+    _ filter: InputFilter, _ device: DeviceID, _ events: [InputEvent], runs: [Range<Int>], passes: Int,
+    output: inout OutputBuffer, promptKeys: inout [PromptKey]
+) -> Int {
+    var forwarded = 0
+    for _ in 0..<passes {
+        if runs.isEmpty {
+            for event in events {
+                filter.process(event, device: device, into: &output)
+                if event.type == 0 && event.code == 0 {
+                    forwarded &+= output.events.count
+                    output.removeAll()
+                }
+            }
+            continue
+        }
+        events.withUnsafeBufferPointer { buffer in
+            for run in runs {
+                filter.process(
+                    UnsafeBufferPointer(rebasing: buffer[run]), device: device, into: &output, promptKeys: &promptKeys)
+                forwarded &+= output.events.count
+                output.removeAll()
+                promptKeys.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+    return forwarded
+}
+
+/// The runs a stream is fed in: one per frame (a device read as frames come, what kioskd sees
+/// under a person's input), or reads of up to 64 events (`EvdevDevice.readCapacity`: a backlog).
+func runs(of events: [InputEvent], feed: String) -> [Range<Int>] {
+    var runs: [Range<Int>] = []
+    switch feed {
+    case "frame":
+        var start = 0
+        for (index, event) in events.enumerated() where event.type == 0 && event.code == 0 {
+            runs.append(start..<index + 1)
+            start = index + 1
+        }
+    case "run64":
+        for start in stride(from: 0, to: events.count, by: 64) { runs.append(start..<min(start + 64, events.count)) }
+    default:
+        break
+    }
+    return runs
+}
+
+/// `typing`: the typing workload; `ten-finger`: the synthetic 10-finger screen under the left
+/// strip's regions; or a recording's file name (under the left strip); one device each. `feed`: `event` (one by one), `frame` or `run64`.
+/// Prints the events per pass (divide callgrind's count of `countedPasses` by events × passes).
+func runCounted(_ name: String, passes: Int, feed: String) {
+    let (description, events, policy): (DeviceDescription, [InputEvent], FilterPolicy)
+    switch name {
+    case "typing":
+        let (d, e) = syntheticTyping(keys: 2_000)
+        (description, events, policy) = (d, e, typingPolicy)
+    case "ten-finger":
+        let (d, e) = syntheticTenFinger(seconds: 1)
+        (description, events, policy) = (d, e, leftStrip)
+    default:
+        // A recording of Tests/KioskTracesTests/Fixtures by its file name, under the left strip.
+        guard let text = readFile("Tests/KioskTracesTests/Fixtures/\(name)"), let trace = try? Trace.parse(text) else {
+            print("unknown workload \(name): typing, ten-finger or a fixture's file name (run from the package root)")
+            exit(2)
+        }
+        (description, events, policy) = (trace.devices[0].description, trace.devices[0].events, leftStrip)
+    }
+    guard ["event", "frame", "run64"].contains(feed) else {
+        print("unknown feed \(feed): event, frame or run64")
+        exit(2)
+    }
+    let filter = InputFilter(policy: policy)
+    let device = filter.addDevice(description)
+    var output = OutputBuffer(capacity: 4096)
+    var promptKeys: [PromptKey] = []
+    promptKeys.reserveCapacity(64)
+    let split = runs(of: events, feed: feed)
+    // The first pass warms up: buffers grow to their steady-state capacity.
+    let warm = countedPasses(filter, device, events, runs: split, passes: 1, output: &output, promptKeys: &promptKeys)
+    let forwarded = countedPasses(
+        filter, device, events, runs: split, passes: passes, output: &output, promptKeys: &promptKeys)
+    blackHole(warm)
+    print(
+        "\(name), fed by \(feed): \(events.count) events per pass, \(passes) passes (after one to warm up),"
+            + " \(forwarded) forwarded")
+}
+
 // MARK: - Main
+
+// `InputFilterBench --count WORKLOAD PASSES [FEED]`: a fixed amount of filter work and nothing else
+// measured, for an instruction count under callgrind (docs/benchmarks.md § Instructions per
+// frame): `valgrind --tool=callgrind --toggle-collect='*countedPasses*'` counts only the passes.
+if (4...5).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--count",
+    let passes = Int(CommandLine.arguments[3])
+{
+    runCounted(CommandLine.arguments[2], passes: passes, feed: CommandLine.arguments.dropFirst(4).first ?? "event")
+    exit(0)
+}
 
 let fixtureDirectory = CommandLine.arguments.dropFirst().first ?? "Tests/KioskTracesTests/Fixtures"
 let traceNames = [
@@ -269,16 +394,19 @@ workloads.append(
 let minimumEvents = 4_000_000
 print("")
 print(
-    pad("workload", 62) + pad("events", 8) + pad("filter ev/s", 14) + pad("copy ev/s", 14) + pad("ratio", 8)
-        + "allocs/event")
+    pad("workload", 62) + pad("events", 8) + pad("filter ev/s", 14) + pad("in runs ev/s", 14) + pad("copy ev/s", 14)
+        + pad("ratio", 8) + "allocs/event")
 for workload in workloads {
-    let filter = measureFilter(workload, minimumEvents: minimumEvents)
+    let filter = measureFilter(workload, minimumEvents: minimumEvents, inRuns: false)
+    let inRuns = measureFilter(workload, minimumEvents: minimumEvents, inRuns: true)
     let copy = measureCopy(workload, minimumEvents: minimumEvents)
     let ratio = Double(Int(copy / filter.eventsPerSecond * 100)) / 100
     print(
         pad(workload.name, 62) + pad("\(workload.events.count)", 8) + pad(format(filter.eventsPerSecond), 14)
-            + pad(format(copy), 14) + pad("\(ratio)x", 8) + "\(filter.allocationsPerEvent)")
+            + pad(format(inRuns.eventsPerSecond), 14) + pad(format(copy), 14) + pad("\(ratio)x", 8)
+            + "\(max(filter.allocationsPerEvent, inRuns.allocationsPerEvent))")
 }
 print("")
-print("ratio = copy loop throughput / filter throughput (how many times slower than a bare copy).")
+print("filter: event by event (process(_:device:into:)); in runs: a frame a run (process(_:device:into:promptKeys:),")
+print("the broker's path); ratio = copy loop throughput / filter throughput, event by event.")
 print("targets: filter >= 10 M events/s, 0 allocations per event in steady state.")

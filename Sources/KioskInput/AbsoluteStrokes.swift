@@ -63,7 +63,9 @@ struct AbsoluteStrokes: TouchContacts {
         return source[Int(ABS.pressure)] > pressureMinimum
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
+    mutating func prepare(
+        _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState
+    ) {
         rule = gate.contacts
         holding = shared.holdsAll
         var wheel = false

@@ -88,8 +88,7 @@ struct DeviceFilter {
                     return false
                 }
                 frame.append(event)
-                processFrame(frame, synthetic: false, shared: &shared, into: &output)
-                frame.removeAll(keepingCapacity: true)
+                processBufferedFrame(shared: &shared, into: &output)
                 return false
             }
         }
@@ -97,12 +96,76 @@ struct DeviceFilter {
         return false
     }
 
+    /// Feeds a run of this device's events, as one read returns them: whole frames, and at
+    /// either end perhaps part of one. Decides exactly as `process(_:shared:into:)` would, event
+    /// by event, but a frame wholly inside the run is filtered where it lies instead of being
+    /// copied into `frame` first; a frame the run's end cuts waits there for the rest. Each
+    /// frame's prompt key, if any, is appended to `promptKeys` (the last of the frame, as the
+    /// event path's `FilterResult` has it). Returns whether the run held a `SYN_DROPPED`.
+    @inline(__always)
+    mutating func process(
+        run events: UnsafeBufferPointer<InputEvent>, shared: inout SharedState, into output: inout OutputBuffer,
+        promptKeys: inout [PromptKey]
+    ) -> Bool {
+        let count = events.count
+        guard count > 0 else { return false }
+        lastEvent = events[count - 1]
+        var resync = false
+        var start = 0  // the first event of the frame being read
+        var index = 0
+        while index < count {
+            let event = events[index]
+            index += 1
+            guard event.type == EV.syn else { continue }
+            if event.code == SYN.report {
+                if dropping {
+                    dropping = false
+                    frame.removeAll(keepingCapacity: true)
+                } else {
+                    shared.promptKey = nil
+                    if frame.isEmpty {
+                        processFrame(
+                            UnsafeBufferPointer(rebasing: events[start..<index]), synthetic: false, shared: &shared,
+                            into: &output)
+                    } else {
+                        frame.append(contentsOf: events[start..<index])
+                        processBufferedFrame(shared: &shared, into: &output)
+                    }
+                    if let key = shared.promptKey { promptKeys.append(key) }
+                }
+                start = index
+            } else if event.code == SYN.dropped {
+                frame.removeAll(keepingCapacity: true)
+                dropping = true
+                resync = true
+                start = index
+            }
+        }
+        if start < count && !dropping { frame.append(contentsOf: events[start..<count]) }
+        return resync
+    }
+
+    /// Filters the frame gathered in `frame` (its last event the `SYN_REPORT`) and empties it.
+    /// Out of line: a frame split across reads is the rare case.
+    @inline(never)
+    private mutating func processBufferedFrame(shared: inout SharedState, into output: inout OutputBuffer) {
+        // Moved out while it is read, so that `frame` stays uniquely referenced and emptying it
+        // keeps its storage.
+        var events: [InputEvent] = []
+        swap(&events, &frame)
+        events.withUnsafeBufferPointer { processFrame($0, synthetic: false, shared: &shared, into: &output) }
+        events.removeAll(keepingCapacity: true)
+        swap(&events, &frame)
+    }
+
     // MARK: - Frames
 
     /// Dispatches on the touch protocol once per frame, to the frame loop specialized for its
-    /// part (the part is passed in place, next to the key ledger).
+    /// part (the part is passed in place, next to the key ledger). `events` is one whole frame,
+    /// its last event the `SYN_REPORT`.
     private mutating func processFrame(
-        _ events: [InputEvent], synthetic: Bool, shared: inout SharedState, into output: inout OutputBuffer
+        _ events: UnsafeBufferPointer<InputEvent>, synthetic: Bool, shared: inout SharedState,
+        into output: inout OutputBuffer
     ) {
         switch kind {
         case .multitouchB:
@@ -130,8 +193,8 @@ struct DeviceFilter {
     }
 
     private static func filterFrame<Touch: TouchContacts>(
-        _ events: [InputEvent], device id: DeviceID, synthetic: Bool, gate: DeviceGate, keys: inout KeyLedger,
-        touch: inout Touch, shared: inout SharedState, into output: inout OutputBuffer
+        _ events: UnsafeBufferPointer<InputEvent>, device id: DeviceID, synthetic: Bool, gate: DeviceGate,
+        keys: inout KeyLedger, touch: inout Touch, shared: inout SharedState, into output: inout OutputBuffer
     ) {
         let start = output.events.count
         let end = events.count - 1  // the SYN_REPORT
@@ -247,13 +310,21 @@ struct DeviceFilter {
         }
         let starts = slotsB?.appendChanges(to: state, time: time, into: &syntheticFrame) ?? []
         syntheticFrame.append(time.with(type: EV.syn, code: SYN.report, value: 0))
-        processFrame(syntheticFrame, synthetic: true, shared: &shared, into: &output)
+        processSyntheticFrame(shared: &shared, into: &output)
 
         guard !starts.isEmpty else { return }
         syntheticFrame.removeAll(keepingCapacity: true)
         ProtocolBSlots.appendStarts(starts, currentSlot: state.currentSlot, time: time, into: &syntheticFrame)
         syntheticFrame.append(time.with(type: EV.syn, code: SYN.report, value: 0))
-        processFrame(syntheticFrame, synthetic: true, shared: &shared, into: &output)
+        processSyntheticFrame(shared: &shared, into: &output)
+    }
+
+    /// Filters the frame built in `syntheticFrame` (as `processBufferedFrame` does `frame`).
+    private mutating func processSyntheticFrame(shared: inout SharedState, into output: inout OutputBuffer) {
+        var events: [InputEvent] = []
+        swap(&events, &syntheticFrame)
+        events.withUnsafeBufferPointer { processFrame($0, synthetic: true, shared: &shared, into: &output) }
+        swap(&events, &syntheticFrame)
     }
 }
 

@@ -64,6 +64,21 @@ public final class InputFilter {
         perEvent.process(event, device: device, into: &output)
     }
 
+    /// Feeds a run of events from one device, as one read of its node returns them: whole
+    /// frames, and at either end perhaps part of one (the rest of a frame cut by the run's end
+    /// comes with the next run). Decides exactly as feeding them one by one to
+    /// ``process(_:device:into:)`` would, and appends the same frames to `output`; but a frame
+    /// wholly inside the run is judged where it lies, not copied first. The prompt keys pressed
+    /// go to `promptKeys`, in order: one per frame at most (a frame's last), as
+    /// ``FilterResult/promptKey`` reports them.
+    @discardableResult
+    public func process(
+        _ events: UnsafeBufferPointer<InputEvent>, device: DeviceID, into output: inout OutputBuffer,
+        promptKeys: inout [PromptKey]
+    ) -> RunResult {
+        perEvent.process(run: events, device: device, into: &output, promptKeys: &promptKeys)
+    }
+
     /// Changes the policy. Keys forwarded as pressed that the new policy locks are released at
     /// once, and when touch is turned off (or all input held) forwarded contacts are ended;
     /// those frames go to `output`. Contacts keep the decision they got at touch-down otherwise.
@@ -100,6 +115,20 @@ struct PerEventState {
         shared.promptKey = nil
         let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
         return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey)
+    }
+
+    @inline(__always)
+    mutating func process(
+        run events: UnsafeBufferPointer<InputEvent>, device: DeviceID, into output: inout OutputBuffer,
+        promptKeys: inout [PromptKey]
+    ) -> RunResult {
+        guard device.rawValue >= 0, device.rawValue < devices.count, devices[device.rawValue] != nil else {
+            return RunResult()
+        }
+        shared.exitRequested = false
+        let resync = devices[device.rawValue]!.process(
+            run: events, shared: &shared, into: &output, promptKeys: &promptKeys)
+        return RunResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
     }
 
     mutating func applyPolicyChange(into output: inout OutputBuffer) {

@@ -60,3 +60,15 @@ public struct FilterResult: Sendable, Equatable {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
     }
 }
+
+/// What the caller must act on after a run of events (``InputFilter/process(_:device:into:promptKeys:)``).
+public struct RunResult: Sendable, Equatable {
+    /// The exit gesture completed in the run: raise `ExitRequested`.
+    public var exitRequested = false
+    /// The run held a `SYN_DROPPED`: read the device's state and call
+    /// `InputFilter.resync(device:to:into:)`, as after ``FilterResult/resyncNeeded``.
+    public var resyncNeeded = false
+    public init(exitRequested: Bool = false, resyncNeeded: Bool = false) {
+        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded
+    }
+}

@@ -26,7 +26,9 @@ struct ProtocolAContacts: TouchContacts {
         previous.reserveCapacity(32)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
+    mutating func prepare(
+        _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState
+    ) {
         group = 0
         contacts.removeAll(keepingCapacity: true)
         var current = Contact()

@@ -16,7 +16,9 @@ struct SingleTouchContact: TouchContacts {
         locator = TouchLocator(description: description, x: ABS.x, y: ABS.y)
     }
 
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {
+    mutating func prepare(
+        _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState
+    ) {
         downInFrame = false
         upInFrame = false
         var index = 0

@@ -11,7 +11,8 @@ protocol TouchContacts {
     /// Reads the frame (`events[..<end]`, before its `SYN_REPORT`) before it is filtered:
     /// records positions and decides the contacts that start in it, with its final position,
     /// by the gate's contact rule.
-    mutating func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState)
+    mutating func prepare(
+        _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState)
 
     /// Filters one event of the frame that is not a key of the ledger nor `MSC_SCAN`. Returns
     /// whether it was touch's to decide; otherwise the device filter forwards it (unless all
@@ -37,7 +38,7 @@ extension TouchContacts {
 struct NoTouch: TouchContacts {
     @inline(__always)
     static func ownsKey(_ code: UInt16) -> Bool { false }
-    func prepare(_ events: [InputEvent], end: Int, gate: DeviceGate, shared: inout SharedState) {}
+    func prepare(_ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState) {}
     @inline(__always)
     func route(_ event: InputEvent, holding: Bool, into output: inout OutputBuffer) -> Bool { false }
     func finish(time: InputEvent, into output: inout OutputBuffer) {}

@@ -35,10 +35,8 @@ extension InputBroker {
             }
             var exitRequested = false
             promptKeys.removeAll(keepingCapacity: true)
-            for event in batch.events {
-                let result = filter.process(InputEvent(event), device: id, into: &output)
-                if result.exitRequested { exitRequested = true }
-                if let key = result.promptKey { promptKeys.append(key) }
+            if filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys).exitRequested {
+                exitRequested = true
             }
             if batch.status == .dropped { resync(node, id) }
             flush()

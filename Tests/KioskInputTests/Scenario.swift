@@ -39,8 +39,11 @@ struct Scenario: CustomStringConvertible {
         let description: String
     }
 
-    /// Runs the scenario; returns (actual output lines, expected output lines).
-    func run() throws -> (actual: [String], expected: [String]) {
+    /// Runs the scenario; returns (actual output lines, expected output lines). Events go to
+    /// the filter one by one (`InputFilter.process(_:device:into:)`), or with `cut`, each input
+    /// line's as two runs (`InputFilter.process(_:device:into:promptKeys:)`, as the broker reads
+    /// them): its first `cut` events, then the rest, so that a frame is cut between two reads.
+    func run(cut runCut: Int? = nil) throws -> (actual: [String], expected: [String]) {
         var section = 0
         var names: [String] = []
         var descriptions: [String: DeviceDescription] = [:]
@@ -113,10 +116,16 @@ struct Scenario: CustomStringConvertible {
                     throw Failure(description: "line \(number): unknown device")
                 }
                 if words[0] == "drop" {
-                    let result = filter.process(
-                        InputEvent(seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0),
-                        device: id, into: &output)
-                    guard result.resyncNeeded else {
+                    let dropped = InputEvent(
+                        seconds: time.seconds, microseconds: time.micro, type: 0, code: 3, value: 0)
+                    var unused: [PromptKey] = []
+                    let resyncNeeded =
+                        runCut == nil
+                        ? filter.process(dropped, device: id, into: &output).resyncNeeded
+                        : [dropped].withUnsafeBufferPointer {
+                            filter.process($0, device: id, into: &output, promptKeys: &unused).resyncNeeded
+                        }
+                    guard resyncNeeded else {
                         throw Failure(description: "line \(number): SYN_DROPPED not flagged")
                     }
                 }
@@ -147,16 +156,28 @@ struct Scenario: CustomStringConvertible {
             }
             var exit = false
             var flagged = false
-            var promptKeys: [String] = []
-            for event in events {
-                let result = filter.process(event, device: id, into: &output)
-                if result.exitRequested { exit = true }
-                if result.resyncNeeded { flagged = true }
-                if let key = result.promptKey {
-                    switch key {
-                    case .digit(let digit): promptKeys.append("prompt-key digit \(digit)")
-                    default: promptKeys.append("prompt-key \(key)")
+            var keys: [PromptKey] = []
+            if let runCut {
+                let first = min(runCut, events.count)
+                for run in [events[..<first], events[first...]] where !run.isEmpty {
+                    let result = run.withUnsafeBufferPointer {
+                        filter.process($0, device: id, into: &output, promptKeys: &keys)
                     }
+                    if result.exitRequested { exit = true }
+                    if result.resyncNeeded { flagged = true }
+                }
+            } else {
+                for event in events {
+                    let result = filter.process(event, device: id, into: &output)
+                    if result.exitRequested { exit = true }
+                    if result.resyncNeeded { flagged = true }
+                    if let key = result.promptKey { keys.append(key) }
+                }
+            }
+            let promptKeys = keys.map { key in
+                switch key {
+                case .digit(let digit): "prompt-key digit \(digit)"
+                default: "prompt-key \(key)"
                 }
             }
             if cut && !flagged { throw Failure(description: "line \(number): SYN_DROPPED not flagged") }
