@@ -26,6 +26,17 @@ public struct OutputBuffer: Sendable {
 
     public func events(of frame: Frame) -> ArraySlice<InputEvent> { events[frame.range] }
 
+    /// The frames and the events they index, lent without a copy or a reference count per
+    /// frame (the broker's flush: `UnsafeBufferPointer(rebasing: events[frame.range])`).
+    @inline(__always)
+    public func withFrames<R, E: Error>(
+        _ body: (UnsafeBufferPointer<Frame>, UnsafeBufferPointer<InputEvent>) throws(E) -> R
+    ) throws(E) -> R {
+        try frames.withUnsafeBufferPointer { (frames) throws(E) in
+            try events.withUnsafeBufferPointer { (events) throws(E) in try body(frames, events) }
+        }
+    }
+
     public mutating func removeAll() {
         events.removeAll(keepingCapacity: true)
         frames.removeAll(keepingCapacity: true)

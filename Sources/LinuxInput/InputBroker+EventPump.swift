@@ -34,7 +34,7 @@ extension InputBroker {
                 return
             }
             var exitRequested = false
-            promptKeys.removeAll(keepingCapacity: true)
+            if !promptKeys.isEmpty { promptKeys.removeAll(keepingCapacity: true) }
             if filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys).exitRequested {
                 exitRequested = true
             }
@@ -69,20 +69,22 @@ extension InputBroker {
     /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
     /// once what the kernel echoed of it (``UInputClone/echoes(_:)``).
     func flush() {
-        for frame in output.frames {
-            guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
-                let clone = node.clone
-            else { continue }
-            let written = output.events(of: frame)
-            do {
-                try clone.write(frame: written)
-            } catch {
-                writeFailed(node, error)
-                continue
+        output.withFrames { frames, events in
+            for frame in frames {
+                guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
+                    let clone = node.clone
+                else { continue }
+                let written = UnsafeBufferPointer(rebasing: events[frame.range])
+                do throws(EvdevError) {
+                    try clone.write(frame: written)
+                } catch {
+                    writeFailed(node, error)
+                    continue
+                }
+                // The echo is on the clone's fd by the time write(2) returns: one read here, and
+                // the next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
+                if written.contains(where: UInputClone.echoes) { readFeedback(node) }
             }
-            // The echo is on the clone's fd by the time write(2) returns: one read here, and the
-            // next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
-            if written.contains(where: UInputClone.echoes) { readFeedback(node) }
         }
         output.removeAll()
     }

@@ -162,6 +162,26 @@ public final class UInputClone {
     /// The corresponding C call is `write(2)` on the uinput fd
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
     public func write(frame: some Collection<InputEvent>) throws(EvdevError) {
+        if let events = frame as? UnsafeBufferPointer<InputEvent> { return try write(frame: events) }
+        try copyAndWrite(frame: frame)
+    }
+
+    /// ``write(frame:)`` for the broker's frames (``OutputBuffer/withFrames(_:)``): where
+    /// `input_event` has `InputEvent`'s layout and the frame ends with its `SYN_REPORT`, as
+    /// every frame of the filter does, the events are written where they lie, without a copy.
+    public func write(frame: UnsafeBufferPointer<InputEvent>) throws(EvdevError) {
+        guard InputEvent.hasKernelLayout, fileDescriptor >= 0, let last = frame.last, last.type == EV.syn,
+            last.code == SYN.report
+        else { return try copyAndWrite(frame: frame) }
+        do {
+            try frame.withMemoryRebound(to: input_event.self) { (events) throws(Errno) in try Libevdev.write(fd, events)
+            }
+        } catch {
+            throw EvdevError(error, path: devnode ?? uinputPath, operation: "write")
+        }
+    }
+
+    private func copyAndWrite(frame: some Collection<InputEvent>) throws(EvdevError) {
         guard fileDescriptor >= 0 else {
             throw EvdevError(Errno(rawValue: ENODEV), path: uinputPath, operation: "write")
         }
