@@ -28,13 +28,11 @@ public struct OutputBuffer: Sendable {
 
     /// The frames and the events they index, lent without a copy or a reference count per
     /// frame (the broker's flush: `UnsafeBufferPointer(rebasing: events[frame.range])`).
-    @inline(__always)
-    public func withFrames<R, E: Error>(
-        _ body: (UnsafeBufferPointer<Frame>, UnsafeBufferPointer<InputEvent>) throws(E) -> R
-    ) throws(E) -> R {
-        try frames.withUnsafeBufferPointer { (frames) throws(E) in
-            try events.withUnsafeBufferPointer { (events) throws(E) in try body(frames, events) }
-        }
+    /// Inlinable, so that it is specialized where it is called: a generic call across modules
+    /// cost more than the slices it saves.
+    @inlinable
+    public func withFrames(_ body: (UnsafeBufferPointer<Frame>, UnsafeBufferPointer<InputEvent>) -> Void) {
+        frames.withUnsafeBufferPointer { frames in events.withUnsafeBufferPointer { events in body(frames, events) } }
     }
 
     public mutating func removeAll() {
