@@ -386,12 +386,26 @@ func quiesceUdev() {
     print("  (udev's workers were still there after 15 s)")
 }
 
-/// On-CPU time of every thread of `pid`, ns (the first field of /proc/PID/task/TID/schedstat).
-func cpuTime(of pid: pid_t) -> UInt64 {
+/// On-CPU time of each thread of `pid`, ns, by thread id (the first field of
+/// /proc/PID/task/TID/schedstat).
+func cpuTimes(of pid: pid_t) -> [String: UInt64] {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    return tasks.reduce(0) { sum, tid in
+    var times: [String: UInt64] = [:]
+    for tid in tasks {
         let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/schedstat", encoding: .utf8)) ?? ""
-        return sum + (UInt64(text.split(separator: " ").first ?? "") ?? 0)
+        times[tid] = UInt64(text.split(separator: " ").first ?? "") ?? 0
+    }
+    return times
+}
+
+/// The on-CPU time `pid`'s threads spent since `before`, ns: each thread alive now, less what
+/// it had then (a thread started since counts whole). A thread that ended in between is not
+/// counted (its time is gone from /proc): a sum over whatever threads there are would then go
+/// backwards, which trapped the bench (an unsigned subtraction) under `make text-order`.
+func cpuTime(of pid: pid_t, since before: [String: UInt64]) -> UInt64 {
+    cpuTimes(of: pid).reduce(0) { sum, entry in
+        let start = before[entry.key] ?? 0
+        return sum + (entry.value > start ? entry.value - start : 0)
     }
 }
 
@@ -485,7 +499,10 @@ final class Kioskd {
 /// `label.PID`, the dumps `label.PID.N`).
 func counted(_ executable: String, _ arguments: [String], label: String) -> (String, [String]) {
     guard let callgrindDir else { return (executable, arguments) }
-    return ("/usr/bin/valgrind", ["--tool=callgrind", "--callgrind-out-file=\(callgrindDir)/\(label).%p", executable] + arguments)
+    return (
+        "/usr/bin/valgrind",
+        ["--tool=callgrind", "--callgrind-out-file=\(callgrindDir)/\(label).%p", executable] + arguments
+    )
 }
 
 /// Runs `callgrind_control ARGUMENT PID`: `-z` zeroes the counters, `-d` dumps them.
@@ -564,7 +581,9 @@ func startForwarders(_ paths: [Path], kioskd binary: String, name: String) throw
         for output in forwarder!.outputs {
             let fd = open(output, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0, ioctl(fd, UInt(0x4004_4590), 1) == 0 else {  // EVIOCGRAB
-                fail("\(paths[p].kind == .kioskd ? name : paths[p].name)'s output \(output) is held by another process: \(String(cString: strerror(errno)))")
+                fail(
+                    "\(paths[p].kind == .kioskd ? name : paths[p].name)'s output \(output) is held by another process: \(String(cString: strerror(errno)))"
+                )
             }
             _ = ioctl(fd, UInt(0x4004_4590), 0)
             close(fd)
@@ -602,7 +621,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
     reader.start()
     let frames = (0..<framesPerPath).map { Stream.frame($0) }
     for f in forwarders where f.counted != nil { callgrindControl("-z", f.pid!) }
-    let cpuBefore = forwarders.map { $0.pid.map(cpuTime(of:)) }
+    let cpuBefore = forwarders.map { $0.pid.map(cpuTimes(of:)) }
     var due = now() + 50_000_000
     var wall = timespec()
     clock_gettime(CLOCK_REALTIME, &wall)
@@ -624,7 +643,7 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
     }
     let results = reader.finish(timeout: 2_000_000_000)
     let cpu = zip(forwarders, cpuBefore).map { f, before in
-        f.pid.map { Double(cpuTime(of: $0) - before!) / Double(framesPerPath) / 1000 }
+        f.pid.map { Double(cpuTime(of: $0, since: before!)) / Double(framesPerPath) / 1000 }
     }
     let instructions = forwarders.map { f -> Double? in
         guard let label = f.counted else { return nil }
@@ -636,7 +655,8 @@ func feed(_ paths: [Path], _ forwarders: [Forwarder], order: [Int], names: [Stri
         paths: paths.indices.map {
             PathRun(
                 latencies: results[$0].latencies, frames: results[$0].frames, cpuPerFrame: cpu[$0],
-                instructionsPerFrame: instructions[$0], missing: results[$0].missing, mismatched: results[$0].mismatched)
+                instructionsPerFrame: instructions[$0], missing: results[$0].missing, mismatched: results[$0].mismatched
+            )
         })
 }
 
@@ -748,7 +768,9 @@ print("bench-latency: kernel \(kernel), \(cpus) CPU(s); \(totalRuns) runs, every
 print(
     "  each path \(framesPerPath) frames a run (\(eventsPerPath) events with their SYN_REPORTs), first \(Stream.warmUp) not counted;"
 )
-print("  one frame every \(Double(period) / 1e6) ms, the \(paths.count) paths taking turns every \(block) frames, the order rotating each run")
+print(
+    "  one frame every \(Double(period) / 1e6) ms, the \(paths.count) paths taking turns every \(block) frames, the order rotating each run"
+)
 print("  direct: the reader reads the source node itself (no forwarder)")
 print("  C loop: \(plainLoopPath)")
 print("  Python loop: " + (pythonSkipped.map { "not run: \($0)" } ?? "\(python) \(pythonLoopPath!)"))
@@ -815,7 +837,8 @@ func pooled(_ label: String, of runs: [Run], pathCount: Int) -> (row: Row, runs:
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
     let perRun = chosen.map { run in
-        rows(run.paths.map { Figures($0.latencies)! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop)[slot]
+        rows(run.paths.map { Figures($0.latencies)! }, cpu: run.paths.map(\.cpuPerFrame), direct: direct, cLoop: cLoop)[
+            slot]
     }
     return (rows(figures, cpu: cpu, direct: direct, cLoop: cLoop)[slot], perRun)
 }
@@ -845,7 +868,8 @@ for (label, (row, runsOf)) in zip(labels, pooledRows) {
     guard let r = row.ratios else { continue }
     let ratios = runsOf.compactMap(\.ratios)
     var line = "  " + pad(label, width)
-    line += "p50 \(times(r.p50)) (\(spread(ratios.map(\.p50), times)))  p99 \(times(r.p99)) (\(spread(ratios.map(\.p99), times)))"
+    line +=
+        "p50 \(times(r.p50)) (\(spread(ratios.map(\.p50), times)))  p99 \(times(r.p99)) (\(spread(ratios.map(\.p99), times)))"
     line += "  added p50 \(times(r.addedP50)) (\(spread(ratios.map(\.addedP50), times)))"
     line += "  added p99 \(times(r.addedP99)) (\(spread(ratios.map(\.addedP99), times)))"
     if let cpu = r.cpu { line += "  CPU \(times(cpu)) (\(spread(ratios.compactMap(\.cpu), times)))" }
@@ -859,7 +883,9 @@ for (label, (row, _)) in zip(labels, pooledRows) where kioskds.contains(where: {
             + "added p50 ≤ 1.5×: \(verdict(r.addedP50 <= 1.5)); p99 ≤ 1.2×: \(verdict(r.p99 <= 1.2))")
 }
 if let callgrindDir {
-    print("instructions per frame in user space (callgrind, profiles in \(callgrindDir)), mean of the runs (lowest–highest):")
+    print(
+        "instructions per frame in user space (callgrind, profiles in \(callgrindDir)), mean of the runs (lowest–highest):"
+    )
     let cLoopCounts = runs.compactMap { $0.paths[cLoop].instructionsPerFrame }
     let mean = { (values: [Double]) in values.reduce(0, +) / Double(max(1, values.count)) }
     let count = { (v: Double) in String(format: "%.0f", v) }
