@@ -25,7 +25,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private let jobs = Mutex<[Job]>([])
     private let thread = Atomic<UInt>(0)  // pthread_t of the running loop, 0 when not running
 
-    // Direct sources (EventLoop+Direct below). All of it is the loop thread's alone and read on
+    // Direct sources (the extension at the end of this file). All of it is the loop thread's alone, read on
     // every wake-up, so Swift's run-time exclusivity check (a class's stored properties) is left
     // out for it: nothing here is lent `inout` across a handler.
     /// The loop's own epoll: sd-event's fd and every direct source's. -1 until the first one.
