@@ -161,10 +161,7 @@ public final class UInputClone {
     ///
     /// The corresponding C call is `write(2)` on the uinput fd
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
-    public func write(frame: some Collection<InputEvent>) throws(EvdevError) {
-        if let events = frame as? UnsafeBufferPointer<InputEvent> { return try write(frame: events) }
-        try copyAndWrite(frame: frame)
-    }
+    public func write(frame: some Collection<InputEvent>) throws(EvdevError) { try copyAndWrite(frame: frame) }
 
     /// ``write(frame:)`` for the broker's frames (``OutputBuffer/withFrames(_:)``): where
     /// `input_event` has `InputEvent`'s layout and the frame ends with its `SYN_REPORT`, as

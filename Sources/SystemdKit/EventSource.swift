@@ -43,15 +43,19 @@ public final class EventSource {
     }
 
     /// Turns the source on (`on`), off, or on for one more dispatch (`oneshot`).
-    /// The corresponding C call is `sd_event_source_set_enabled`. Not for a direct source.
+    /// The corresponding C call is `sd_event_source_set_enabled`. Not for a direct source
+    /// (`EINVAL`; cancel it instead).
     public func setEnabled(_ mode: Enabled) throws(Errno) {
+        if direct != nil { throw .invalidArgument }
         guard let h = handle else { throw .canceled }
         try CEvent.setEnabled(h, mode.rawValue)
         loop?.requestCycle()
     }
 
-    /// Re-arms a timer `interval` from now. `sd_event_source_set_time_relative`.
+    /// Re-arms a timer `interval` from now. `sd_event_source_set_time_relative`. Not for a
+    /// direct source (`EINVAL`).
     public func setTime(after interval: Duration) throws(Errno) {
+        if direct != nil { throw .invalidArgument }
         guard let h = handle else { throw .canceled }
         try CEvent.setTimeRelative(h, interval.microseconds)
         loop?.requestCycle()

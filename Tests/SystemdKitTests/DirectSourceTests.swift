@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import Synchronization
+import SystemPackage
 import SystemdKit
 import Testing
 
@@ -46,8 +47,15 @@ import Testing
         }
         Self.send(directWrite, 1)
         #expect(try await log.wait(for: 1) == ["direct 1 true"])
-        Self.send(sdWrite, 2)
-        #expect(try await log.wait(for: 2).last == "sd 2")
+        // A direct source has no sd-event side to switch or re-time: refused, still watched.
+        try await loop.perform {
+            #expect(throws: Errno.invalidArgument) { try sources.value[0].setEnabled(.off) }
+            #expect(throws: Errno.invalidArgument) { try sources.value[0].setTime(after: .seconds(1)) }
+        }
+        Self.send(directWrite, 2)
+        #expect(try await log.wait(for: 2).last == "direct 2 true")
+        Self.send(sdWrite, 3)
+        #expect(try await log.wait(for: 3).last == "sd 3")
         // A timer fires while the direct fd keeps the loop busy.
         let timer = try await loop.perform {
             UncheckedBox(try loop.addTimer(after: .milliseconds(20)) { log.add("timer") })
