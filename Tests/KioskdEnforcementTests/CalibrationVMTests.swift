@@ -66,16 +66,6 @@ struct CalibrationVMTests {
         (Int32(((1 - x) * 4096).rounded()), Int32((y * 2400).rounded()))
     }
 
-    /// Writes rule files (name, text) to /run/udev/rules.d, has udev reload them.
-    static func install(_ rules: [(String, String)]) throws {
-        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
-        for (name, text) in rules {
-            try text.write(toFile: "/run/udev/rules.d/" + name, atomically: true, encoding: .utf8)
-        }
-        let reload = try runTool("/usr/bin/udevadm", ["control", "--reload"])
-        guard reload.status == 0 else { throw HarnessError("udevadm control --reload: \(reload)") }
-    }
-
     /// The admin's rules and kioskd's, kioskd, then the touchscreen plugged in: grabbed on the
     /// kernel's uevent, cloned only once udev's record (ID_PATH, then the matrix) is in. Every
     /// rule in `extra` too; all removed after.
@@ -88,17 +78,21 @@ struct CalibrationVMTests {
         let kioskd = try KioskdUnderTest(bus: bus)
         try kioskd.writeProfile("calibration", Self.profile)
         let rules = try Self.rules(runtimeDirectory: kioskd.runtimeDirectory.path) + extra
-        defer {
-            for (name, _) in rules { try? FileManager.default.removeItem(atPath: "/run/udev/rules.d/" + name) }
-            _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"])
-        }
-        try install(rules)
+        let installed = try UdevTestRules.install(rules)
+        defer { installed.remove() }
         try kioskd.start(input: true)
         defer { kioskd.stop() }
         let touch = try UInputClone(
             description: FakeDevice.touchscreen(name: "kioskd calibrated touchscreen", phys: Self.phys))
         let clone = try Self.waitForClone(of: Self.phys)
-        try body(kioskd, touch, try #require(touch.devnode), clone)
+        // udev's record of the touchscreen has the admin's matrix, and kioskd's first clone
+        // carries it (file 1); if not, what udev recorded and what kioskd logged say whose it is.
+        let physical = try #require(touch.devnode)
+        let recorded = try Self.udevProperties(physical)
+        try #require(recorded["LIBINPUT_CALIBRATION_MATRIX"] != nil, "udev's record of \(physical): \(recorded)")
+        try #require(
+            clone.phys == "kioskd-clone/\(Self.phys)/input-calibration-1", "\(clone); kioskd's log: \(kioskd.log)")
+        try body(kioskd, touch, physical, clone)
     }
 
     /// The calibration files in the test kioskd's runtime directory.
@@ -191,7 +185,7 @@ struct CalibrationVMTests {
     func recalibrated() throws {
         try Self.withKiosk { kioskd, touch, physical, clone in
             // The admin's rule now mirrors y instead, applied with udevadm trigger.
-            try Self.install([
+            try UdevTestRules.install([
                 (
                     "70-kioskd-vm-calibration.rules",
                     #"SUBSYSTEM=="input", KERNEL=="event*", ENV{ID_PATH}=="platform-kioskd-vm-i2c", ENV{LIBINPUT_CALIBRATION_MATRIX}="1 0 0 0 -1 1""#
@@ -246,7 +240,8 @@ struct CalibrationVMTests {
             }
             return nil
         }
-        guard let found = eventually(timeout: .seconds(60), every: .milliseconds(50), clone, until: { $0 != nil }) else {
+        guard let found = eventually(timeout: .seconds(60), every: .milliseconds(50), clone, until: { $0 != nil })
+        else {
             throw HarnessError("no clone of \(phys) within 60 s")
         }
         return found

@@ -14,12 +14,6 @@ extension BrokerTests {
         "a udev change on a brokered node: nothing new keeps its clone; a new calibration clones it again; touches written all through reach no other reader of the node: its grab is never let go"
     )
     func changeEventReclones() throws {
-        let rules = "/run/udev/rules.d/99-kioskd-change-test.rules"
-        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
-        defer {
-            try? FileManager.default.removeItem(atPath: rules);
-            _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"])
-        }
         let harness = try BrokerHarness(
             policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0, width: 0.1, height: 1)])))
         defer { try? harness.stop() }
@@ -76,10 +70,13 @@ extension BrokerTests {
         #expect(try harness.devices.first { $0.path == path }?.clonePath == brokered.clonePath)
 
         // A calibration that mirrors x: cloned again, and x=100 is now in the locked region.
-        try """
-        SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kioskd recalibrated touchscreen", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0"
-        """.write(toFile: rules, atomically: true, encoding: .utf8)
-        try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        let rules = try UdevTestRules.install([
+            (
+                "99-kioskd-change-test.rules",
+                #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kioskd recalibrated touchscreen", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0""#
+            )
+        ])
+        defer { rules.remove() }
         try runTool("/usr/bin/udevadm", ["trigger", "--action=change", "--settle", brokered.syspath])
         _ = try waitFor("the re-clone line") {
             harness.log.entries(containing: "cloned it again").first { $0.metadata["device.path"] == path }

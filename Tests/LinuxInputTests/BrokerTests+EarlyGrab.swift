@@ -23,16 +23,13 @@ extension BrokerTests {
     func grabbedBeforeUdev() throws {
         // udev takes 8 s over this device's rules (PROGRAM runs before the event is done).
         let name = "kioskd slow-udev keyboard"
-        let rules = "/run/udev/rules.d/99-kioskd-slow-udev.rules"
-        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
-        try """
-        SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="\(name)", PROGRAM="/bin/sleep 8"
-        """.write(toFile: rules, atomically: true, encoding: .utf8)
-        defer {
-            try? FileManager.default.removeItem(atPath: rules)
-            _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"])
-        }
-        try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        let rules = try UdevTestRules.install([
+            (
+                "99-kioskd-slow-udev.rules",
+                #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}==""# + name + #"", PROGRAM="/bin/sleep 8""#
+            )
+        ])
+        defer { rules.remove() }
 
         let harness = try BrokerHarness(policy: Self.session, udevWait: .seconds(1))
         defer { try? harness.stop() }

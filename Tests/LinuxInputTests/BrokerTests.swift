@@ -221,13 +221,13 @@ struct BrokerTests {
 
     @Test("LIBINPUT_CALIBRATION_MATRIX from a udev rule maps touches to the screen before the region test")
     func calibrationFromUdev() throws {
-        let rules = "/run/udev/rules.d/99-kioskd-test.rules"
-        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
-        try """
-        SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kioskd mirrored touchscreen", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0"
-        """.write(toFile: rules, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: rules) }
-        _ = try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        let rules = try UdevTestRules.install([
+            (
+                "99-kioskd-test.rules",
+                #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="kioskd mirrored touchscreen", ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0""#
+            )
+        ])
+        defer { rules.remove() }
 
         let harness = try BrokerHarness(
             policy: FilterPolicy(touch: .regions([.rect(x: 0.9, y: 0, width: 0.1, height: 1)])))

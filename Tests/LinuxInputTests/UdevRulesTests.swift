@@ -101,17 +101,10 @@ struct UdevRulesTests {
         .replacingOccurrences(of: "/run/kioskd/calibration", with: directory)
     }
 
-    /// Rule files written for the test's duration (name, text), udev told to reload.
+    /// Rule files written for the test's duration (name, text), in force (UdevTestRules).
     static func withRuleTexts<T>(_ rules: [(String, String)], _ body: () throws -> T) throws -> T {
-        try FileManager.default.createDirectory(atPath: "/run/udev/rules.d", withIntermediateDirectories: true)
-        for (name, text) in rules {
-            try text.write(toFile: "/run/udev/rules.d/" + name, atomically: true, encoding: .utf8)
-        }
-        defer {
-            for (name, _) in rules { try? FileManager.default.removeItem(atPath: "/run/udev/rules.d/" + name) }
-            _ = try? runTool("/usr/bin/udevadm", ["control", "--reload"])
-        }
-        try runTool("/usr/bin/udevadm", ["control", "--reload"])
+        let installed = try UdevTestRules.install(rules)
+        defer { installed.remove() }
         return try body()
     }
 
