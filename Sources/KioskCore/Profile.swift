@@ -198,6 +198,42 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var keepAwake = false
         /// Whether the profile's `app` may start and end a session of it itself (exam mode).
         public var appMayRequest = false
+        /// How many times the person at the kiosk may extend the time limit (10–100,
+        /// ``visitorExtensionRange``); nil: they may not.
+        public var visitorExtensions: Int?
+        /// What each extension adds, as given; nil: ``extensionLength``'s default.
+        public var extendBy: Duration?
+        /// How long before the end the kiosk offers more time ("Need more time?").
+        public var warnBefore: Duration = Self.defaultWarnBefore
+
+        /// WCAG 2.2.1's floor: at least ten extensions; at most a hundred.
+        public static let visitorExtensionRange = 10...100
+        /// WCAG 2.2.1's floor: at least 20 s to react to the offer.
+        public static let minimumWarnBefore: Duration = .seconds(20)
+        public static let defaultWarnBefore: Duration = .seconds(30)
+        /// The longest single extension.
+        public static let maximumExtendBy: Duration = .seconds(86400)
+
+        /// Why `kioskctl profile check` warns about the time limit: the person at the kiosk cannot
+        /// extend it (WCAG 2.2.1; a limit over 20 hours is exempt, as there); nil otherwise.
+        public var extensionWarning: String? {
+            guard let timeLimit, visitorExtensions == nil, timeLimit <= .seconds(20 * 3600) else { return nil }
+            return
+                "session.time-limit \(timeLimit.kioskText) cannot be extended by the person at the kiosk; unless the limit is staff's rather than a visitor's, add session.visitor-extensions (10 or more: WCAG 2.2.1 asks that a visitor can extend a time limit)"
+        }
+
+        /// What one extension adds: `extend-by`, else the time limit itself (at most a day).
+        public var extensionLength: Duration? {
+            guard visitorExtensions != nil, let timeLimit else { return nil }
+            return extendBy ?? min(timeLimit, Self.maximumExtendBy)
+        }
+
+        /// The times left at which `TimeLimitWarning` comes: `warnings`, and `warn-before` when the
+        /// visitor may extend (the offer's own warning), longest first, each once.
+        public var warningMarks: [Duration] {
+            let marks = visitorExtensions == nil || timeLimit == nil ? warnings : warnings + [warnBefore]
+            return Array(Set(marks)).sorted(by: >)
+        }
 
         enum CodingKeys: String, CodingKey {
             case timeLimit = "time-limit"
@@ -207,6 +243,9 @@ public struct Profile: Hashable, Sendable, Encodable {
             case speakWarnings = "speak-warnings"
             case keepAwake = "keep-awake"
             case appMayRequest = "app-may-request"
+            case visitorExtensions = "visitor-extensions"
+            case extendBy = "extend-by"
+            case warnBefore = "warn-before"
         }
 
         public init() {}
@@ -220,6 +259,11 @@ public struct Profile: Hashable, Sendable, Encodable {
             try c.encode(speakWarnings, forKey: .speakWarnings)
             try c.encode(keepAwake, forKey: .keepAwake)
             try c.encode(appMayRequest, forKey: .appMayRequest)
+            if let visitorExtensions {
+                try c.encode(visitorExtensions, forKey: .visitorExtensions)
+                try c.encodeIfPresent(extensionLength.map(DurationText.init), forKey: .extendBy)
+                try c.encode(DurationText(warnBefore), forKey: .warnBefore)
+            }
         }
     }
 

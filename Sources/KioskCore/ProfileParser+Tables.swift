@@ -8,7 +8,8 @@ extension ProfileReader {
     // MARK: The profile
 
     static let topKeys = [
-        "app", "app-owner", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions", "session",
+        "app", "app-owner", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions",
+        "session",
         "passcode",
     ]
 
@@ -26,7 +27,9 @@ extension ProfileReader {
         if let value = root["app-owner"] {
             profile.appOwner = appOwner(value, at: [.key("app-owner")])
             if profile.app == nil {
-                error("app-owner needs the profile's app: it says who may register that app", at: [.key("app-owner")], value: true)
+                error(
+                    "app-owner needs the profile's app: it says who may register that app", at: [.key("app-owner")],
+                    value: true)
             }
         }
         if let value = root["description"], let text = string(value, at: [.key("description")]) {
@@ -44,7 +47,8 @@ extension ProfileReader {
         if let value = root["pointer"], let table = table(value, at: [.key("pointer")]) {
             checkKeys(table, at: [.key("pointer")], allowed: ["mode"])
             if let mode = table["mode"],
-                let chosen = choice(mode, at: [.key("pointer"), .key("mode")], [Profile.PointerMode.followTouch, .locked, .allowed])
+                let chosen = choice(
+                    mode, at: [.key("pointer"), .key("mode")], [Profile.PointerMode.followTouch, .locked, .allowed])
             {
                 profile.pointer.mode = chosen
             }
@@ -82,10 +86,14 @@ extension ProfileReader {
             }
             return .uid(uid)
         }
-        guard expect(value, .string, at: path, what: "a uid or a user name"), let name = value.string else { return nil }
+        guard expect(value, .string, at: path, what: "a uid or a user name"), let name = value.string else {
+            return nil
+        }
         let valid =
             !name.isEmpty && name.utf8.count <= 32 && name != "root"
-            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d }
+            && name.utf8.allSatisfy {
+                ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f || $0 == 0x2d
+            }
             && !(name.first!.isNumber || name.first == "-")
         guard valid else {
             error(
@@ -131,9 +139,12 @@ extension ProfileReader {
         }
         let comboGroups = Profile.comboGroups.map(\.name)
         buttons.comboGroups = strings(table, "combo-groups", at: path, what: "a combo group like \"browser\"") { name in
-            comboGroups.contains(name) ? nil : "; the combo groups are \(comboGroups.map { Text.quoted($0) }.joined(separator: " and "))"
+            comboGroups.contains(name)
+                ? nil : "; the combo groups are \(comboGroups.map { Text.quoted($0) }.joined(separator: " and "))"
         }
-        buttons.extraLockedKeys = strings(table, "extra-locked-keys", at: path, what: "an evdev key name like \"KEY_F11\"") {
+        buttons.extraLockedKeys = strings(
+            table, "extra-locked-keys", at: path, what: "an evdev key name like \"KEY_F11\""
+        ) {
             EventCodes.isKeyName($0) ? nil : ", which is not an evdev key name (like \"KEY_F11\" or \"BTN_LEFT\")"
         }
         return buttons
@@ -152,7 +163,9 @@ extension ProfileReader {
             let elementPath = arrayPath + [.index(index)]
             guard let text = string(element, at: elementPath, what: what) else { continue }
             if let problem = problem(text) {
-                error("\(ProfileReader.name(elementPath)) is \(Text.quoted(text))\(problem)", at: elementPath, value: true)
+                error(
+                    "\(ProfileReader.name(elementPath)) is \(Text.quoted(text))\(problem)", at: elementPath, value: true
+                )
                 continue
             }
             if !found.contains(text) { found.append(text) }
@@ -160,12 +173,17 @@ extension ProfileReader {
         return found
     }
 
-    mutating func accessibility(_ table: TOMLTable, at path: TOMLPath, buttons: Profile.Buttons) -> Profile.Accessibility {
+    mutating func accessibility(
+        _ table: TOMLTable, at path: TOMLPath, buttons: Profile.Buttons
+    ) -> Profile.Accessibility {
         var accessibility = Profile.Accessibility()
         checkKeys(table, at: path, allowed: ["allowed-keys", "allowed-combos"])
-        accessibility.allowedKeys = strings(table, "allowed-keys", at: path, what: "an evdev key name like \"KEY_SPACE\"") {
+        accessibility.allowedKeys = strings(
+            table, "allowed-keys", at: path, what: "an evdev key name like \"KEY_SPACE\""
+        ) {
             guard EventCodes.isKeyName($0), $0.hasPrefix("KEY_") else {
-                return ", which is not an evdev keyboard key name (like \"KEY_SPACE\"; pointer buttons follow [pointer])"
+                return
+                    ", which is not an evdev keyboard key name (like \"KEY_SPACE\"; pointer buttons follow [pointer])"
             }
             if buttons.extraLockedKeys.contains($0) {
                 return ", which buttons.extra-locked-keys also names; a key is either locked or allowed"
@@ -173,7 +191,9 @@ extension ProfileReader {
             return nil
         }
         let allowedAlt = Set(buttons.allowedChords.compactMap { Profile.Buttons.allowedAltChordCodes[$0] })
-        accessibility.allowedCombos = strings(table, "allowed-combos", at: path, what: "a key combination like \"Super+Alt+S\"") {
+        accessibility.allowedCombos = strings(
+            table, "allowed-combos", at: path, what: "a key combination like \"Super+Alt+S\""
+        ) {
             switch Profile.combo($0) {
             case .failure(let problem): return ", which \(problem.message)"
             case .success(let combo):
@@ -208,17 +228,24 @@ extension ProfileReader {
         let line = map.position(of: path).line
         var problem = false
         var role: String?
-        if let value = table["role"], let text = string(value, at: path + [.key("role")], what: "a word like \"accessibility\"") {
-            let valid = !text.isEmpty && text.utf8.count <= 32
+        if let value = table["role"],
+            let text = string(value, at: path + [.key("role")], what: "a word like \"accessibility\"")
+        {
+            let valid =
+                !text.isEmpty && text.utf8.count <= 32
                 && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
-            if valid { role = text } else {
+            if valid {
+                role = text
+            } else {
                 error(
                     "\(ProfileReader.name(path + [.key("role")])) is \(Text.quoted(text)); a role is a lower-case word of up to 32 letters, digits and '-', like \"accessibility\", \"scanner\", \"keypad\" or \"card-reader\"",
                     at: path + [.key("role")], value: true)
                 problem = true
             }
         } else if table["role"] == nil {
-            error("\(ProfileReader.name(path)) has no role; say why it is allowed, like role = \"accessibility\"", at: path)
+            error(
+                "\(ProfileReader.name(path)) has no role; say why it is allowed, like role = \"accessibility\"",
+                at: path)
             problem = true
         } else {
             problem = true
@@ -228,13 +255,17 @@ extension ProfileReader {
             passes = choice(value, at: path + [.key("passes")], [Profile.Device.Passes.all, .keys, .pointer])
             if passes == nil { problem = true }
         } else {
-            error("\(ProfileReader.name(path)) has no passes; say what of the device passes the locks: \"keys\", \"pointer\" or \"all\"", at: path)
+            error(
+                "\(ProfileReader.name(path)) has no passes; say what of the device passes the locks: \"keys\", \"pointer\" or \"all\"",
+                at: path)
             problem = true
         }
         var name: String?
         if let value = table["name"], let text = string(value, at: path + [.key("name")]) {
             if text.isEmpty || text.utf8.count > 255 {
-                error("\(ProfileReader.name(path + [.key("name")])) must be a device name of 1 to 255 bytes", at: path + [.key("name")], value: true)
+                error(
+                    "\(ProfileReader.name(path + [.key("name")])) must be a device name of 1 to 255 bytes",
+                    at: path + [.key("name")], value: true)
                 problem = true
             } else {
                 name = text
@@ -256,7 +287,9 @@ extension ProfileReader {
             ids[key] = int
         }
         if ids["product"] != nil && ids["vendor"] == nil {
-            error("\(ProfileReader.name(path)) has a product but no vendor; product ids are per vendor", at: path + [.key("product")])
+            error(
+                "\(ProfileReader.name(path)) has a product but no vendor; product ids are per vendor",
+                at: path + [.key("product")])
             problem = true
         }
         var udev: [String: String] = [:]
@@ -264,11 +297,15 @@ extension ProfileReader {
             for key in properties.keys {
                 let propertyPath = path + [.key("udev"), .key(key)]
                 guard let text = string(properties[key]!, at: propertyPath) else { problem = true; continue }
-                let validKey = !key.isEmpty && key.unicodeScalars.allSatisfy {
-                    ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
-                }
+                let validKey =
+                    !key.isEmpty
+                    && key.unicodeScalars.allSatisfy {
+                        ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                    }
                 if !validKey {
-                    error("\(ProfileReader.name(propertyPath)): \(Text.quoted(key)) is not a udev property name (upper-case letters, digits and _)", at: propertyPath)
+                    error(
+                        "\(ProfileReader.name(propertyPath)): \(Text.quoted(key)) is not a udev property name (upper-case letters, digits and _)",
+                        at: propertyPath)
                     problem = true
                 } else {
                     udev[key] = text
@@ -289,7 +326,8 @@ extension ProfileReader {
         }
         guard !problem, let role, let passes else { return nil }
         return Profile.Device(
-            role: role, name: name, vendor: ids["vendor"], product: ids["product"], udev: udev, passes: passes, line: line)
+            role: role, name: name, vendor: ids["vendor"], product: ids["product"], udev: udev, passes: passes,
+            line: line)
     }
 
     /// udev's device-class properties (`ID_INPUT`, `ID_INPUT_KEYBOARD`, `ID_INPUT_MOUSE`, …):
@@ -460,15 +498,77 @@ extension ProfileReader {
         return presets
     }
 
+    /// `visitor-extensions`, `extend-by` and `warn-before` (docs/profiles.md § Time the visitor can
+    /// extend): each refused at its line when out of range or without what it needs.
+    mutating func visitorExtensions(_ table: TOMLTable, at path: TOMLPath, into session: inout Profile.Session) {
+        let countPath = path + [.key("visitor-extensions")]
+        let hasCount = table["visitor-extensions"] != nil
+        if let value = table["visitor-extensions"], expect(value, .int, at: countPath), let count = value.int {
+            let range = Profile.Session.visitorExtensionRange
+            if table["time-limit"] == nil {
+                error("session.visitor-extensions needs a session.time-limit to extend", at: countPath)
+            } else if !range.contains(count) {
+                error(
+                    "session.visitor-extensions is \(count); give \(range.lowerBound) to \(range.upperBound) (a visitor must be able to extend at least \(range.lowerBound) times)",
+                    at: countPath, value: true)
+            } else {
+                session.visitorExtensions = count
+            }
+        }
+        let extendPath = path + [.key("extend-by")]
+        if let value = table["extend-by"], let amount = duration(value, at: extendPath) {
+            if !hasCount {
+                error("session.extend-by is only for session.visitor-extensions", at: extendPath)
+            } else if amount <= .zero || amount > Profile.Session.maximumExtendBy {
+                error(
+                    "session.extend-by is \(amount.kioskText); give more than 0s and at most \(Profile.Session.maximumExtendBy.kioskText)",
+                    at: extendPath, value: true)
+            } else {
+                session.extendBy = amount
+            }
+        }
+        let warnPath = path + [.key("warn-before")]
+        if let value = table["warn-before"], let before = duration(value, at: warnPath) {
+            if !hasCount {
+                error("session.warn-before is only for session.visitor-extensions", at: warnPath)
+            } else if before < Profile.Session.minimumWarnBefore {
+                error(
+                    "session.warn-before is \(before.kioskText); a visitor needs at least \(Profile.Session.minimumWarnBefore.kioskText) to ask for more time",
+                    at: warnPath, value: true)
+            } else if let limit = session.timeLimit, before >= limit {
+                error(
+                    "session.warn-before is \(before.kioskText), not less than the time limit \(limit.kioskText)",
+                    at: warnPath, value: true)
+            } else {
+                session.warnBefore = before
+            }
+        }
+        // The default offer (30 s before the end) must fit the time limit too.
+        if table["warn-before"] == nil, session.visitorExtensions != nil, let limit = session.timeLimit,
+            session.warnBefore >= limit
+        {
+            error(
+                "session.time-limit \(limit.kioskText) is not longer than the default session.warn-before \(session.warnBefore.kioskText); set a shorter warn-before (at least \(Profile.Session.minimumWarnBefore.kioskText)) or a longer time limit",
+                at: countPath)
+        }
+    }
+
     mutating func session(_ table: TOMLTable, at path: TOMLPath) -> Profile.Session {
         var session = Profile.Session()
-        checkKeys(table, at: path, allowed: ["time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake", "app-may-request"])
+        checkKeys(
+            table, at: path,
+            allowed: [
+                "time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake", "app-may-request",
+                "visitor-extensions", "extend-by", "warn-before",
+            ])
         if let value = table["speak-warnings"], expect(value, .bool, at: path + [.key("speak-warnings")]),
             let speak = value.bool
         {
             session.speakWarnings = speak
         }
-        if let value = table["keep-awake"], expect(value, .bool, at: path + [.key("keep-awake")]), let awake = value.bool {
+        if let value = table["keep-awake"], expect(value, .bool, at: path + [.key("keep-awake")]),
+            let awake = value.bool
+        {
             session.keepAwake = awake
         }
         if let value = table["app-may-request"], expect(value, .bool, at: path + [.key("app-may-request")]),
@@ -507,6 +607,7 @@ extension ProfileReader {
             }
             session.warnings.sort(by: >)
         }
+        visitorExtensions(table, at: path, into: &session)
         // One gesture (a table: a key's presses or a corner's taps), or both (an array of the two).
         let gesturePath = path + [.key("exit-gesture")]
         if let value = table["exit-gesture"] {
@@ -518,9 +619,15 @@ extension ProfileReader {
                     }
                 }
                 if array.count > 2 {
-                    error("session.exit-gesture has \(array.count) gestures; give at most one key gesture and one touch gesture", at: gesturePath, value: true)
+                    error(
+                        "session.exit-gesture has \(array.count) gestures; give at most one key gesture and one touch gesture",
+                        at: gesturePath, value: true)
                 }
-            } else if let gesture = self.table(value, at: gesturePath, what: "a table like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" } or { corner = \"top-left\", taps = 5, within = \"3s\" }, or an array of both") {
+            } else if let gesture = self.table(
+                value, at: gesturePath,
+                what:
+                    "a table like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" } or { corner = \"top-left\", taps = 5, within = \"3s\" }, or an array of both"
+            ) {
                 gestures.append((gesture, gesturePath))
             }
             for (gesture, gesturePath) in gestures {
@@ -559,7 +666,9 @@ extension ProfileReader {
         let withinPath = path + [.key("within")]
         guard let within = duration(withinValue, at: withinPath) else { return nil }
         guard within >= .milliseconds(500) && within <= .seconds(10) else {
-            error("\(ProfileReader.name(withinPath)) is \(within.kioskText), outside 500ms…10s", at: withinPath, value: true)
+            error(
+                "\(ProfileReader.name(withinPath)) is \(within.kioskText), outside 500ms…10s", at: withinPath,
+                value: true)
             return nil
         }
         return Profile.TouchExitGesture(corner: corner, taps: taps, within: within)

@@ -20,7 +20,7 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate profiles; print file:line:col: message for each error.",
             discussion:
-                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root: kioskd refuses to use such a hash."
+                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root (kioskd refuses to use such a hash), and about a time limit of 20 hours or less that the person at the kiosk cannot extend (session.visitor-extensions)."
         )
 
         @OptionGroup(visibility: .hidden) var remote: HostOption
@@ -40,6 +40,9 @@ struct ProfileCommand: ParsableCommand {
                     let profile = try ProfileFile.load(file)
                     print("\(file): ok")
                     if let warning = ProfileFile.hashWarning(file, profile) {
+                        printError("\(file): warning: \(warning)")
+                    }
+                    if let warning = profile.session.extensionWarning {
                         printError("\(file): warning: \(warning)")
                     }
                 } catch {

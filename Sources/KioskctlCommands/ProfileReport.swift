@@ -50,6 +50,13 @@ enum ProfileReport {
         if let limit = profile.session.timeLimit {
             let warnings = profile.session.warnings.map(\.kioskText).joined(separator: ", ")
             lines.append("time limit   \(limit.kioskText)" + (warnings.isEmpty ? "" : ", warnings at \(warnings) left"))
+            if let count = profile.session.visitorExtensions, let length = profile.session.extensionLength {
+                lines.append(
+                    "extensions   the visitor may add \(length.kioskText) \(count) times, offered \(profile.session.warnBefore.kioskText) before the end"
+                )
+            } else {
+                lines.append("extensions   none (the visitor cannot extend the time limit)")
+            }
         } else {
             lines.append("time limit   none")
         }

@@ -97,6 +97,30 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         #expect(profile.session.warnings == [.seconds(300), .seconds(60)])
     }
 
+    @Test func visitorExtensionsWithDefaultsAndWithValues() throws {
+        let defaults = try parse("[session]\ntime-limit = \"3m\"\nvisitor-extensions = 10\n")
+        #expect(defaults.session.visitorExtensions == 10)
+        #expect(defaults.session.extensionLength == .seconds(180), "the time limit again")
+        #expect(defaults.session.warnBefore == .seconds(30))
+        #expect(defaults.session.warningMarks == [.seconds(30)])
+        let given = try parse(
+            """
+            [session]
+            time-limit = "2d"
+            warnings = ["5m", "1m"]
+            visitor-extensions = 100
+            extend-by = "10m"
+            warn-before = "1m"
+            """)
+        #expect(given.session.extensionLength == .seconds(600))
+        #expect(given.session.warnBefore == .seconds(60))
+        #expect(given.session.warningMarks == [.seconds(300), .seconds(60)], "one mark, not two, at 1m")
+        let long = try parse("[session]\ntime-limit = \"2d\"\nvisitor-extensions = 12\n")
+        #expect(long.session.extensionLength == .seconds(86400), "at most a day")
+        let none = try parse("[session]\ntime-limit = \"3m\"\n")
+        #expect(none.session.extensionLength == nil && none.session.warningMarks.isEmpty)
+    }
+
     /// Broken profiles: each fails at the right `line:col` with a message naming the problem.
     @Test(arguments: [
         // A typo'd key must never silently weaken a lock.
@@ -144,6 +168,30 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         ("[session]\ntime-limit = \"10m\"\nwarnings = [\"5m\", \"1x\"]\n", "3:19", "not a duration"),
         ("[session]\ntime-limit = \"10m\"\nwarnings = [\"10m\"]\n", "3:13", "not less than the time limit"),
         ("[session]\nwarnings = [\"1m\"]\n", "2:1", "needs a session.time-limit"),
+        // Time the visitor can extend: WCAG 2.2.1's floor and what each key needs.
+        ("[session]\nvisitor-extensions = 10\n", "2:1", "visitor-extensions needs a session.time-limit"),
+        ("[session]\ntime-limit = \"5m\"\nvisitor-extensions = 9\n", "3:22", "give 10 to 100"),
+        ("[session]\ntime-limit = \"5m\"\nvisitor-extensions = 101\n", "3:22", "give 10 to 100"),
+        ("[session]\ntime-limit = \"5m\"\nvisitor-extensions = \"10\"\n", "3:22", "must be an integer"),
+        ("[session]\ntime-limit = \"5m\"\nextend-by = \"1m\"\n", "3:1", "only for session.visitor-extensions"),
+        ("[session]\ntime-limit = \"5m\"\nwarn-before = \"1m\"\n", "3:1", "only for session.visitor-extensions"),
+        (
+            "[session]\ntime-limit = \"5m\"\nvisitor-extensions = 10\nextend-by = \"0s\"\n", "4:13",
+            "write a positive number"
+        ),
+        (
+            "[session]\ntime-limit = \"5m\"\nvisitor-extensions = 10\nextend-by = \"25h\"\n", "4:13",
+            "give more than 0s and at most 1d"
+        ),
+        (
+            "[session]\ntime-limit = \"5m\"\nvisitor-extensions = 10\nwarn-before = \"19s\"\n", "4:15",
+            "needs at least 20s"
+        ),
+        (
+            "[session]\ntime-limit = \"5m\"\nvisitor-extensions = 10\nwarn-before = \"5m\"\n", "4:15",
+            "not less than the time limit"
+        ),
+        ("[session]\ntime-limit = \"25s\"\nvisitor-extensions = 10\n", "3:1", "default session.warn-before"),
         (
             "[session]\nexit-gesture = { key = \"KEY_POWR\", presses = 3, within = \"1.5s\" }\n", "2:24",
             "not an evdev key name"
@@ -181,7 +229,10 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         ("[[device]]\nname = \"Pad\"\nrole = \"Key Pad\"\npasses = \"keys\"\n", "3:8", "a role is a lower-case word"),
         ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"everything\"\n", "4:10", "it must be \"all\""),
         ("[[device]]\nvendor = 0x10000\nrole = \"keypad\"\npasses = \"keys\"\n", "2:10", "outside 0x0000…0xffff"),
-        ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"keys\"\nmatch = \"x\"\n", "5:1", "unknown key \"match\""),
+        (
+            "[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"keys\"\nmatch = \"x\"\n", "5:1",
+            "unknown key \"match\""
+        ),
         // TOML syntax errors carry TOMLKit's position.
         ("[buttons\npower = \"locked\"\n", "1:9", "TOML syntax"),
         ("a = \"x\"\na = \"y\"\n", "2:5", "cannot redefine"),

@@ -29,7 +29,31 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         let result = try kioskctl("profile", "check", files[0], files[1])
         #expect(result.status == 0)
         #expect(result.stdout == "\(files[0]): ok\n\(files[1]): ok\n")
-        #expect(result.stderr == "")
+        // self-check-in's 12-hour limit is staff's shift: the warning is meant (its comment says so).
+        #expect(
+            result.stderr
+                == "\(files[1]): warning: session.time-limit 12h cannot be extended by the person at the kiosk; unless the limit is staff's rather than a visitor's, add session.visitor-extensions (10 or more: WCAG 2.2.1 asks that a visitor can extend a time limit)\n"
+        )
+    }
+
+    /// A time limit the visitor can extend, or one over 20 hours (WCAG 2.2.1's exception), or none:
+    /// no warning.
+    @Test func checkWarnsOnlyAboutATimeLimitTheVisitorCannotExtend() throws {
+        let library = try Self.installed("library-catalogue.toml")[0]
+        #expect(try kioskctl("profile", "check", library).stderr == "")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        for (name, text, warns) in [
+            ("long", "[session]\ntime-limit = \"21h\"\n", false), ("none", "[session]\n", false),
+            ("short", "[session]\ntime-limit = \"20h\"\n", true),
+        ] {
+            let file = "\(directory)/\(name).toml"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let result = try kioskctl("profile", "check", file)
+            #expect(result.status == 0)
+            #expect(
+                result.stderr.contains("cannot be extended by the person at the kiosk") == warns, "\(name): \(result)")
+        }
     }
 
     /// A hash anyone can read is guessed offline; kioskd refuses it, check warns.
@@ -121,6 +145,8 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         let session = json?["session"] as? [String: Any]
         #expect(session?["time-limit"] as? String == "30m")
         #expect(session?["warnings"] as? [String] == ["5m", "1m"])
+        #expect(session?["visitor-extensions"] as? Int == 10)
+        #expect(session?["extend-by"] as? String == "15m" && session?["warn-before"] as? String == "1m")
         #expect((json?["buttons"] as? [String: Any])?["volume"] as? String == "allowed")
         #expect((json?["pointer"] as? [String: Any])?["mode"] as? String == "follow-touch")
         #expect((json?["accessibility"] as? [String: Any])?["allowed-combos"] as? [String] == ["Super+Alt+S"])
@@ -156,7 +182,9 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 OVERVIEW: Validate profiles; print file:line:col: message for each error.
 
                 Exits 1 if any file has an error. Warns (exit status 0) about a file that holds
-                a passcode hash and is not private to root: kioskd refuses to use such a hash.
+                a passcode hash and is not private to root (kioskd refuses to use such a hash),
+                and about a time limit of 20 hours or less that the person at the kiosk cannot
+                extend (session.visitor-extensions).
 
                 USAGE: kioskctl profile check <files> ...
 
