@@ -38,6 +38,8 @@ public enum KioskWire {
         public static let timeLimitWarning = "TimeLimitWarning"
         /// The passcode prompt at the kiosk closed; its argument says why.
         public static let promptClosed = "PromptClosed"
+        /// The visitor took the offer of more time: the seconds added, the extensions left.
+        public static let timeExtended = "TimeExtended"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -59,6 +61,11 @@ public enum KioskWire {
         public static let promptRetryAfter = "PromptRetryAfter"
         public static let promptPad = "PromptPad"
         public static let speakWarnings = "SpeakWarnings"
+        // Properties of the offer of more time at the kiosk (`[session] visitor-extensions`)
+        /// `closed`, `open` or `exhausted` (``TimeOfferState``).
+        public static let timeOffer = "TimeOffer"
+        /// How many more times the visitor may extend the time limit (0 without the offer).
+        public static let visitorExtensionsLeft = "VisitorExtensionsLeft"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -18,6 +18,24 @@ public enum PromptState: String, Hashable, Sendable {
     }
 }
 
+/// `TimeOffer`'s values: kioskd's offer of more time at the kiosk (`[session]
+/// visitor-extensions`), as a display shows it.
+public enum TimeOfferState: String, Hashable, Sendable {
+    /// No offer: more than `warn-before` is left, no time limit, or no session.
+    case closed
+    /// More time is offered: a key or a touch at the kiosk takes it.
+    case open
+    /// The end is near and the visitor has used every extension: the screen says so.
+    case exhausted
+    /// A value this build does not know, from a newer kioskd.
+    case unknown
+
+    /// Decodes a `TimeOffer` a daemon sent: a value this build does not know is ``unknown``.
+    public init(wire text: String) {
+        self = TimeOfferState(rawValue: text) ?? .unknown
+    }
+}
+
 /// Why the prompt closed (`PromptClosed`'s argument). Every reason but ``accepted`` leaves the
 /// locks as they were.
 public enum PromptCloseReason: String, Hashable, Sendable, CaseIterable {

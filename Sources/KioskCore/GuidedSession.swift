@@ -58,8 +58,19 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     /// The app that requested this session itself (`RequestSession`, exam mode): it may end it
     /// (`ReleaseSession`); so may the passcode and an admin, never another app.
     public private(set) var requestedBy: AppID?
+    /// How many times the person at the kiosk extended the time limit (`visitor-extensions`);
+    /// nil for none (and in a state file from before the count).
+    public private(set) var visitorExtensionsTaken: Int?
 
     public init() {}
+
+    /// How many times the person at the kiosk extended the time limit in this session.
+    public var visitorExtensionsUsed: Int { visitorExtensionsTaken ?? 0 }
+
+    /// The person at the kiosk extended the time limit once more.
+    public mutating func recordVisitorExtension() {
+        visitorExtensionsTaken = visitorExtensionsUsed + 1
+    }
 
     public var isActive: Bool { state != .inactive }
 
@@ -104,7 +115,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         next.requestedBy = requestedBy
         if let limit = profile.session.timeLimit {
             next.deadline = now + limit
-            next.pendingWarnings = profile.session.warnings.filter { $0 < limit }.sorted(by: >)
+            next.pendingWarnings = profile.session.warningMarks.filter { $0 < limit }.sorted(by: >)
         }
         var changes: [Change] = []
         for preset in profile.presets {
@@ -230,7 +241,7 @@ public struct GuidedSession: Hashable, Sendable, Codable {
     public mutating func reloaded(_ profile: Profile, at now: Timestamp) throws(KioskError) -> [Event] {
         try checkActive()
         let end = profile.session.timeLimit.map { (startedAt ?? now) + $0 }
-        return try setDeadline(end, warnings: profile.session.warnings, at: now)
+        return try setDeadline(end, warnings: profile.session.warningMarks, at: now)
     }
 
     /// The end a time limit extended by `amount` at `now` has: from the current end, or from now

@@ -36,6 +36,14 @@ public struct KioskState: Hashable, Sendable, Codable {
         passcodeHash = try container.decodeIfPresent(String.self, forKey: .passcodeHash)
         clockCheckpoint = try container.decodeIfPresent(Timestamp.self, forKey: .clock)
         let limit = Profile.Session.maximumTimeLimit
+        let extensions = Profile.Session.visitorExtensionRange
+        guard (0...extensions.upperBound).contains(session.visitorExtensionsUsed) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath + [CodingKeys.session],
+                    debugDescription:
+                        "\(session.visitorExtensionsUsed) visitor extensions is outside 0 to \(extensions.upperBound)"))
+        }
         if let mark = session.pendingWarnings.first(where: { $0 < .zero || $0 > limit }) {
             throw DecodingError.dataCorrupted(
                 .init(

@@ -23,6 +23,10 @@ public struct SessionMachine: Sendable, Equatable {
     public var state: KioskState
     /// The prompt at the kiosk: in memory only (a restart comes back locked, the prompt closed).
     public var prompt = PromptPhase()
+    /// The kiosk's offer of more time (`[session] visitor-extensions`), while it is up. In memory
+    /// only: it follows from the session's time, so a restart offers again while the time left
+    /// is under `warn-before`.
+    public var offer: TimeOffer?
     /// The active session's profile (its passcode hash ends the session before the set one); nil
     /// without a session, or for a restored session whose profile could not be loaded (the
     /// strictest locks).
@@ -63,6 +67,17 @@ public struct SessionMachine: Sendable, Equatable {
         /// kioskd started with a session in the state file: its profile as read now (`loaded`),
         /// and the last good profile the state file kept from a failed reload, if any.
         case restored(Result<LoadedProfile, KioskError>, lastGood: LoadedProfile?)
+        /// The person at the kiosk took the offer of more time (the filter read the key or touch
+        /// that takes it).
+        case visitorExtends
+    }
+
+    /// The offer of more time at the kiosk: from `warn-before` before the end of an active
+    /// session whose profile has `visitor-extensions`, until it is taken, the end moves away,
+    /// the session expires or ends. `extensionsLeft` 0: the screen says none are left.
+    public struct TimeOffer: Sendable, Equatable {
+        public var extensionsLeft: Int
+        public init(extensionsLeft: Int) { self.extensionsLeft = extensionsLeft }
     }
 
     public enum Judgement: Sendable, Equatable {
@@ -116,6 +131,12 @@ public struct SessionMachine: Sendable, Equatable {
         case wrongPasscode(from: PasscodeSource, failures: Int)
         /// The call is answered with this error (what the effects before it did stays).
         case refused(KioskError)
+        /// The offer of more time came up, went, or its count changed (``offer``): what a display
+        /// shows (`TimeOffer`, `VisitorExtensionsLeft`), and what the filter takes.
+        case timeOfferChanged
+        /// The visitor took the offer (``Event/visitorExtends``): the end moved by `by`, the
+        /// session's timer is set anew; the audit entry and `TimeExtended`.
+        case visitorExtended(by: Duration, extensionsLeft: Int)
     }
 
     /// A profile file as read: the profile, and its text (kept should a later reload fail).
@@ -182,7 +203,7 @@ public struct SessionMachine: Sendable, Equatable {
                 _ = try state.session.reloaded(loaded.profile, at: now)
                 state.session.retainedProfileSource = nil
                 take(loaded)
-                return [.save(keepIfSaveFails: false), .profileReloaded]
+                return [.save(keepIfSaveFails: false), .profileReloaded] + reviewOffer(at: now)
             case .failure(let error):
                 let reason = keepLastGood(error)
                 return [
@@ -237,18 +258,56 @@ public struct SessionMachine: Sendable, Equatable {
         profileSource = nil
         reloadWarning = ""
         restoreProblem = ""
-        return (prompt.state == .open ? close(.ended) : [], changes)
+        let offerClosed: [Effect] = offer == nil ? [] : [.timeOfferChanged]
+        offer = nil
+        return ((prompt.state == .open ? close(.ended) : []) + offerClosed, changes)
     }
 
     private mutating func newDeadline(_ end: Timestamp?, at now: Timestamp) throws(KioskError) -> [Effect] {
         // Its only event is the expiry of an end at or before now, which `deadlineChanged` tells.
-        _ = try state.session.setDeadline(end, warnings: profile?.session.warnings ?? [], at: now)
-        return [.save(keepIfSaveFails: false), .deadlineChanged]
+        _ = try state.session.setDeadline(end, warnings: profile?.session.warningMarks ?? [], at: now)
+        return [.save(keepIfSaveFails: false), .deadlineChanged] + reviewOffer(at: now)
+    }
+
+    /// Puts the offer of more time up, or takes it down, as the session's time says at `now`:
+    /// up while an active session whose profile lets the visitor extend has at most
+    /// `warn-before` left. `timeOfferChanged` when that changed it.
+    private mutating func reviewOffer(at now: Timestamp) -> [Effect] {
+        var due: TimeOffer?
+        if state.session.state == .active, let deadline = state.session.deadline, let session = profile?.session,
+            let allowed = session.visitorExtensions, session.extensionLength != nil,
+            deadline - now <= session.warnBefore
+        {
+            due = TimeOffer(extensionsLeft: max(0, allowed - state.session.visitorExtensionsUsed))
+        }
+        guard due != offer else { return [] }
+        offer = due
+        return [.timeOfferChanged]
+    }
+
+    /// The visitor takes the offer: the end moves by the profile's `extend-by` from the current
+    /// end, with the warning marks still ahead of it pending again, and one extension is counted.
+    /// Nothing without an offer with extensions left on an active session.
+    private mutating func visitorExtends(at now: Timestamp) -> [Effect] {
+        guard let offer, offer.extensionsLeft > 0, state.session.state == .active,
+            let marks = profile?.session.warningMarks, let length = profile?.session.extensionLength
+        else { return [] }
+        do {
+            let end = try state.session.extendedDeadline(by: length, at: now)
+            _ = try state.session.setDeadline(end, warnings: marks, at: now)
+        } catch {
+            return []  // an end further than the longest time limit ahead: the offer stays
+        }
+        state.session.recordVisitorExtension()
+        return [.save(keepIfSaveFails: false), .visitorExtended(by: length, extensionsLeft: offer.extensionsLeft - 1)]
+            + reviewOffer(at: now)
     }
 
     /// Runs `event` at `now`.
     public mutating func handle(_ event: Event, at now: Timestamp) -> [Effect] {
         switch event {
+        case .visitorExtends:
+            return visitorExtends(at: now)
         case .exitGesture:
             // On an active or expired session only, unless the prompt is open already.
             guard state.session.isActive, prompt.open(at: now.microseconds) else { return [.exitRequested] }
@@ -270,12 +329,13 @@ public struct SessionMachine: Sendable, Equatable {
             if state.session.trialIsOver(at: now), let ended = try? end(.unconfirmedTrial) {
                 return [.save(keepIfSaveFails: true)] + ended.closed + [.trialEnded(ended.changes)]
             }
-            let effects: [Effect] = state.session.advance(to: now).map {
-                switch $0 {
-                case .warning(let secondsLeft): .timeLimitWarning(secondsLeft: secondsLeft)
-                case .expired: .sessionExpired
-                }
-            }
+            let effects: [Effect] =
+                state.session.advance(to: now).map {
+                    switch $0 {
+                    case .warning(let secondsLeft): .timeLimitWarning(secondsLeft: secondsLeft)
+                    case .expired: .sessionExpired
+                    }
+                } + reviewOffer(at: now)
             return effects.isEmpty ? [] : [.save(keepIfSaveFails: true)] + effects
         case .judged(let judgement, let session, let source) where source != .kiosk:
             switch judgement {
@@ -285,7 +345,8 @@ public struct SessionMachine: Sendable, Equatable {
                 // Counted even when the save fails, as the kiosk's.
                 state.throttles.recordFailure(from: source, at: now)
                 return [
-                    .save(keepIfSaveFails: true), .wrongPasscode(from: source, failures: state.throttles[source].failures),
+                    .save(keepIfSaveFails: true),
+                    .wrongPasscode(from: source, failures: state.throttles[source].failures),
                 ]
             case .right:
                 do {
@@ -305,7 +366,10 @@ public struct SessionMachine: Sendable, Equatable {
                 // Counted even when the save fails: a disk that refuses writes must not give
                 // unlimited guesses.
                 state.throttles.recordFailure(from: .kiosk, at: now)
-                return [.save(keepIfSaveFails: true), .wrongPasscode(from: .kiosk, failures: state.throttles[.kiosk].failures)]
+                return [
+                    .save(keepIfSaveFails: true),
+                    .wrongPasscode(from: .kiosk, failures: state.throttles[.kiosk].failures),
+                ]
                     + close(.rejected)
             case .right:
                 // The prompt is `checking`, so the ending closes nothing: it closes as accepted.
@@ -330,7 +394,8 @@ public struct SessionMachine: Sendable, Equatable {
                     take(lastGood)
                     return [.lastGoodKept(reason: keepLastGood(error))]
                 }
-                restoreProblem = KioskState.restoreProblem(profileName: state.session.profileName, reason: error.message)
+                restoreProblem = KioskState.restoreProblem(
+                    profileName: state.session.profileName, reason: error.message)
                 return [.strictestLocks(reason: error.message)]
             }
         }

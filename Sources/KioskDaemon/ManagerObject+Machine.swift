@@ -183,6 +183,19 @@ extension ManagerObject {
                 if source != .kiosk { throw step.wrongPasscode ?? KioskError(.wrongPasscode, "The passcode is wrong.") }
             case .refused(let error):
                 throw error
+            case .timeOfferChanged:
+                emitTimeOfferChanged()
+            case .visitorExtended(let amount, let left):
+                logger.notice(
+                    "Session time extended at the kiosk",
+                    metadata: Caller.kiosk.metadata.merging(MessageID.visitorExtended.metadata) { $1 }.merging([
+                        "session.profile": "\(state.session.profileName)",
+                        "session.deadline": "\(state.session.deadline.map { "\(displayTime($0))" } ?? "none")",
+                        "session.extended-by": "\(amount.kioskText)", "session.extensions-left": "\(left)",
+                    ]) { $1 })
+                emit(Member.timeExtended, [.uint64(UInt64(amount.microseconds / 1_000_000)), .uint32(UInt32(left))])
+                emitSessionChanged()
+                scheduleSessionTimer()
             }
         }
     }
@@ -214,7 +227,8 @@ extension ManagerObject {
         } else {
             metadata["session.trial"] = "\(trial.map(\.kioskText) ?? "no")"
             logger.notice(
-                trial == nil ? "Session started" : "Trial session started; it ends unless confirmed", metadata: metadata)
+                trial == nil ? "Session started" : "Trial session started; it ends unless confirmed", metadata: metadata
+            )
         }
     }
 }

@@ -23,7 +23,8 @@ extension ManagerObject {
     public func requestExit() {
         logger.notice(
             "Exit gesture seen",
-            metadata: MessageID.exitGesture.metadata.merging(["session.profile": "\(state.session.profileName)"]) { $1 })
+            metadata: MessageID.exitGesture.metadata.merging(["session.profile": "\(state.session.profileName)"]) { $1 }
+        )
         kiosk(.exitGesture)
     }
 
@@ -93,7 +94,12 @@ extension ManagerObject {
             BusProperty(Member.promptState, "s") { [unowned self] in .string(machine.prompt.state.rawValue) },
             BusProperty(Member.promptLength, "u") { [unowned self] in .uint32(UInt32(machine.prompt.length)) },
             BusProperty(Member.promptDeadline, "t") { [unowned self] in
-                .uint64(UInt64(max(0, machine.prompt.deadline.map { displayTime(Timestamp(microseconds: $0)).microseconds } ?? 0)))
+                .uint64(
+                    UInt64(
+                        max(
+                            0,
+                            machine.prompt.deadline.map { displayTime(Timestamp(microseconds: $0)).microseconds } ?? 0))
+                )
             },
             BusProperty(Member.promptRetryAfter, "t") { [unowned self] in
                 let now = clock.now()
@@ -104,13 +110,46 @@ extension ManagerObject {
                 .array(
                     elementSignature: "(sdddd)",
                     PadKey.standardPad.map {
-                        .structure([.string($0.label), .double($0.x), .double($0.y), .double($0.width), .double($0.height)])
+                        .structure([
+                            .string($0.label), .double($0.x), .double($0.y), .double($0.width), .double($0.height),
+                        ])
                     })
             },
             BusProperty(Member.speakWarnings, "b") { [unowned self] in
                 .bool(state.session.isActive && activeProfile?.session.speakWarnings == true)
             },
+            BusProperty(Member.timeOffer, "s") { [unowned self] in .string(timeOfferState.rawValue) },
+            BusProperty(Member.visitorExtensionsLeft, "u") { [unowned self] in
+                .uint32(UInt32(machine.offer?.extensionsLeft ?? 0))
+            },
         ]
+    }
+
+    /// `TimeOffer`: the machine's offer of more time as a display shows it.
+    var timeOfferState: TimeOfferState {
+        guard let offer = machine.offer else { return .closed }
+        return offer.extensionsLeft > 0 ? .open : .exhausted
+    }
+
+    /// The visitor took the offer of more time (the filter read the key or touch): written in
+    /// turn with the other changes, like a passcode judged at the kiosk.
+    public func visitorExtends() {
+        let requester = KioskRequester {}
+        change(requester, .privileged) { [unowned self] in
+            var next = machine
+            let effects = next.handle(.visitorExtends, at: clock.now())
+            return try plan(next, effects, MachineStep(profileName: state.session.profileName, adopted: false))
+        }
+    }
+
+    func emitTimeOfferChanged() {
+        do {
+            try bus.emitPropertiesChanged(
+                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+                properties: [Member.timeOffer, Member.visitorExtensionsLeft])
+        } catch {
+            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
+        }
     }
 
     func emitPromptChanged() {

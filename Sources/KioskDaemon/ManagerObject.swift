@@ -185,6 +185,7 @@ public final class ManagerObject {
                 BusSignal(Member.exitRequested),
                 BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
+                BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
             ],
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },

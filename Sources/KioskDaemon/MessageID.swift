@@ -25,6 +25,7 @@ enum MessageID: String, CaseIterable {
     case exitGesture = "b3b03a45f4eb4e7483c073a7e5ba4b5f"
     case promptClosed = "10f6d8ea61744fe88852532fb4c53efe"
     case deviceAllowed = "46f49faca6464e348459f0afc43ac936"
+    case visitorExtended = "e3613e09cc09436587f8a79059f85e7c"
 
     /// The entry's metadata: `MESSAGE_ID` once the journal handler upper-snakes the key.
     var metadata: Logger.Metadata { ["message.id": "\(rawValue)"] }

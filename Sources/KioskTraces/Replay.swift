@@ -79,7 +79,8 @@ public enum Replay {
                         filter.setPolicy(current(), into: &output)
                         collect()
                     case .check(let typed):
-                        next = .judged(passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity)
+                        next = .judged(
+                            passcode?(typed) == true ? .right : .wrong, checkedFor: machine.state.session.identity)
                     case .promptClosed(let reason):
                         filter.setPolicy(current(), into: &output)
                         collect()
@@ -90,7 +91,13 @@ public enum Replay {
                         filter.setPolicy(current(), into: &output)
                         collect()
                         result.append((0, [], "SessionExpired"))
-                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged, .trialConfirmed,
+                    case .timeOfferChanged:
+                        result.append(
+                            (0, [], machine.offer.map { "TimeOffer \($0.extensionsLeft) left" } ?? "TimeOffer closed"))
+                    case .visitorExtended(let amount, let left):
+                        result.append((0, [], "TimeExtended \(amount.kioskText), \(left) left"))
+                    case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged,
+                        .trialConfirmed,
                         .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
                         break  // a bus call's, or the daemon's: not a recording's
                     }
@@ -130,7 +137,8 @@ public enum Replay {
         if let session { profile.session = session }
         _ = try? state.startSession(profileName: "replay", profile: profile, at: start)
         if expired { _ = try? state.session.setDeadline(start, warnings: [], at: start) }
-        return SessionMachine(state: state, profile: nil)
+        // The profile's session settings: the offer of more time (`visitor-extensions`) comes as on the kiosk.
+        return SessionMachine(state: state, profile: session == nil ? nil : profile)
     }
 
     /// The comment a replay prints where the prompt closed.
@@ -153,7 +161,8 @@ public enum Replay {
         policy.allowedDevices.map { entry in
             if !entry.matcher.udev.isEmpty {
                 let keys = entry.matcher.udev.map(\.key).joined(separator: ", ")
-                return "# [[device]] \(entry.role): matches on udev properties (\(keys)), which a recording does not have: here it lets no device through"
+                return
+                    "# [[device]] \(entry.role): matches on udev properties (\(keys)), which a recording does not have: here it lets no device through"
             }
             let matched = trace.devices.indices.filter { entry.matcher.matches(trace.devices[$0].description) }
             guard !matched.isEmpty else { return "# [[device]] \(entry.role): matches no device of the recording" }

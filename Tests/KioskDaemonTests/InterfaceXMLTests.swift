@@ -32,12 +32,15 @@ import FoundationXML
                 M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle,
             ])
         #expect(
-            Set(xml.signals.keys) == [M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed])
+            Set(xml.signals.keys) == [
+                M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed, M.timeExtended,
+            ])
         #expect(
             Set(xml.properties.keys) == [
-                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings, M.trialDeadline, M.activeApp,
+                M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
+                M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
-                M.version,
+                M.timeOffer, M.visitorExtensionsLeft, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

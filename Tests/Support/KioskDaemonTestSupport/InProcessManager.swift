@@ -76,8 +76,15 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                     entry += " \(reason)"
                 }
                 // TimeLimitWarning with the seconds left: `signal TimeLimitWarning 299`.
-                if message.member == KioskWire.Member.timeLimitWarning, let left = try? message.readAll().first?.uint64 {
+                if message.member == KioskWire.Member.timeLimitWarning, let left = try? message.readAll().first?.uint64
+                {
                     entry += " \(left)"
+                }
+                // TimeExtended with its arguments: `signal TimeExtended 120 9`.
+                if message.member == KioskWire.Member.timeExtended, let values = try? message.readAll(),
+                    values.count == 2, let added = values[0].uint64, let left = values[1].uint64
+                {
+                    entry += " \(added) \(left)"
                 }
                 journal.note(entry)
             }
