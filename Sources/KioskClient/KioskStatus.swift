@@ -25,6 +25,11 @@ public struct KioskStatus: Hashable, Sendable {
     /// The app the active session is for (its profile's `app`, the `ActiveApp` property); empty
     /// when none, or when the daemon has no such property.
     public var activeApp: String = ""
+    /// kioskd's offer of more time at the kiosk (`TimeOffer`, `[session] visitor-extensions`);
+    /// closed when the daemon has no such property.
+    public var timeOffer: TimeOfferState = .closed
+    /// How many more times the visitor may extend (`VisitorExtensionsLeft`) while the offer is open.
+    public var visitorExtensionsLeft: Int = 0
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,

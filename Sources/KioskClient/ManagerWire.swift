@@ -79,7 +79,9 @@ enum ManagerWire {
                 guard let text = value.string else { throw .unexpected("SessionProblem is not a string") }
                 status.sessionProblem = text.isEmpty ? nil : text
             case KioskWire.Member.sessionWarnings:
-                guard let warnings = value.strings else { throw .unexpected("SessionWarnings is not an array of strings") }
+                guard let warnings = value.strings else {
+                    throw .unexpected("SessionWarnings is not an array of strings")
+                }
                 status.sessionWarnings = warnings
             case KioskWire.Member.promptState:
                 guard let text = value.string else { throw .unexpected("PromptState is not a string") }
@@ -99,6 +101,12 @@ enum ManagerWire {
             case KioskWire.Member.speakWarnings:
                 guard let speak = value.bool else { throw .unexpected("SpeakWarnings is not a boolean") }
                 status.speakWarnings = speak
+            case KioskWire.Member.timeOffer:
+                guard let text = value.string else { throw .unexpected("TimeOffer is not a string") }
+                status.timeOffer = TimeOfferState(wire: text)
+            case KioskWire.Member.visitorExtensionsLeft:
+                guard let count = value.uint64 else { throw .unexpected("VisitorExtensionsLeft is not a uint32") }
+                status.visitorExtensionsLeft = Int(clamping: count)
             default:
                 continue  // a property this client does not know
             }

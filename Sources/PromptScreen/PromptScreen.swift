@@ -19,6 +19,11 @@ public struct PromptScreen: Hashable, Sendable {
     public var banner: String?
     /// The prompt closes by itself soon: shown in its last seconds only.
     public var closing: String?
+    /// A large button's label (the offer of more time): drawn, not pressed — kioskd reads the
+    /// key or touch that takes the offer on the devices, anywhere on the screen.
+    public var button: String?
+    /// Whether the PIN pad is drawn (the passcode prompt's, not the offer's).
+    public var showsPad = true
 
     /// The screen while the prompt is not closed; nil when there must be no window.
     ///
@@ -32,7 +37,9 @@ public struct PromptScreen: Hashable, Sendable {
         status: KioskStatus?, now: Timestamp, lastClose: (reason: KioskPrompt.CloseReason, at: Timestamp)?,
         warned: Bool
     ) -> PromptScreen? {
-        guard let status, status.prompt.state != .closed else { return nil }
+        guard let status else { return nil }
+        // The passcode prompt first: the offer's countdown goes on behind it.
+        guard status.prompt.state != .closed else { return offer(status: status, now: now) }
         let prompt = status.prompt
         let typed = max(0, prompt.length)
         var message: String
@@ -56,6 +63,35 @@ public struct PromptScreen: Hashable, Sendable {
             message: message,
             banner: banner(status: status, now: now, warned: warned),
             closing: closing)
+    }
+
+    /// The offer of more time (`TimeOffer`): "Need more time?", the seconds left, the one simple
+    /// action that takes it; once none are left, that the session ends then. Nil without an offer.
+    static func offer(status: KioskStatus, now: Timestamp) -> PromptScreen? {
+        guard status.sessionState == .active, status.timeOffer == .open || status.timeOffer == .exhausted else {
+            return nil
+        }
+        let left = status.sessionDeadline.map { clock(max(.zero, $0 - now)) }
+        if status.timeOffer == .exhausted {
+            return PromptScreen(
+                title: "No more time can be added", dots: "", dotsLabel: "",
+                message: left.map { "This session ends in \($0)." } ?? "This session ends soon.", banner: nil,
+                closing: nil, button: nil, showsPad: false)
+        }
+        let count = status.visitorExtensionsLeft
+        return PromptScreen(
+            title: "Need more time?", dots: "", dotsLabel: "",
+            message: "Press any key or touch the screen to get more time."
+                + (count == 1 ? " You can do this 1 more time." : " You can do this \(count) more times."),
+            banner: left.map { "\($0) left in this session" }, closing: nil, button: "More time", showsPad: false)
+    }
+
+    /// The sentence spoken when the offer comes up (on a second sense beside the screen).
+    public static func offerSentence(status: KioskStatus, now: Timestamp) -> String {
+        let left = status.sessionDeadline.map { spokenDuration(max(.zero, $0 - now)) + " left. " } ?? ""
+        return status.timeOffer == .exhausted
+            ? "\(left)No more time can be added."
+            : "Need more time? \(left)Press any key or touch the screen."
     }
 
     /// How long the last attempt's result is shown on the next prompt.

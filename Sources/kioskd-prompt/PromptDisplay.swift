@@ -19,6 +19,8 @@ import PromptScreen
     /// Asks the bus side for `PromptPad` (it answers with `padRead`).
     private let readPad: @MainActor () -> Void
     private var padRequested = false
+    /// The offer of more time as last spoken: said again only when it comes up anew or runs out.
+    private var spokenOffer: TimeOfferState = .closed
 
     init(speaker: Speaker, readPad: @escaping @MainActor () -> Void) {
         self.speaker = speaker
@@ -30,6 +32,7 @@ import PromptScreen
         case .statusChanged(let next):
             if next.sessionState == .inactive { warned = false }
             status = next
+            speakOffer(next)
         case .promptClosed(let reason):
             // Closed now, whichever of this signal and PropertiesChanged comes first.
             lastClose = (reason, Self.now)
@@ -48,6 +51,15 @@ import PromptScreen
             break  // PromptState says when to draw
         }
         refresh()
+    }
+
+    /// The offer of more time is announced on a second sense, whatever `SpeakWarnings` says: the
+    /// visitor must notice it to take it (spoken once when it comes up, once when none are left).
+    private func speakOffer(_ status: KioskStatus) {
+        let offer = status.sessionState == .active ? status.timeOffer : .closed
+        defer { spokenOffer = offer }
+        guard offer != spokenOffer, offer == .open || offer == .exhausted else { return }
+        speaker.say(PromptScreen.offerSentence(status: status, now: Self.now))
     }
 
     func padRead(_ keys: [KioskPrompt.Key]?) {

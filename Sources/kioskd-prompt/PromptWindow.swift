@@ -19,6 +19,7 @@ import PromptScreen
     private let dots: UnsafeMutablePointer<GtkWidget>
     private let message: UnsafeMutablePointer<GtkWidget>
     private let closing: UnsafeMutablePointer<GtkWidget>
+    private let button: UnsafeMutablePointer<GtkWidget>
     /// The pad's keys drawn so far, with their rectangles (fractions of the window).
     private var keys: [(widget: UnsafeMutablePointer<GtkWidget>, key: KioskPrompt.Key)] = []
     private var shown: PromptScreen?
@@ -48,7 +49,9 @@ import PromptScreen
         dots = Self.label(class: "kp-dots")
         message = Self.label(class: "kp-message")
         closing = Self.label(class: "kp-message")
-        for widget in [banner, title, dots, message, closing] { gtk_box_append(kp_box(text), widget) }
+        button = Self.label(class: "kp-button")
+        gtk_widget_set_halign(button, GTK_ALIGN_CENTER)
+        for widget in [banner, title, dots, message, closing, button] { gtk_box_append(kp_box(text), widget) }
         gtk_overlay_add_overlay(kp_overlay(overlay), text)
         positionHandler = kp_connect_child_position(
             overlay,
@@ -60,10 +63,13 @@ import PromptScreen
 
     /// Shows `screen`, and the pad's keys once they are known. Only what changed is set.
     func show(_ screen: PromptScreen, pad: [KioskPrompt.Key]) {
+        let pad = screen.showsPad ? pad : []
         if keys.map(\.key) != pad { draw(pad) }
         guard screen != shown else { return }
+        if screen.title != shown?.title { gtk_window_set_title(kp_window(window), screen.title) }
         set(title, screen.title)
-        set(dots, screen.dots, accessible: screen.dotsLabel)
+        set(button, screen.button)
+        set(dots, screen.dots.isEmpty ? nil : screen.dots, accessible: screen.dotsLabel)
         set(message, screen.message)
         set(banner, screen.banner)
         set(closing, screen.closing)
@@ -84,7 +90,9 @@ import PromptScreen
 
     /// `get-child-position`: the text above the pad (the whole window when there is no pad), and
     /// each key at its rectangle. The window is the whole screen, as the pad's fractions are.
-    private func place(_ child: UnsafeMutablePointer<GtkWidget>, in allocation: UnsafeMutablePointer<GdkRectangle>)
+    private func place(
+        _ child: UnsafeMutablePointer<GtkWidget>, in allocation: UnsafeMutablePointer<GdkRectangle>
+    )
         -> Bool
     {
         let width = Double(gtk_widget_get_width(overlay))
@@ -160,6 +168,8 @@ import PromptScreen
             .kp-key { color: #ffffff; background-color: #202020; border: \(max(2, unit / 8))px solid #ffffff;
                       border-radius: \(unit / 3)px; font-size: \(unit * 3 / 2)px; font-weight: bold; }
             .kp-key-word { font-size: \(unit)px; }
+            .kp-button { color: #000000; background-color: #ffd700; font-size: \(unit * 3 / 2)px; font-weight: bold;
+                         padding: \(unit / 2)px \(unit * 2)px; margin: \(unit / 2)px; border-radius: \(unit / 2)px; }
             """)
     }
 }

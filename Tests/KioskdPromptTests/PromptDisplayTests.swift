@@ -37,13 +37,16 @@ import Testing
         var uniform: Bool
         var dots: Int
         var keys: [Bool]
+        /// The widest run of the prompt's gold (#ffd700) in a row, in pixels: the offer's button.
+        var widestGold: Int
     }
 
     /// Reads a screen image (Xvfb's XWD, or a PNG) through Tests/Support/screen-pixels.
     static func look(at file: String, saveAs png: String? = nil) throws -> Screen {
         let rects = String(decoding: try JSONSerialization.data(withJSONObject: pad), as: UTF8.self)
         let out = try runTool(
-            "/usr/bin/python3", [support.appendingPathComponent("screen-pixels").path, file] + (png.map { [$0] } ?? []),
+            "/usr/bin/python3",
+            [support.appendingPathComponent("screen-pixels").path, file] + (png.map { [$0] } ?? []),
             input: rects)
         guard out.status == 0 else { throw HarnessError("screen-pixels failed: \(out)") }
         return try JSONDecoder().decode(Screen.self, from: Data(out.stdout.utf8))
@@ -66,7 +69,9 @@ import Testing
     /// only once it has read `SpeakWarnings`, which must be true); returns whether it did. The
     /// display handles kioskd's events one at a time, in order: once a warning is spoken,
     /// everything before it has been handled, and whatever the handling wrote to the log is there.
-    static func spokenWarning(_ standIn: StandInKioskd, said: String, seconds: Int, sentence: String) async throws
+    static func spokenWarning(
+        _ standIn: StandInKioskd, said: String, seconds: Int, sentence: String
+    ) async throws
         -> Bool
     {
         let before = text(said).count
@@ -93,7 +98,10 @@ import Testing
 
     // MARK: Xvfb: the pixels
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
+    )
     func drawsThePromptOnlyWhileItIsOpen() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -183,6 +191,90 @@ import Testing
         #expect(prompt.isRunning, "kioskd-prompt exited: \(Self.text(log))")
     }
 
+    /// The offer of more time (`TimeOffer`): a full-screen "Need more time?" with its large
+    /// button and no PIN pad, spoken once as it comes up whatever `SpeakWarnings` says; the
+    /// passcode prompt takes the screen over while it is open, and the offer's screen comes back
+    /// after it; no offer, no window.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
+    )
+    func drawsAndSpeaksTheOfferOfMoreTime() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let directory = bus.directory
+        let displayFile = directory.appendingPathComponent("display").path
+        let fd = open(displayFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let server = try ChildProcess.spawn(
+            Self.xvfb,
+            ["-displayfd", "1", "-screen", "0", "1280x720x24", "-fbdir", directory.path, "-nolisten", "tcp", "-br"],
+            stdout: fd)
+        close(fd)
+        defer {
+            server.signal()
+            server.wait()
+        }
+        let display = try await Self.poll({ Self.text(displayFile).trimmingCharacters(in: .whitespacesAndNewlines) }) {
+            !$0.isEmpty
+        }
+        try #require(!display.isEmpty, "Xvfb printed no display number")
+        let framebuffer = directory.appendingPathComponent("Xvfb_screen0").path
+        let (speak, said) = try Self.recordingSpeaker(in: directory)
+        let log = directory.appendingPathComponent("prompt.log").path
+        let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let prompt = try ChildProcess.spawn(
+            BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
+                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
+            ], stdout: logFD, stderr: logFD)
+        close(logFD)
+        defer {
+            prompt.signal()
+            prompt.wait()
+        }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+
+        // The offer comes up 30 s before the end: spoken (SpeakWarnings stays false) and drawn.
+        try standIn.set([
+            "SessionState": "active", "SessionDeadline": Self.microseconds(fromNow: 30), "TimeOffer": "open",
+            "VisitorExtensionsLeft": 10,
+        ])
+        #expect(
+            try await Self.poll({ Self.text(said) }) { $0.contains("Need more time?") }
+                .hasPrefix("Need more time? 30 seconds left. Press any key or touch the screen.\n"),
+            "\(Self.text(said))")
+        var screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.widestGold > 200 }
+        #expect(screen.widestGold > 200, "the large button: \(screen)")
+        #expect(screen.keys == Array(repeating: false, count: 12), "no PIN pad on the offer's screen")
+        if let path = ProcessInfo.processInfo.environment["KIOSKD_OFFER_SCREENSHOT"] {
+            _ = try Self.look(at: framebuffer, saveAs: path)  // docs/images/time-offer.png
+        }
+
+        // The passcode prompt takes over (its pad and dots), the offer's screen comes back after.
+        try standIn.set(["PromptState": "open", "PromptLength": 2, "PromptDeadline": Self.microseconds(fromNow: 30)])
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.keys.allSatisfy { $0 } }
+        #expect(screen.keys == Array(repeating: true, count: 12) && screen.dots == 2, "\(screen)")
+        try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.widestGold > 200 }
+        #expect(screen.widestGold > 200 && !screen.keys.contains(true), "\(screen)")
+
+        // Taken: no offer, no window; none left the next time: said and shown, without a button.
+        try standIn.set(["TimeOffer": "closed", "VisitorExtensionsLeft": 0])
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
+        #expect(screen.uniform, "the offer's window outlived the offer")
+        try standIn.set(["TimeOffer": "exhausted", "SessionDeadline": Self.microseconds(fromNow: 25)])
+        #expect(
+            try await Self.poll({ Self.text(said) }) { $0.contains("No more time can be added.") }
+                .contains("left. No more time can be added.\n"), "\(Self.text(said))")
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { !$0.uniform }
+        #expect(!screen.uniform && screen.widestGold < 100, "a window with no button: \(screen)")
+        #expect(
+            Self.text(said).components(separatedBy: "Need more time?").count == 2, "spoken once: \(Self.text(said))")
+        #expect(prompt.isRunning, "kioskd-prompt exited: \(Self.text(log))")
+    }
+
     // MARK: cage: the kiosk's compositor
 
     @Test(
@@ -228,7 +320,9 @@ import Testing
 
         try standIn.set(["SessionState": "active", "PromptState": "open", "PromptLength": 2])
         // cage maximizes the new toplevel to its whole 1280×720 output.
-        let opened = try await Self.poll({ Self.text(log) }) { $0.contains("The prompt opened") && $0.contains(".configure(1280, 720") }
+        let opened = try await Self.poll({ Self.text(log) }) {
+            $0.contains("The prompt opened") && $0.contains(".configure(1280, 720")
+        }
         #expect(opened.contains("get_toplevel"), "no toplevel was made:\n\(opened.suffix(3000))")
         #expect(opened.contains(".configure(1280, 720"), "cage did not size it to the output:\n\(opened.suffix(3000))")
 

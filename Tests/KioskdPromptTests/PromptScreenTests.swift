@@ -64,7 +64,8 @@ import Testing
         #expect(
             Self.scene(Self.status(.open, retryAfter: .seconds(3600)))?.message
                 == "Too many wrong passcodes. Try again in 1:00:00.")
-        #expect(Self.scene(Self.status(.open, retryAfter: .seconds(-1)))?.message == "Type the passcode, then Enter or OK.")
+        #expect(
+            Self.scene(Self.status(.open, retryAfter: .seconds(-1)))?.message == "Type the passcode, then Enter or OK.")
         #expect(Self.scene(Self.status(.checking, retryAfter: .seconds(30)))?.message == "Checking…")
     }
 
@@ -107,5 +108,50 @@ import Testing
         #expect(PromptScreen.sentence(secondsLeft: 1) == "1 second left")
         #expect(PromptScreen.sentence(secondsLeft: 5400) == "1 hour 30 minutes left")
         #expect(PromptScreen.sentence(secondsLeft: 899) == "15 minutes left")
+    }
+
+    // MARK: The offer of more time
+
+    static func offering(
+        _ offer: TimeOfferState, left: Int = 10, sessionLeft: Duration = .seconds(30),
+        prompt: KioskPrompt.State = .closed,
+        session: SessionState = .active
+    ) -> KioskStatus {
+        var status = status(prompt, session: session, sessionLeft: sessionLeft)
+        status.timeOffer = offer
+        status.visitorExtensionsLeft = left
+        return status
+    }
+
+    @Test func theOfferAsksWithALargeButtonAndNoPad() throws {
+        let screen = try #require(Self.scene(Self.offering(.open, left: 10)))
+        #expect(screen.title == "Need more time?")
+        #expect(screen.message == "Press any key or touch the screen to get more time. You can do this 10 more times.")
+        #expect(screen.banner == "0:30 left in this session")
+        #expect(screen.button == "More time" && !screen.showsPad && screen.dots.isEmpty)
+        #expect(Self.scene(Self.offering(.open, left: 1))?.message.hasSuffix("You can do this 1 more time.") == true)
+        #expect(
+            PromptScreen.offerSentence(status: Self.offering(.open), now: Self.now)
+                == "Need more time? 30 seconds left. Press any key or touch the screen.")
+    }
+
+    @Test func noneLeftSaysSoWithoutAButton() throws {
+        let screen = try #require(Self.scene(Self.offering(.exhausted, left: 0, sessionLeft: .seconds(25))))
+        #expect(screen.title == "No more time can be added")
+        #expect(screen.message == "This session ends in 0:25.")
+        #expect(screen.button == nil && !screen.showsPad)
+        #expect(
+            PromptScreen.offerSentence(status: Self.offering(.exhausted, sessionLeft: .seconds(25)), now: Self.now)
+                == "25 seconds left. No more time can be added.")
+    }
+
+    /// The passcode prompt takes the screen while it is open; no offer, an offer a newer kioskd
+    /// names otherwise, or a session that is not active: no offer's screen.
+    @Test func thePasscodePromptComesFirstAndOnlyAnActiveSessionIsOffered() throws {
+        let prompt = try #require(Self.scene(Self.offering(.open, prompt: .open)))
+        #expect(prompt.title == "Enter the passcode to end Guided Access" && prompt.button == nil && prompt.showsPad)
+        #expect(Self.scene(Self.offering(.closed)) == nil)
+        #expect(Self.scene(Self.offering(.unknown)) == nil)
+        #expect(Self.scene(Self.offering(.open, session: .expired)) == nil)
     }
 }
