@@ -219,6 +219,10 @@ struct DeviceFilter {
                 pendingScan = nil
                 continue
             }
+            // A touch (BTN_TOUCH) going down or up, for the offer of more time.
+            if event.type == EV.key && event.code == BTN.touch && !synthetic && event.value <= 1 {
+                shared.noteOfferKey(event.code, down: event.value == 1)
+            }
             if let scan = pendingScan {
                 pendingScan = nil
                 if event.type == EV.key {
@@ -297,7 +301,8 @@ struct DeviceFilter {
         let time = lastEvent
         syntheticFrame.removeAll(keepingCapacity: true)
         keys.appendDifferences(
-            to: state, skipping: { [kind] code in
+            to: state,
+            skipping: { [kind] code in
                 switch kind {
                 case .multitouchB: ProtocolBSlots.ownsKey(code)
                 case .strokes: AbsoluteStrokes.ownsKey(code)

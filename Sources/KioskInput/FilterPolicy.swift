@@ -35,6 +35,11 @@ public struct FilterPolicy: Sendable, Equatable {
     public var readsPasscode: Bool
     /// The PIN pad read while ``readsPasscode``.
     public var pinPad: [PadKey]
+    /// kioskd offers the visitor more time (`[session] visitor-extensions`): nothing reaches the
+    /// kiosk (as with ``holdAllInput``), and a key, button or touch pressed and then let go takes
+    /// the offer (``RunResult/tookOffer``), on its release; never the exit gesture's key or a tap
+    /// in its corner, nor anything while ``readsPasscode``.
+    public var offersTime = false
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],

@@ -113,8 +113,11 @@ struct PerEventState {
         }
         shared.exitRequested = false
         shared.promptKey = nil
+        shared.tookOffer = false
         let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
-        return FilterResult(exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey)
+        return FilterResult(
+            exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey,
+            tookOffer: shared.tookOffer)
     }
 
     @inline(__always)
@@ -126,9 +129,10 @@ struct PerEventState {
             return RunResult()
         }
         shared.exitRequested = false
+        shared.tookOffer = false
         let resync = devices[device.rawValue]!.process(
             run: events, shared: &shared, into: &output, promptKeys: &promptKeys)
-        return RunResult(exitRequested: shared.exitRequested, resyncNeeded: resync)
+        return RunResult(exitRequested: shared.exitRequested, resyncNeeded: resync, tookOffer: shared.tookOffer)
     }
 
     mutating func applyPolicyChange(into output: inout OutputBuffer) {
@@ -159,6 +163,12 @@ struct SharedState {
     private var gestureTaps = 0
     var exitRequested = false
     var promptKey: PromptKey?
+    /// The visitor took the offer of more time (``FilterPolicy/offersTime``) with this event or run.
+    var tookOffer = false
+    /// A key, button or touch was pressed while the offer is up: its release takes it.
+    private var offerPressed = false
+    /// The contact starting now is a tap of the touch exit gesture: it takes no offer.
+    private var offerSkipsTouch = false
 
     init(policy: FilterPolicy) {
         self.policy = policy
@@ -183,11 +193,31 @@ struct SharedState {
             tapTimes = Array(repeating: 0, count: new.touchExitGesture?.taps ?? 0)
             gestureTaps = 0
         }
+        if !new.offersTime || new.readsPasscode { offerPressed = false }
         policy = new
     }
 
-    /// Nothing reaches the kiosk: an expired session, or the passcode prompt is open.
-    var holdsAll: Bool { policy.holdAllInput || policy.readsPasscode }
+    /// Nothing reaches the kiosk: an expired session, the passcode prompt is open, or the offer
+    /// of more time is up.
+    var holdsAll: Bool { policy.holdAllInput || policy.readsPasscode || policy.offersTime }
+
+    /// A physical key, button or touch (`BTN_TOUCH`) going down or up while the offer of more
+    /// time is up: pressed and let go, it takes the offer, on the release. Never the exit
+    /// gesture's key (nor a tap in its corner), nor anything while the prompt reads the passcode.
+    @inline(__always)
+    mutating func noteOfferKey(_ code: UInt16, down: Bool) {
+        guard policy.offersTime, !policy.readsPasscode, code != policy.exitGesture?.key else { return }
+        if down {
+            if code == BTN.touch && offerSkipsTouch {
+                offerSkipsTouch = false
+                return
+            }
+            offerPressed = true
+        } else if offerPressed {
+            offerPressed = false
+            tookOffer = true
+        }
+    }
 
     /// Whether a press of `code` is swallowed (hold, a lock, or an escape chord). A device whose
     /// keys are exempt (an allowed device) is held to the escape chords alone.
@@ -263,6 +293,7 @@ struct SharedState {
             return true
         }
         guard let gesture = policy.touchExitGesture, gesture.contains(point), !tapTimes.isEmpty else { return false }
+        if policy.offersTime { offerSkipsTouch = true }
         let count = tapTimes.count
         tapTimes[gestureTaps % count] = time
         gestureTaps += 1

@@ -33,13 +33,15 @@ struct KeyLedger {
                 if !synthetic {
                     shared.notePress(of: event.code, at: event.time)
                     shared.notePromptPress(of: event.code)
+                    shared.noteOfferKey(event.code, down: true)
                 }
             }
             if BTN.isPointerButton(event.code) {
                 if shared.holdsAll || !gate.pointerPasses { return false }
                 if shared.locksButton(event.code, pointerExempt: gate.pointerExempt) { return false }
             } else if shared.endsAllowedCombo(event.code), !shared.holdsAll,
-                !shared.completesBlockedEscapeChord(event.code), let combo = allowedCombo(endingWith: event.code, shared)
+                !shared.completesBlockedEscapeChord(event.code),
+                let combo = allowedCombo(endingWith: event.code, shared)
             {
                 sendHeldBack(combo, time: event, into: &output)
             } else if shared.swallowsPress(of: event.code, keysExempt: gate.keysExempt) {
@@ -51,6 +53,7 @@ struct KeyLedger {
             if keyDown[key] {
                 keyDown[key] = false
                 shared.physicalKeyChanged(event.code, down: false)
+                if !synthetic { shared.noteOfferKey(event.code, down: false) }
             }
             if keyForwarded[key] {
                 keyForwarded[key] = false
@@ -101,7 +104,9 @@ struct KeyLedger {
     }
 
     /// Releases on the clone every forwarded key or button the (new) policy locks.
-    mutating func releaseLocked(shared: SharedState, gate: DeviceGate, time: InputEvent, into output: inout OutputBuffer) {
+    mutating func releaseLocked(
+        shared: SharedState, gate: DeviceGate, time: InputEvent, into output: inout OutputBuffer
+    ) {
         for key in 0..<KEY.count where keyForwarded[key] {
             let code = UInt16(key)
             let release =

@@ -65,8 +65,14 @@ public struct FilterResult: Sendable, Equatable {
     public var resyncNeeded = false
     /// The prompt is open (``FilterPolicy/readsPasscode``) and this event pressed one of its keys.
     public var promptKey: PromptKey?
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil) {
+    /// The offer of more time is up (``FilterPolicy/offersTime``) and this event let go of a key,
+    /// button or touch pressed since: the visitor took it.
+    public var tookOffer = false
+    public init(
+        exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false
+    ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
+        self.tookOffer = tookOffer
     }
 }
 
@@ -77,7 +83,9 @@ public struct RunResult: Sendable, Equatable {
     /// The run held a `SYN_DROPPED`: read the device's state and call
     /// `InputFilter.resync(device:to:into:)`, as after ``FilterResult/resyncNeeded``.
     public var resyncNeeded = false
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false) {
-        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded
+    /// The visitor took the offer of more time in the run, as ``FilterResult/tookOffer``.
+    public var tookOffer = false
+    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false) {
+        self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.tookOffer = tookOffer
     }
 }

@@ -50,13 +50,15 @@ public enum Replay {
         var machine = sessionMachine(at: start, expired: expired, session: session)
         let timed = session?.timeLimit != nil
         /// The policy kioskd's enforcer would apply now: the profile's, holding all input once
-        /// the session expired, reading the passcode while the prompt is open; none once the
+        /// the session expired, reading the passcode while the prompt is open, reading the key that
+        /// takes the offer of more time while it is up; none once the
         /// session ended.
         func current() -> FilterPolicy {
             guard machine.state.session.isActive else { return .passThrough }
             var now = policy
             if machine.state.session.state == .expired { now.holdAllInput = true }
             if machine.prompt.state != .closed { now.readsPasscode = true }
+            if let offer = machine.offer, offer.extensionsLeft > 0 { now.offersTime = true }
             return now
         }
         func collect() {
@@ -92,6 +94,8 @@ public enum Replay {
                         collect()
                         result.append((0, [], "SessionExpired"))
                     case .timeOfferChanged:
+                        filter.setPolicy(current(), into: &output)
+                        collect()
                         result.append(
                             (0, [], machine.offer.map { "TimeOffer \($0.extensionsLeft) left" } ?? "TimeOffer closed"))
                     case .visitorExtended(let amount, let left):
@@ -124,6 +128,7 @@ public enum Replay {
                 if passcode != nil { kiosk(.exitGesture, at: now) }
             }
             if let key = outcome.promptKey, passcode != nil { kiosk(.promptKey(key), at: now) }
+            if outcome.tookOffer { kiosk(.visitorExtends, at: now) }
         }
         return result
     }

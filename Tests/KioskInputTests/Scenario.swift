@@ -156,6 +156,7 @@ struct Scenario: CustomStringConvertible {
             }
             var exit = false
             var flagged = false
+            var took = false
             var keys: [PromptKey] = []
             if let runCut {
                 let first = min(runCut, events.count)
@@ -165,6 +166,7 @@ struct Scenario: CustomStringConvertible {
                     }
                     if result.exitRequested { exit = true }
                     if result.resyncNeeded { flagged = true }
+                    if result.tookOffer { took = true }
                 }
             } else {
                 for event in events {
@@ -172,6 +174,7 @@ struct Scenario: CustomStringConvertible {
                     if result.exitRequested { exit = true }
                     if result.resyncNeeded { flagged = true }
                     if let key = result.promptKey { keys.append(key) }
+                    if result.tookOffer { took = true }
                 }
             }
             let promptKeys = keys.map { key in
@@ -184,6 +187,7 @@ struct Scenario: CustomStringConvertible {
             flush()
             actual += promptKeys
             if exit { actual.append("exit-requested") }
+            if took { actual.append("took-offer") }
         }
         return (actual, expected)
     }
@@ -283,7 +287,8 @@ struct Scenario: CustomStringConvertible {
             // A pen display: ABS_X, ABS_Y, ABS_PRESSURE 0…1023, ABS_DISTANCE; BTN_TOOL_PEN,
             // BTN_TOOL_RUBBER, BTN_TOUCH, BTN_STYLUS, BTN_STYLUS2; MSC_SERIAL; INPUT_PROP_DIRECT.
             return DeviceDescription(
-                name: "pen", properties: [1], codes: [1: [0x140, 0x141, 0x14a, 0x14b, 0x14c], 3: [0, 1, 0x18, 0x19], 4: [0]],
+                name: "pen", properties: [1],
+                codes: [1: [0x140, 0x141, 0x14a, 0x14b, 0x14c], 3: [0, 1, 0x18, 0x19], 4: [0]],
                 absInfo: [0: x, 1: y, 0x18: .init(minimum: 0, maximum: 1023), 0x19: .init(minimum: 0, maximum: 63)],
                 calibration: calibration)
         case "absmouse":
@@ -336,6 +341,7 @@ struct Scenario: CustomStringConvertible {
                     try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "hold": policy.holdAllInput = true
             case "prompt": policy.readsPasscode = true
+            case "offer": policy.offersTime = true
             case "touch-gesture":  // touch-gesture=top-left:TAPS:SECONDS
                 let g = parts[1].split(separator: ":").map(String.init)
                 policy.touchExitGesture = TouchExitGesture(
@@ -355,7 +361,8 @@ struct Scenario: CustomStringConvertible {
                 let matcher =
                     p.count >= 4
                     ? DeviceMatcher(
-                        name: p[0] == "*" ? nil : p[0], vendor: UInt16(p[2], radix: 16), product: UInt16(p[3], radix: 16))
+                        name: p[0] == "*" ? nil : p[0], vendor: UInt16(p[2], radix: 16),
+                        product: UInt16(p[3], radix: 16))
                     : DeviceMatcher(name: p[0])
                 policy.allowedDevices.append(
                     AllowedDevice(
