@@ -40,21 +40,20 @@ public struct OutputBuffer: Sendable {
 
     public func events(of frame: Frame) -> ArraySlice<InputEvent> { eventStorage[frame.range] }
 
-    /// The frames and the events they index, lent without a copy or a reference count per
-    /// frame (the broker's flush: `UnsafeBufferPointer(rebasing: events[frame.range])`).
-    /// Inlinable, so that it is specialized where it is called: a generic call across modules
-    /// cost more than the slices it saves.
+    /// Lends each frame's events in turn, in order, without a copy, then empties the buffer (as
+    /// ``removeAll()``): the broker's flush. Mutating, so that the storage is the caller's own
+    /// for the call: lent by a non-mutating method from a class's stored buffer, both arrays
+    /// were retained and released around `body`. Inlinable, so that it is specialized where it
+    /// is called: a generic call across modules cost more than the copies it saves.
     @inlinable
-    public func withFrames(_ body: (UnsafeBufferPointer<Frame>, UnsafeBufferPointer<InputEvent>) -> Void) {
+    public mutating func drain(_ body: (Frame, UnsafeBufferPointer<InputEvent>) -> Void) {
         let frameCount = frameCount
-        let eventCount = eventCount
         frameStorage.withUnsafeBufferPointer { frames in
             eventStorage.withUnsafeBufferPointer { events in
-                body(
-                    UnsafeBufferPointer(rebasing: frames[..<frameCount]),
-                    UnsafeBufferPointer(rebasing: events[..<eventCount]))
+                for frame in frames[..<frameCount] { body(frame, UnsafeBufferPointer(rebasing: events[frame.range])) }
             }
         }
+        removeAll()
     }
 
     /// Empties the buffer and keeps its storage.

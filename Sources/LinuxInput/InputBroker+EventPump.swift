@@ -39,7 +39,7 @@ extension InputBroker {
                 exitRequested = true
             }
             if batch.status == .dropped { resync(node, id) }
-            flush()
+            flush(from: node)
             if exitRequested || !promptKeys.isEmpty { handOver(exitRequested: exitRequested) }
             if batch.status == .drained { return }
         }
@@ -67,26 +67,31 @@ extension InputBroker {
     }
 
     /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
-    /// once what the kernel echoed of it (``UInputClone/echoes(_:)``).
-    func flush() {
-        output.withFrames { frames, events in
-            for frame in frames {
-                guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
-                    let clone = node.clone
-                else { continue }
-                let written = UnsafeBufferPointer(rebasing: events[frame.range])
-                do throws(EvdevError) {
-                    try clone.write(frame: written)
-                } catch {
-                    writeFailed(node, error)
-                    continue
-                }
-                // The echo is on the clone's fd by the time write(2) returns: one read here, and
-                // the next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
-                if written.contains(where: UInputClone.echoes) { readFeedback(node) }
+    /// once what the kernel echoed of it (``UInputClone/echoes(_:)``). `node` is the node just
+    /// read, whose frames are all there is after a read: written without looking it up (a
+    /// lookup in ``nodesByID`` retained and released the node on every frame).
+    func flush(from node: Node? = nil) {
+        output.drain { frame, events in
+            if let node, node.id == frame.device {
+                write(events, to: node)
+            } else if nodesByID.indices.contains(frame.device.rawValue), let other = nodesByID[frame.device.rawValue] {
+                write(events, to: other)
             }
         }
-        output.removeAll()
+    }
+
+    /// One frame to the node's clone, and the clone's echo of it read back.
+    @inline(__always)
+    private func write(_ frame: UnsafeBufferPointer<InputEvent>, to node: Node) {
+        guard let clone = node.clone else { return }
+        do throws(EvdevError) {
+            try clone.write(frame: frame)
+        } catch {
+            return writeFailed(node, error)
+        }
+        // The echo is on the clone's fd by the time write(2) returns: one read here, and the
+        // next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
+        if frame.contains(where: UInputClone.echoes) { readFeedback(node, from: clone) }
     }
 
     /// Once per node: the next frames would fail the same way.
@@ -101,6 +106,11 @@ extension InputBroker {
     /// what kioskd wrote itself (`MSC_SCAN` and the like) is dropped.
     func readFeedback(_ node: Node) {
         guard let clone = node.clone else { return }
+        readFeedback(node, from: clone)
+    }
+
+    @inline(__always)
+    private func readFeedback(_ node: Node, from clone: UInputClone) {
         do {
             try clone.readFeedback { event in
                 if event.type == EV.led { setLED(node, event) }
