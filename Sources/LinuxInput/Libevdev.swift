@@ -30,13 +30,14 @@ enum Libevdev {
     ///
     /// `write(2)` itself, not swift-system's `writeAll`: that is generic over any sequence of
     /// bytes and not specialized across the module boundary, so every frame paid for runtime
-    /// generic-metadata lookups and witness calls (docs/benchmarks.md § Latency).
+    /// generic-metadata lookups and witness calls (docs/benchmarks.md § Latency). And the
+    /// system call itself (`cevdev_write`), not glibc's cancellation-point wrapper.
     static func write(_ fd: FileDescriptor, _ events: UnsafeBufferPointer<input_event>) throws(Errno) {
         var rest = UnsafeRawBufferPointer(events)
         while !rest.isEmpty {
-            let n = Glibc.write(fd.rawValue, rest.baseAddress, rest.count)
+            let n = cevdev_write(fd.rawValue, rest.baseAddress, rest.count)
             guard n >= 0 else {
-                let error = Errno.last
+                let error = Errno(rawValue: Int32(-n))
                 if error == .interrupted { continue }
                 throw error
             }
@@ -45,12 +46,13 @@ enum Libevdev {
     }
 
     /// `read(2)` of whole `input_event`s (retried on `EINTR`); 0 when nothing is pending (`EAGAIN`).
-    /// `read(2)` itself, not swift-system's, for the reason ``write(_:_:)`` gives.
+    /// `read(2)` itself (`cevdev_read`), not swift-system's nor glibc's, for the reasons
+    /// ``write(_:_:)`` gives.
     static func read(_ fd: FileDescriptor, into events: UnsafeMutableBufferPointer<input_event>) throws(Errno) -> Int {
         while true {
-            let n = Glibc.read(fd.rawValue, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
+            let n = cevdev_read(fd.rawValue, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
             if n >= 0 { return n / MemoryLayout<input_event>.stride }
-            switch Errno.last {
+            switch Errno(rawValue: Int32(-n)) {
             case .interrupted: continue
             case .resourceTemporarilyUnavailable: return 0
             case let error: throw error
