@@ -10,6 +10,7 @@
 #include <time.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <linux/netlink.h>
 #include <unistd.h>
 #include <linux/input.h>
@@ -63,6 +64,20 @@ static inline long cevdev_uevent_receive(int fd, void *buffer, size_t size) {
     if (length < 0) return -errno;
     if (from.nl_pid != 0 || (msg.msg_flags & MSG_TRUNC)) return 0;
     return (long)length;
+}
+
+/// read(2) and write(2) as plain system calls: the byte count, or -errno. glibc's read and
+/// write are cancellation points, and in a process with threads each call switches
+/// asynchronous cancellation on and off around the system call (about 40 instructions of
+/// every input frame's read and write); kioskd cancels no thread.
+static inline long cevdev_read(int fd, void *buffer, size_t size) {
+    long n = syscall(SYS_read, fd, buffer, size);
+    return n < 0 ? -errno : n;
+}
+
+static inline long cevdev_write(int fd, const void *buffer, size_t size) {
+    long n = syscall(SYS_write, fd, buffer, size);
+    return n < 0 ? -errno : n;
 }
 
 /// CLOCK_MONOTONIC in microseconds (sd-event's clock; the grab's timestamp).

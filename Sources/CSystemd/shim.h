@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
@@ -106,6 +107,15 @@ static inline uint64_t csd_vtable_flag_emits_invalidation(void) { return SD_BUS_
 static inline uint64_t csd_vtable_flag_const(void) { return SD_BUS_VTABLE_PROPERTY_CONST; }
 static inline uint64_t csd_vtable_flag_absolute_offset(void) { return SD_BUS_VTABLE_ABSOLUTE_OFFSET; }
 static inline uint64_t csd_creds_euid_augment(void) { return SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT; }
+
+/* epoll_wait(2) as a plain system call (epoll_pwait with no signal mask, what glibc's
+ * epoll_wait is on arm64): the count, or -errno. glibc's is a cancellation point, and in a
+ * process with threads each call switches asynchronous cancellation on and off around the
+ * system call; the event loop's waits are one per input frame, and nothing cancels its thread. */
+static inline int csd_epoll_wait(int epfd, struct epoll_event *events, int max, int timeout) {
+    long n = syscall(SYS_epoll_pwait, epfd, events, max, timeout, (void *)0, (size_t)8);
+    return n < 0 ? -errno : (int)n;
+}
 
 /* SD_BUS_ERROR_NULL: a zeroed error, for sd_bus_call and friends. */
 static inline sd_bus_error csd_bus_error_null(void) {

@@ -196,7 +196,7 @@ struct DeviceFilter {
         _ events: UnsafeBufferPointer<InputEvent>, device id: DeviceID, synthetic: Bool, gate: DeviceGate,
         keys: inout KeyLedger, touch: inout Touch, shared: inout SharedState, into output: inout OutputBuffer
     ) {
-        let start = output.events.count
+        let start = output.count
         let end = events.count - 1  // the SYN_REPORT
         touch.prepare(events, end: end, gate: gate, shared: &shared)
 
@@ -227,10 +227,10 @@ struct DeviceFilter {
                 pendingScan = nil
                 if event.type == EV.key {
                     // A button of the touch part: its scan code goes with it, or not at all.
-                    let before = output.events.count
+                    let before = output.count
                     if !shared.holdsAll { output.append(scan) }
                     _ = touch.route(event, holding: shared.holdsAll, into: &output)
-                    if output.events.count == before + 1 { output.removeLast() }
+                    if output.count == before + 1 { output.removeLast() }
                     continue
                 }
                 if !shared.holdsAll { output.append(scan) }
@@ -253,7 +253,7 @@ struct DeviceFilter {
 
     mutating func applyPolicyChange(shared: inout SharedState, into output: inout OutputBuffer) {
         gate = DeviceGate(description: description, pointerKind: pointerKind, policy: shared.policy)
-        let start = output.events.count
+        let start = output.count
         let time = lastEvent
         keys.releaseLocked(shared: shared, gate: gate, time: time, into: &output)
         if shared.holdsAll || gate.contacts == .suppressAll {

@@ -7,52 +7,95 @@ public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
 
 /// Caller-owned, reusable storage for filtered frames. The filter appends whole frames (each
 /// ending in `SYN_REPORT`); the broker writes each frame with one `write(2)` to the device's
-/// clone and calls `removeAll()`, which keeps the capacity, so steady state allocates nothing.
+/// clone and calls `removeAll()`. The storage is grown by appends and never shrunk, and
+/// `removeAll()` only sets the two counts back to zero (an array's
+/// `removeAll(keepingCapacity:)` went through `replaceSubrange`, about 200 instructions a
+/// frame for the two: docs/benchmarks.md § Instructions per frame), so steady state allocates
+/// nothing and clearing costs two stores.
 public struct OutputBuffer: Sendable {
     public struct Frame: Sendable, Equatable {
         public var device: DeviceID
         public var range: Range<Int>
     }
 
-    public private(set) var events: [InputEvent] = []
-    public private(set) var frames: [Frame] = []
+    /// The events appended since the last `removeAll()` live in `eventStorage[..<eventCount]`;
+    /// what lies beyond is left from earlier frames and never read.
+    @usableFromInline var eventStorage: [InputEvent] = []
+    @usableFromInline var eventCount = 0
+    @usableFromInline var frameStorage: [Frame] = []
+    @usableFromInline var frameCount = 0
 
     public init(capacity: Int = 1024) {
-        events.reserveCapacity(capacity)
-        frames.reserveCapacity(capacity / 4)
+        eventStorage.reserveCapacity(capacity)
+        frameStorage.reserveCapacity(capacity / 4)
     }
 
-    public var isEmpty: Bool { frames.isEmpty }
+    public var isEmpty: Bool { frameCount == 0 }
 
-    public func events(of frame: Frame) -> ArraySlice<InputEvent> { events[frame.range] }
+    /// The events appended since the last `removeAll()`, every frame's in order.
+    public var events: ArraySlice<InputEvent> { eventStorage[..<eventCount] }
 
-    /// The frames and the events they index, lent without a copy or a reference count per
-    /// frame (the broker's flush: `UnsafeBufferPointer(rebasing: events[frame.range])`).
-    /// Inlinable, so that it is specialized where it is called: a generic call across modules
-    /// cost more than the slices it saves.
+    /// The frames appended since the last `removeAll()`, each a range of ``events``.
+    public var frames: ArraySlice<Frame> { frameStorage[..<frameCount] }
+
+    public func events(of frame: Frame) -> ArraySlice<InputEvent> { eventStorage[frame.range] }
+
+    /// Lends each frame's events in turn, in order, without a copy, then empties the buffer (as
+    /// ``removeAll()``): the broker's flush. Mutating, so that the storage is the caller's own
+    /// for the call: lent by a non-mutating method from a class's stored buffer, both arrays
+    /// were retained and released around `body`. Inlinable, so that it is specialized where it
+    /// is called: a generic call across modules cost more than the copies it saves.
     @inlinable
-    public func withFrames(_ body: (UnsafeBufferPointer<Frame>, UnsafeBufferPointer<InputEvent>) -> Void) {
-        frames.withUnsafeBufferPointer { frames in events.withUnsafeBufferPointer { events in body(frames, events) } }
+    public mutating func drain(_ body: (Frame, UnsafeBufferPointer<InputEvent>) -> Void) {
+        let frameCount = frameCount
+        frameStorage.withUnsafeBufferPointer { frames in
+            eventStorage.withUnsafeBufferPointer { events in
+                for frame in frames[..<frameCount] { body(frame, UnsafeBufferPointer(rebasing: events[frame.range])) }
+            }
+        }
+        removeAll()
     }
 
+    /// Empties the buffer and keeps its storage.
     public mutating func removeAll() {
-        events.removeAll(keepingCapacity: true)
-        frames.removeAll(keepingCapacity: true)
+        eventCount = 0
+        frameCount = 0
+    }
+
+    /// How many events were appended since the last `removeAll()`.
+    var count: Int {
+        @inline(__always) get { eventCount }
     }
 
     @inline(__always)
-    mutating func append(_ event: InputEvent) { events.append(event) }
+    mutating func append(_ event: InputEvent) {
+        if eventCount < eventStorage.count {
+            eventStorage[eventCount] = event
+        } else {
+            eventStorage.append(event)
+        }
+        eventCount += 1
+    }
 
     @inline(__always)
-    mutating func removeLast() { events.removeLast() }
+    mutating func removeLast() {
+        precondition(eventCount > 0, "removeLast on an empty OutputBuffer")
+        eventCount -= 1
+    }
 
     /// Closes the frame that started at `start`: if anything was appended since, adds the
     /// `SYN_REPORT` (with `time`'s timestamp) and records the frame; otherwise emits nothing.
     @inline(__always)
     mutating func commitFrame(device: DeviceID, from start: Int, time: InputEvent) {
-        guard events.count > start else { return }
-        events.append(time.with(type: EV.syn, code: SYN.report, value: 0))
-        frames.append(Frame(device: device, range: start..<events.count))
+        guard eventCount > start else { return }
+        append(time.with(type: EV.syn, code: SYN.report, value: 0))
+        let frame = Frame(device: device, range: start..<eventCount)
+        if frameCount < frameStorage.count {
+            frameStorage[frameCount] = frame
+        } else {
+            frameStorage.append(frame)
+        }
+        frameCount += 1
     }
 }
 

@@ -39,7 +39,7 @@ extension InputBroker {
                 exitRequested = true
             }
             if batch.status == .dropped { resync(node, id) }
-            flush()
+            flush(from: node)
             if exitRequested || !promptKeys.isEmpty { handOver(exitRequested: exitRequested) }
             if batch.status == .drained { return }
         }
@@ -69,24 +69,48 @@ extension InputBroker {
     /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
     /// once what the kernel echoed of it (``UInputClone/echoes(_:)``).
     func flush() {
-        output.withFrames { frames, events in
-            for frame in frames {
-                guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue],
-                    let clone = node.clone
-                else { continue }
-                let written = UnsafeBufferPointer(rebasing: events[frame.range])
-                do throws(EvdevError) {
-                    try clone.write(frame: written)
-                } catch {
-                    writeFailed(node, error)
-                    continue
-                }
-                // The echo is on the clone's fd by the time write(2) returns: one read here, and
-                // the next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
-                if written.contains(where: UInputClone.echoes) { readFeedback(node) }
+        output.drain { frame, events in
+            guard nodesByID.indices.contains(frame.device.rawValue), let node = nodesByID[frame.device.rawValue]
+            else { return }
+            write(events, to: node)
+        }
+    }
+
+    /// ``flush()`` after a read of `node`, whose frames are all the output holds then: written
+    /// to it without looking it up (a lookup in ``nodesByID`` retained and released the node
+    /// on every frame); any other device's frame is looked up as ``flush()`` does.
+    func flush(from node: Node) {
+        let id = node.id
+        output.drain { frame, events in
+            if frame.device == id {
+                write(events, to: node)
+            } else if nodesByID.indices.contains(frame.device.rawValue), let other = nodesByID[frame.device.rawValue] {
+                write(events, to: other)
             }
         }
-        output.removeAll()
+    }
+
+    /// One frame to the node's clone, and the clone's echo of it read back.
+    ///
+    /// The clone is lent without a reference count (``Node/unmanagedClone``): `node.clone`
+    /// holds it throughout, since nothing here sets it (a failed write or read is logged, a
+    /// failed read cancels the feedback source), and the caller holds `node`. A strong
+    /// reference cost a retain and a release on every frame.
+    @inline(__always)
+    private func write(_ frame: UnsafeBufferPointer<InputEvent>, to node: Node) {
+        guard let unmanaged = node.unmanagedClone else { return }
+        let failure: EvdevError? = unmanaged._withUnsafeGuaranteedRef { clone in
+            do throws(EvdevError) {
+                try clone.write(frame: frame)
+            } catch {
+                return error
+            }
+            // The echo is on the clone's fd by the time write(2) returns: one read here, and the
+            // next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
+            if frame.contains(where: UInputClone.echoes) { readFeedback(node, from: clone) }
+            return nil
+        }
+        if let failure { writeFailed(node, failure) }
     }
 
     /// Once per node: the next frames would fail the same way.
@@ -101,6 +125,11 @@ extension InputBroker {
     /// what kioskd wrote itself (`MSC_SCAN` and the like) is dropped.
     func readFeedback(_ node: Node) {
         guard let clone = node.clone else { return }
+        readFeedback(node, from: clone)
+    }
+
+    @inline(__always)
+    private func readFeedback(_ node: Node, from clone: UInputClone) {
         do {
             try clone.readFeedback { event in
                 if event.type == EV.led { setLED(node, event) }

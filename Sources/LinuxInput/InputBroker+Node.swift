@@ -15,7 +15,13 @@ extension InputBroker {
         let description: DeviceDescription
         // clone, id and writeFailed are read on every input frame from the broker's loop only:
         // no run-time exclusivity check (see InputBroker's per-frame storage).
-        @exclusivity(unchecked) var clone: UInputClone?
+        @exclusivity(unchecked) var clone: UInputClone? {
+            didSet { unmanagedClone = clone.map { Unmanaged.passUnretained($0) } }
+        }
+        /// ``clone`` without a reference count of its own, for the flush
+        /// (``InputBroker/flush(from:)``), which holds no strong reference to it: ``clone``
+        /// keeps it alive, and nothing in the flush sets ``clone``.
+        @exclusivity(unchecked) private(set) var unmanagedClone: Unmanaged<UInputClone>?
         /// The matrix the filter judges the node's touches with, from ``device``; the clone
         /// carries it to libinput through file ``calibrationFile`` (``CloneCalibration``).
         var calibration: CalibrationMatrix?

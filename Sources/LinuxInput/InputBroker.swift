@@ -444,8 +444,13 @@ public final class InputBroker {
         nodesByID[id.rawValue] = node
         do {
             // A direct source: read from the loop's own epoll, without sd-event's work per
-            // wake-up (EventLoop.run; docs/benchmarks.md § Instructions per frame).
-            node.input = try loop.addDirectIO(fd: node.evdev.fileDescriptor) { [unowned self, unowned node] in
+            // wake-up (EventLoop.run; docs/benchmarks.md § Instructions per frame). It holds the
+            // node strongly: an unowned capture cost a strong retain and a release on every
+            // frame. The loop → handler → node cycle ends when the source is cancelled, which
+            // unfilter does first on every way a node goes (release, hold silent, a new clone,
+            // and stop(), which the broker's deinit calls), and the node outlives a handler
+            // that ends it because the loop holds the handler for the call.
+            node.input = try loop.addDirectIO(fd: node.evdev.fileDescriptor) { [unowned self, node] in
                 readInput(node)
             }
             node.feedback = try loop.addIO(fd: clone.fileDescriptor, events: .readable) {

@@ -20,7 +20,10 @@ extension InputEvent {
     /// Whether `struct input_event` is laid out as `InputEvent` is (the same size, alignment and
     /// field offsets, `timeval`'s fields as wide as `Int`): true on every 64-bit Linux, where
     /// `InputFilter` reads the kernel's events where they lie.
-    static let hasKernelLayout: Bool = {
+    ///
+    /// Computed, not a stored `static let`: the optimizer folds it to a constant, where a
+    /// global's lazy initialisation cost a `swift_once` call at both of its uses on every frame.
+    static var hasKernelLayout: Bool {
         typealias C = input_event
         func same(_ a: Int?, _ b: Int?) -> Bool { a != nil && a == b }
         return MemoryLayout<C>.size == MemoryLayout<InputEvent>.size
@@ -33,7 +36,7 @@ extension InputEvent {
             && same(MemoryLayout<C>.offset(of: \.type), MemoryLayout<InputEvent>.offset(of: \.type))
             && same(MemoryLayout<C>.offset(of: \.code), MemoryLayout<InputEvent>.offset(of: \.code))
             && same(MemoryLayout<C>.offset(of: \.value), MemoryLayout<InputEvent>.offset(of: \.value))
-    }()
+    }
 }
 
 extension InputFilter {

@@ -30,27 +30,50 @@ enum Libevdev {
     ///
     /// `write(2)` itself, not swift-system's `writeAll`: that is generic over any sequence of
     /// bytes and not specialized across the module boundary, so every frame paid for runtime
-    /// generic-metadata lookups and witness calls (docs/benchmarks.md § Latency).
+    /// generic-metadata lookups and witness calls (docs/benchmarks.md § Latency). And the
+    /// system call itself (`cevdev_write`), not glibc's cancellation-point wrapper.
+    ///
+    /// The usual case, the whole buffer taken at once, returns after one comparison; what is
+    /// left after an interruption or a partial write is written out of line (inline, the
+    /// slicing and its bounds checks cost about 40 instructions on every frame).
+    @inline(__always)
     static func write(_ fd: FileDescriptor, _ events: UnsafeBufferPointer<input_event>) throws(Errno) {
-        var rest = UnsafeRawBufferPointer(events)
-        while !rest.isEmpty {
-            let n = Glibc.write(fd.rawValue, rest.baseAddress, rest.count)
-            guard n >= 0 else {
-                let error = Errno.last
-                if error == .interrupted { continue }
-                throw error
+        let size = events.count * MemoryLayout<input_event>.stride
+        guard size > 0 else { return }
+        let n = cevdev_write(fd.rawValue, events.baseAddress, size)
+        if n == size { return }
+        try writeRest(fd, UnsafeRawBufferPointer(events), afterWriting: n)
+    }
+
+    /// The rest of ``write(_:_:)`` after a first `write(2)` that returned `first` (-errno, or
+    /// fewer bytes than `buffer` holds).
+    @inline(never)
+    private static func writeRest(
+        _ fd: FileDescriptor, _ buffer: UnsafeRawBufferPointer, afterWriting first: Int
+    )
+        throws(Errno)
+    {
+        var rest = buffer
+        var n = first
+        while true {
+            if n >= 0 {
+                rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+                if rest.isEmpty { return }
+            } else if n != -Int(EINTR) {
+                throw Errno(rawValue: Int32(-n))
             }
-            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+            n = cevdev_write(fd.rawValue, rest.baseAddress, rest.count)
         }
     }
 
     /// `read(2)` of whole `input_event`s (retried on `EINTR`); 0 when nothing is pending (`EAGAIN`).
-    /// `read(2)` itself, not swift-system's, for the reason ``write(_:_:)`` gives.
+    /// `read(2)` itself (`cevdev_read`), not swift-system's nor glibc's, for the reasons
+    /// ``write(_:_:)`` gives.
     static func read(_ fd: FileDescriptor, into events: UnsafeMutableBufferPointer<input_event>) throws(Errno) -> Int {
         while true {
-            let n = Glibc.read(fd.rawValue, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
+            let n = cevdev_read(fd.rawValue, events.baseAddress, events.count * MemoryLayout<input_event>.stride)
             if n >= 0 { return n / MemoryLayout<input_event>.stride }
-            switch Errno.last {
+            switch Errno(rawValue: Int32(-n)) {
             case .interrupted: continue
             case .resourceTemporarilyUnavailable: return 0
             case let error: throw error

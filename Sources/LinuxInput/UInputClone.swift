@@ -163,9 +163,11 @@ public final class UInputClone {
     /// (not `libevdev_uinput_write_event`, which writes one event per call).
     public func write(frame: some Collection<InputEvent>) throws(EvdevError) { try copyAndWrite(frame: frame) }
 
-    /// ``write(frame:)`` for the broker's frames (``OutputBuffer/withFrames(_:)``): where
+    /// ``write(frame:)`` for the broker's frames (``OutputBuffer/drain(_:)``): where
     /// `input_event` has `InputEvent`'s layout and the frame ends with its `SYN_REPORT`, as
     /// every frame of the filter does, the events are written where they lie, without a copy.
+    /// Inlined into the broker's flush, which calls it on every frame.
+    @inline(__always)
     public func write(frame: UnsafeBufferPointer<InputEvent>) throws(EvdevError) {
         guard InputEvent.hasKernelLayout, fileDescriptor >= 0, let last = frame.last, last.type == EV.syn,
             last.code == SYN.report

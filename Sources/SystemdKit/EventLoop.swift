@@ -131,10 +131,10 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// ready (unless an earlier one in the same batch removed it); returns whether sd-event's fd
     /// was ready.
     private func pollDirect(timeout: Int32) throws(Errno) -> Bool {
-        let count = epoll_wait(epollFD, epollEvents, Int32(Self.epollCapacity), timeout)
+        let count = csd_epoll_wait(epollFD, epollEvents, Int32(Self.epollCapacity), timeout)
         if count < 0 {
-            if errno == EINTR { return false }
-            throw Errno.last
+            if count == -EINTR { return false }
+            throw Errno(rawValue: -count)
         }
         var sdEventReady = false
         for i in 0..<Int(count) {

@@ -21,7 +21,7 @@ import Testing
     static func run(_ filter: InputFilter, _ id: DeviceID, _ events: [InputEvent]) -> [InputEvent] {
         var output = OutputBuffer()
         for event in events { filter.process(event, device: id, into: &output) }
-        return output.events
+        return Array(output.events)
     }
 
     @Test func keysHeldAtGrabAreNeverReleasedOnTheClone() {
