@@ -11,6 +11,9 @@ public protocol SessionEnforcer: AnyObject {
     /// kioskd's passcode prompt opened or closed: while it is open, nothing reaches the kiosk and
     /// the filter reads the prompt's keys.
     func setPrompt(open: Bool)
+    /// kioskd's offer of more time came up with extensions left, or went: while it is up,
+    /// nothing reaches the kiosk and a key or touch let go takes it (``FilterPolicy/offersTime``).
+    func setTimeOffer(open: Bool)
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -23,6 +26,7 @@ public protocol SessionEnforcer: AnyObject {
 
 extension SessionEnforcer {
     public func setPrompt(open: Bool) {}
+    public func setTimeOffer(open: Bool) {}
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -70,12 +74,19 @@ final class InputEnforcement: SessionEnforcer {
         }
     }
 
-    /// The last state and profile, and whether the prompt is open: the policy is made of all three.
+    /// The last state and profile, whether the prompt is open and whether more time is offered:
+    /// the policy is made of all four.
     private var last: (state: KioskState, profile: Profile?)?
     private var promptOpen = false
+    private var offerOpen = false
 
     func setPrompt(open: Bool) {
         promptOpen = open
+        if let last { enforce(last.state, profile: last.profile) }
+    }
+
+    func setTimeOffer(open: Bool) {
+        offerOpen = open
         if let last { enforce(last.state, profile: last.profile) }
     }
 
@@ -83,6 +94,7 @@ final class InputEnforcement: SessionEnforcer {
         last = (state, profile)
         var next = state.filterPolicy(profile: profile)
         if promptOpen && state.session.isActive { next.readsPasscode = true }
+        if offerOpen && state.session.state == .active { next.offersTime = true }
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"
@@ -96,6 +108,7 @@ final class InputEnforcement: SessionEnforcer {
             metadata: [
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
                 "input.hold-all": "\(next.holdAllInput)", "input.prompt": "\(next.readsPasscode)",
+                "input.offer": "\(next.offersTime)",
             ])
     }
 

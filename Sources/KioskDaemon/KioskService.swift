@@ -60,7 +60,8 @@ public enum KioskService {
             // A new boot ended an unconfirmed trial session: on disk before anything else, so
             // that a crash now cannot bring it back.
             logger.notice(
-                "A trial session was not confirmed before the reboot; it ended", metadata: MessageID.trialEnded.metadata)
+                "A trial session was not confirmed before the reboot; it ended", metadata: MessageID.trialEnded.metadata
+            )
             try store.save(state)
         }
 
@@ -92,6 +93,7 @@ public enum KioskService {
         manager.restoreSession()
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
+        broker?.onTookOffer = { [unowned manager] in manager.visitorExtends() }
         broker?.deviceAllowedMessageID = MessageID.deviceAllowed.rawValue
         broker?.start()
         try bus.requestName(KioskWire.busName)

@@ -184,6 +184,7 @@ extension ManagerObject {
             case .refused(let error):
                 throw error
             case .timeOfferChanged:
+                enforcer?.setTimeOffer(open: machine.offer.map { $0.extensionsLeft > 0 } ?? false)
                 emitTimeOfferChanged()
             case .visitorExtended(let amount, let left):
                 logger.notice(

@@ -33,14 +33,13 @@ extension InputBroker {
                 }
                 return
             }
-            var exitRequested = false
             if !promptKeys.isEmpty { promptKeys.removeAll(keepingCapacity: true) }
-            if filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys).exitRequested {
-                exitRequested = true
-            }
+            let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
             if batch.status == .dropped { resync(node, id) }
             flush(from: node)
-            if exitRequested || !promptKeys.isEmpty { handOver(exitRequested: exitRequested) }
+            if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
+                handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
+            }
             if batch.status == .drained { return }
         }
     }
@@ -58,12 +57,14 @@ extension InputBroker {
         logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
     }
 
-    /// The exit gesture and the prompt's keys, to whoever listens, once the batch's frames are out.
+    /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever
+    /// listens, once the batch's frames are out.
     @inline(never)
-    private func handOver(exitRequested: Bool) {
+    private func handOver(exitRequested: Bool, tookOffer: Bool) {
         loop.requestCycle()  // the callbacks send on the bus and set timers
         if exitRequested { onExitRequested?() }
         for key in promptKeys { onPromptKey?(key) }
+        if tookOffer { onTookOffer?() }
     }
 
     /// Writes each filtered frame to its node's clone with one `write(2)`, and takes back at
