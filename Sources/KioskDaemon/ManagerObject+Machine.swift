@@ -104,6 +104,9 @@ extension ManagerObject {
                 emitPromptChanged()
             case .sessionStarted(let changes):
                 logSessionStarted(step)
+                for warning in activeProfile?.assistiveKeyWarnings ?? [] {
+                    logger.warning("\(warning)", metadata: ["session.profile": "\(state.session.profileName)"])
+                }
                 emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()

@@ -20,7 +20,7 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate profiles; print file:line:col: message for each error.",
             discussion:
-                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root (kioskd refuses to use such a hash), and about a time limit of 20 hours or less that the person at the kiosk cannot extend (session.visitor-extensions)."
+                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root (kioskd refuses to use such a hash), about a time limit of 20 hours or less that the person at the kiosk cannot extend (session.visitor-extensions), and about a screen reader's or sticky keys' key that a group lock swallows ([accessibility])."
         )
 
         @OptionGroup(visibility: .hidden) var remote: HostOption
@@ -45,6 +45,7 @@ struct ProfileCommand: ParsableCommand {
                     if let warning = profile.session.extensionWarning {
                         printError("\(file): warning: \(warning)")
                     }
+                    for warning in profile.assistiveKeyWarnings { printError("\(file): warning: \(warning)") }
                 } catch {
                     failed = true
                     printError("\(error)")

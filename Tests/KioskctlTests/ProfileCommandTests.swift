@@ -128,6 +128,7 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                   region     settings gear: rect x 0.9 y 0.0 width 0.1 height 0.12
                   region     legend: polygon (0.0, 0.8) (0.3, 0.8) (0.3, 1.0) (0.0, 1.0)
                 pointer      follow-touch (pens judged like touch; mice and touchpads locked)
+                accessible   always pass: Super+Alt+S
                   preset     org.example.MuseumMap.controls = deny
                   preset     org.example.MuseumMap.zoom = allow
                 time limit   none
@@ -183,8 +184,9 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
 
                 Exits 1 if any file has an error. Warns (exit status 0) about a file that holds
                 a passcode hash and is not private to root (kioskd refuses to use such a hash),
-                and about a time limit of 20 hours or less that the person at the kiosk cannot
-                extend (session.visitor-extensions).
+                about a time limit of 20 hours or less that the person at the kiosk cannot
+                extend (session.visitor-extensions), and about a screen reader's or sticky
+                keys' key that a group lock swallows ([accessibility]).
 
                 USAGE: kioskctl profile check <files> ...
 
