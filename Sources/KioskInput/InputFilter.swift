@@ -61,7 +61,8 @@ public final class InputFilter {
     /// anything is left of it) is appended to `output`.
     @discardableResult
     public func process(_ event: InputEvent, device: DeviceID, into output: inout OutputBuffer) -> FilterResult {
-        perEvent.process(event, device: device, into: &output)
+        output.makeUnique()
+        return perEvent.process(event, device: device, into: &output)
     }
 
     /// Feeds a run of events from one device, as one read of its node returns them: whole
@@ -76,7 +77,8 @@ public final class InputFilter {
         _ events: UnsafeBufferPointer<InputEvent>, device: DeviceID, into output: inout OutputBuffer,
         promptKeys: inout [PromptKey]
     ) -> RunResult {
-        perEvent.process(run: events, device: device, into: &output, promptKeys: &promptKeys)
+        output.makeUnique()
+        return perEvent.process(run: events, device: device, into: &output, promptKeys: &promptKeys)
     }
 
     /// Changes the policy. Keys forwarded as pressed that the new policy locks are released at
@@ -84,6 +86,7 @@ public final class InputFilter {
     /// those frames go to `output`. Contacts keep the decision they got at touch-down otherwise.
     public func setPolicy(_ policy: FilterPolicy, into output: inout OutputBuffer) {
         shared.setPolicy(policy)
+        output.makeUnique()
         perEvent.applyPolicyChange(into: &output)
     }
 
@@ -98,6 +101,7 @@ public final class InputFilter {
     /// brings the device to `state` too, and likewise drops a partial frame (events since the
     /// last `SYN_REPORT`): call it between frames.
     public func resync(device: DeviceID, to state: DeviceState, into output: inout OutputBuffer) {
+        output.makeUnique()
         perEvent.resync(device: device, to: state, into: &output)
     }
 }

@@ -8,50 +8,116 @@ public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
 /// Caller-owned, reusable storage for filtered frames. The filter appends whole frames (each
 /// ending in `SYN_REPORT`); the broker writes each frame with one `write(2)` to the device's
 /// clone and calls `removeAll()`. The storage is grown by appends and never shrunk, and
-/// `removeAll()` only sets the two counts back to zero (an array's
-/// `removeAll(keepingCapacity:)` went through `replaceSubrange`, about 200 instructions a
-/// frame for the two: docs/benchmarks.md § Instructions per frame), so steady state allocates
-/// nothing and clearing costs two stores.
-public struct OutputBuffer: Sendable {
+/// `removeAll()` only sets the two counts back to zero, so steady state allocates nothing and
+/// clearing costs two stores.
+///
+/// The events and frames live in raw memory the buffer owns (``Storage``), not in arrays: an
+/// append is a comparison and a store, where an array's element store checked the array's
+/// uniqueness each time (docs/benchmarks.md § Instructions per frame). A value like any other:
+/// the filter's public entries (`InputFilter.process`, `setPolicy`, `resync`) make the storage
+/// the buffer's own (``makeUnique()``) before they append, so a copy never sees another's
+/// appends.
+public struct OutputBuffer: @unchecked Sendable {
     public struct Frame: Sendable, Equatable {
         public var device: DeviceID
         public var range: Range<Int>
     }
 
-    /// The events appended since the last `removeAll()` live in `eventStorage[..<eventCount]`;
-    /// what lies beyond is left from earlier frames and never read.
-    @usableFromInline var eventStorage: [InputEvent] = []
+    /// Owns the raw memory; the buffer keeps its own copies of the two base addresses and
+    /// capacities beside it, so an append does not go through the reference.
+    @usableFromInline final class Storage {
+        @usableFromInline let events: UnsafeMutablePointer<InputEvent>
+        @usableFromInline let eventCapacity: Int
+        @usableFromInline let frames: UnsafeMutablePointer<Frame>
+        @usableFromInline let frameCapacity: Int
+
+        init(eventCapacity: Int, frameCapacity: Int) {
+            self.eventCapacity = max(eventCapacity, 16)
+            self.frameCapacity = max(frameCapacity, 4)
+            events = .allocate(capacity: self.eventCapacity)
+            frames = .allocate(capacity: self.frameCapacity)
+        }
+
+        /// A copy holding `eventCount` events and `frameCount` frames of `other`.
+        convenience init(copying other: Storage, eventCount: Int, frameCount: Int) {
+            self.init(eventCapacity: other.eventCapacity, frameCapacity: other.frameCapacity)
+            events.initialize(from: other.events, count: eventCount)
+            frames.initialize(from: other.frames, count: frameCount)
+        }
+
+        deinit {
+            // `InputEvent` and `Frame` are trivial: nothing to deinitialize.
+            events.deallocate()
+            frames.deallocate()
+        }
+    }
+
+    /// A read-only view of some of the buffer's events or frames; it keeps the storage alive.
+    public struct View<Element>: RandomAccessCollection {
+        @usableFromInline let owner: Storage
+        @usableFromInline let base: UnsafePointer<Element>
+        public let count: Int
+
+        @inlinable init(owner: Storage, base: UnsafePointer<Element>, count: Int) {
+            self.owner = owner
+            self.base = base
+            self.count = count
+        }
+
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { count }
+        public subscript(position: Int) -> Element {
+            precondition(position >= 0 && position < count, "OutputBuffer.View index out of range")
+            return withExtendedLifetime(owner) { base[position] }
+        }
+    }
+
+    @usableFromInline var storage: Storage
+    /// The events appended since the last `removeAll()` are `eventBase[..<eventCount]`; what
+    /// lies beyond up to `eventCapacity` is left from earlier frames or uninitialized, never
+    /// read.
+    @usableFromInline var eventBase: UnsafeMutablePointer<InputEvent>
+    @usableFromInline var eventCapacity: Int
     @usableFromInline var eventCount = 0
-    @usableFromInline var frameStorage: [Frame] = []
+    @usableFromInline var frameBase: UnsafeMutablePointer<Frame>
+    @usableFromInline var frameCapacity: Int
     @usableFromInline var frameCount = 0
 
     public init(capacity: Int = 1024) {
-        eventStorage.reserveCapacity(capacity)
-        frameStorage.reserveCapacity(capacity / 4)
+        self.init(storage: Storage(eventCapacity: capacity, frameCapacity: capacity / 4))
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
+        eventBase = storage.events
+        eventCapacity = storage.eventCapacity
+        frameBase = storage.frames
+        frameCapacity = storage.frameCapacity
     }
 
     public var isEmpty: Bool { frameCount == 0 }
 
     /// The events appended since the last `removeAll()`, every frame's in order.
-    public var events: ArraySlice<InputEvent> { eventStorage[..<eventCount] }
+    public var events: View<InputEvent> { View(owner: storage, base: eventBase, count: eventCount) }
 
     /// The frames appended since the last `removeAll()`, each a range of ``events``.
-    public var frames: ArraySlice<Frame> { frameStorage[..<frameCount] }
+    public var frames: View<Frame> { View(owner: storage, base: frameBase, count: frameCount) }
 
-    public func events(of frame: Frame) -> ArraySlice<InputEvent> { eventStorage[frame.range] }
+    /// One frame's events, indexed from zero.
+    public func events(of frame: Frame) -> View<InputEvent> {
+        precondition(frame.range.lowerBound >= 0 && frame.range.upperBound <= eventCount, "not a frame of this buffer")
+        return View(owner: storage, base: eventBase + frame.range.lowerBound, count: frame.range.count)
+    }
 
     /// Lends each frame's events in turn, in order, without a copy, then empties the buffer (as
-    /// ``removeAll()``): the broker's flush. Mutating, so that the storage is the caller's own
-    /// for the call: lent by a non-mutating method from a class's stored buffer, both arrays
-    /// were retained and released around `body`. Inlinable, so that it is specialized where it
-    /// is called: a generic call across modules cost more than the copies it saves.
+    /// ``removeAll()``): the broker's flush. Inlinable, so that it is specialized where it is
+    /// called: a generic call across modules cost more than the copies it saves.
     @inlinable
     public mutating func drain(_ body: (Frame, UnsafeBufferPointer<InputEvent>) -> Void) {
-        let frameCount = frameCount
-        frameStorage.withUnsafeBufferPointer { frames in
-            eventStorage.withUnsafeBufferPointer { events in
-                for frame in frames[..<frameCount] { body(frame, UnsafeBufferPointer(rebasing: events[frame.range])) }
-            }
+        // `storage` holds the memory for the call: the buffer is the caller's, inout, throughout.
+        let events = UnsafePointer(eventBase)
+        for frame in UnsafeBufferPointer(start: frameBase, count: frameCount) {
+            body(frame, UnsafeBufferPointer(start: events + frame.range.lowerBound, count: frame.range.count))
         }
         removeAll()
     }
@@ -62,6 +128,27 @@ public struct OutputBuffer: Sendable {
         frameCount = 0
     }
 
+    /// Makes the storage this buffer's own (a copy of what is in use when another buffer
+    /// shares it), so that appends touch no other value's events. The filter's public entries
+    /// call it once before they append.
+    @inline(__always)
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { copyStorage() }
+    }
+
+    @inline(never)
+    private mutating func copyStorage() {
+        self = OutputBuffer(
+            storage: Storage(copying: storage, eventCount: eventCount, frameCount: frameCount),
+            eventCount: eventCount, frameCount: frameCount)
+    }
+
+    private init(storage: Storage, eventCount: Int, frameCount: Int) {
+        self.init(storage: storage)
+        self.eventCount = eventCount
+        self.frameCount = frameCount
+    }
+
     /// How many events were appended since the last `removeAll()`.
     var count: Int {
         @inline(__always) get { eventCount }
@@ -69,11 +156,8 @@ public struct OutputBuffer: Sendable {
 
     @inline(__always)
     mutating func append(_ event: InputEvent) {
-        if eventCount < eventStorage.count {
-            eventStorage[eventCount] = event
-        } else {
-            eventStorage.append(event)
-        }
+        if eventCount == eventCapacity { growEvents() }
+        (eventBase + eventCount).initialize(to: event)
         eventCount += 1
     }
 
@@ -89,14 +173,33 @@ public struct OutputBuffer: Sendable {
     mutating func commitFrame(device: DeviceID, from start: Int, time: InputEvent) {
         guard eventCount > start else { return }
         append(time.with(type: EV.syn, code: SYN.report, value: 0))
-        let frame = Frame(device: device, range: start..<eventCount)
-        if frameCount < frameStorage.count {
-            frameStorage[frameCount] = frame
-        } else {
-            frameStorage.append(frame)
-        }
+        if frameCount == frameCapacity { growFrames() }
+        (frameBase + frameCount).initialize(to: Frame(device: device, range: start..<eventCount))
         frameCount += 1
     }
+
+    @inline(never)
+    private mutating func growEvents() { grow(events: eventCapacity * 2, frames: frameCapacity) }
+
+    @inline(never)
+    private mutating func growFrames() { grow(events: eventCapacity, frames: frameCapacity * 2) }
+
+    /// Moves what is in use to storage of the given capacities (the old storage goes when no
+    /// other buffer holds it).
+    private mutating func grow(events: Int, frames: Int) {
+        let bigger = Storage(eventCapacity: events, frameCapacity: frames)
+        bigger.events.initialize(from: eventBase, count: eventCount)
+        bigger.frames.initialize(from: frameBase, count: frameCount)
+        self = OutputBuffer(storage: bigger, eventCount: eventCount, frameCount: frameCount)
+    }
+}
+
+extension OutputBuffer.View: Equatable where Element: Equatable {
+    public static func == (a: Self, b: Self) -> Bool { a.elementsEqual(b) }
+}
+
+extension OutputBuffer.View: CustomStringConvertible {
+    public var description: String { Array(self).description }
 }
 
 /// What the caller must act on after an event.

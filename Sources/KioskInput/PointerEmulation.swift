@@ -11,6 +11,11 @@ struct PointerEmulation {
     // What the clone was last sent.
     private var outTouch: Int32 = 0
     private var outTools: [Int32] = [0, 0, 0, 0, 0]
+    /// The contact count `outTouch` and `outTools` were last brought to (none sent yet: 0, which
+    /// they hold), or nil once a forwarded event set one of them itself (``noteForwarded(_:)``).
+    /// The same count again leaves them as they are, so a frame that moves contacts skips
+    /// comparing them (docs/benchmarks.md § Instructions per frame).
+    private var countSent: Int? = 0
     /// The clone starts with no contact, so with no pressure: a contact never forwarded sends none.
     private var outX: Int32?, outY: Int32?, outPressure: Int32? = 0
 
@@ -39,20 +44,7 @@ struct PointerEmulation {
     mutating func emit(
         count: Int, x: Int32?, y: Int32?, pressure: Int32?, time: InputEvent, into output: inout OutputBuffer
     ) {
-        if hasTouchKey {
-            let value: Int32 = count > 0 ? 1 : 0
-            if outTouch != value {
-                output.append(time.with(type: EV.key, code: BTN.touch, value: value))
-                outTouch = value
-            }
-        }
-        for tool in 0..<5 where fingerTools[tool] {
-            let value: Int32 = count == tool + 1 ? 1 : 0
-            if outTools[tool] != value {
-                output.append(time.with(type: EV.key, code: BTN.fingerCountTools[tool], value: value))
-                outTools[tool] = value
-            }
-        }
+        if count != countSent { emitCount(count, time: time, into: &output) }
         if let x, hasAbsX, outX != x {
             output.append(time.with(type: EV.abs, code: ABS.x, value: x))
             outX = x
@@ -70,6 +62,26 @@ struct PointerEmulation {
         }
     }
 
+    /// `BTN_TOUCH` and `BTN_TOOL_*` for `count` contacts, those that differ from what the clone
+    /// holds.
+    private mutating func emitCount(_ count: Int, time: InputEvent, into output: inout OutputBuffer) {
+        if hasTouchKey {
+            let value: Int32 = count > 0 ? 1 : 0
+            if outTouch != value {
+                output.append(time.with(type: EV.key, code: BTN.touch, value: value))
+                outTouch = value
+            }
+        }
+        for tool in 0..<5 where fingerTools[tool] {
+            let value: Int32 = count == tool + 1 ? 1 : 0
+            if outTools[tool] != value {
+                output.append(time.with(type: EV.key, code: BTN.fingerCountTools[tool], value: value))
+                outTools[tool] = value
+            }
+        }
+        countSent = count
+    }
+
     /// Emits the release of every contact (nothing when the clone holds none).
     mutating func emitNoContact(time: InputEvent, into output: inout OutputBuffer) {
         emit(count: 0, x: nil, y: nil, pressure: nil, time: time, into: &output)
@@ -84,6 +96,7 @@ struct PointerEmulation {
 
     /// Notes a source event forwarded as it is (a single-touch device's own pointer events).
     mutating func noteForwarded(_ event: InputEvent) {
+        if event.type != EV.abs { countSent = nil }
         if event.type == EV.abs {
             if event.code == ABS.x {
                 outX = event.value

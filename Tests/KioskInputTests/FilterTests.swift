@@ -82,4 +82,35 @@ import Testing
         filter.process(InputEvent(type: 9, code: 0, value: 0), device: DeviceID(rawValue: 42), into: &output)
         #expect(output.isEmpty, "an unknown device is ignored")
     }
+
+    @Test func outputBufferGrowsPastItsCapacityKeepingEveryFrame() {
+        let filter = InputFilter()
+        let id = filter.addDevice(Self.keyboard)
+        var output = OutputBuffer(capacity: 1)  // the smallest storage: grown by the appends
+        var expected: [InputEvent] = []
+        for code in UInt16(2)..<42 {
+            for event in Self.key(code, 1) { filter.process(event, device: id, into: &output) }
+            expected += Self.key(code, 1)
+        }
+        #expect(Array(output.events) == expected)
+        #expect(output.frames.count == 40)
+        #expect(output.frames.map { Array(output.events(of: $0)) } == (2..<42).map { Self.key($0, 1) })
+        output.removeAll()
+        #expect(output.isEmpty && output.events.isEmpty && output.frames.isEmpty)
+    }
+
+    @Test func outputBufferCopyKeepsItsOwnEvents() {
+        let filter = InputFilter()
+        let id = filter.addDevice(Self.keyboard)
+        var output = OutputBuffer()
+        for event in Self.key(30, 1) { filter.process(event, device: id, into: &output) }
+        var copy = output
+        copy.removeAll()
+        for event in Self.key(31, 1) { filter.process(event, device: id, into: &copy) }
+        #expect(Array(output.events) == Self.key(30, 1), "the copy's appends do not reach the original")
+        #expect(Array(copy.events) == Self.key(31, 1))
+        for event in Self.key(32, 1) { filter.process(event, device: id, into: &output) }
+        #expect(Array(output.events) == Self.key(30, 1) + Self.key(32, 1))
+        #expect(Array(copy.events) == Self.key(31, 1), "the original's appends do not reach the copy")
+    }
 }
