@@ -98,6 +98,63 @@ import Testing
 
     // MARK: Xvfb: the pixels
 
+    /// Xvfb on a display of its own, and the built kioskd-prompt drawing on it through GTK's X11
+    /// backend, reading `bus` and speaking through a recording speaker: what the Xvfb tests start
+    /// with. ``stop()`` stops the display, then Xvfb.
+    struct XvfbPrompt {
+        let server: ChildProcess
+        let prompt: ChildProcess
+        /// Xvfb's screen, a file it keeps current.
+        let framebuffer: String
+        /// What the display spoke, a line each.
+        let said: String
+        /// The display's stdout and stderr.
+        let log: String
+
+        static func start(on bus: PrivateBus) async throws -> XvfbPrompt {
+            let directory = bus.directory
+            // Xvfb picks a free display number and prints it.
+            let displayFile = directory.appendingPathComponent("display").path
+            let fd = open(displayFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let server = try ChildProcess.spawn(
+                PromptDisplayTests.xvfb,
+                [
+                    "-displayfd", "1", "-screen", "0", "1280x720x24", "-fbdir", directory.path, "-nolisten", "tcp",
+                    "-br",
+                ],
+                stdout: fd)
+            close(fd)
+            let display = try await PromptDisplayTests.poll({
+                PromptDisplayTests.text(displayFile).trimmingCharacters(in: .whitespacesAndNewlines)
+            }) { !$0.isEmpty }
+            guard !display.isEmpty else {
+                server.signal()
+                server.wait()
+                throw HarnessError("Xvfb printed no display number")
+            }
+            let (speak, said) = try PromptDisplayTests.recordingSpeaker(in: directory)
+            let log = directory.appendingPathComponent("prompt.log").path
+            let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let prompt = try ChildProcess.spawn(
+                BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
+                environment: [
+                    "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
+                    "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
+                ], stdout: logFD, stderr: logFD)
+            close(logFD)
+            return XvfbPrompt(
+                server: server, prompt: prompt, framebuffer: directory.appendingPathComponent("Xvfb_screen0").path,
+                said: said, log: log)
+        }
+
+        func stop() {
+            prompt.signal()
+            prompt.wait()
+            server.signal()
+            server.wait()
+        }
+    }
+
     @Test(
         .enabled(
             if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
@@ -105,40 +162,10 @@ import Testing
     func drawsThePromptOnlyWhileItIsOpen() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let directory = bus.directory
-        // Xvfb picks a free display number and prints it; its screen is a file it keeps current.
-        let displayFile = directory.appendingPathComponent("display").path
-        let fd = open(displayFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let server = try ChildProcess.spawn(
-            Self.xvfb,
-            ["-displayfd", "1", "-screen", "0", "1280x720x24", "-fbdir", directory.path, "-nolisten", "tcp", "-br"],
-            stdout: fd)
-        close(fd)
-        defer {
-            server.signal()
-            server.wait()
-        }
-        let display = try await Self.poll({ Self.text(displayFile).trimmingCharacters(in: .whitespacesAndNewlines) }) {
-            !$0.isEmpty
-        }
-        try #require(!display.isEmpty, "Xvfb printed no display number")
-        let framebuffer = directory.appendingPathComponent("Xvfb_screen0").path
-        let (speak, said) = try Self.recordingSpeaker(in: directory)
-
         // The display starts first: with no kioskd on the bus it waits, and draws nothing.
-        let log = directory.appendingPathComponent("prompt.log").path
-        let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let prompt = try ChildProcess.spawn(
-            BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
-            environment: [
-                "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
-                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
-            ], stdout: logFD, stderr: logFD)
-        close(logFD)
-        defer {
-            prompt.signal()
-            prompt.wait()
-        }
+        let xvfb = try await XvfbPrompt.start(on: bus)
+        defer { xvfb.stop() }
+        let (framebuffer, said, log, prompt) = (xvfb.framebuffer, xvfb.said, xvfb.log, xvfb.prompt)
         let standIn = try StandInKioskd(bus: bus)
         defer { standIn.stop() }
         // The sentinel: a spoken warning, after the display has read the (closed) prompt.
@@ -202,37 +229,9 @@ import Testing
     func drawsAndSpeaksTheOfferOfMoreTime() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let directory = bus.directory
-        let displayFile = directory.appendingPathComponent("display").path
-        let fd = open(displayFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let server = try ChildProcess.spawn(
-            Self.xvfb,
-            ["-displayfd", "1", "-screen", "0", "1280x720x24", "-fbdir", directory.path, "-nolisten", "tcp", "-br"],
-            stdout: fd)
-        close(fd)
-        defer {
-            server.signal()
-            server.wait()
-        }
-        let display = try await Self.poll({ Self.text(displayFile).trimmingCharacters(in: .whitespacesAndNewlines) }) {
-            !$0.isEmpty
-        }
-        try #require(!display.isEmpty, "Xvfb printed no display number")
-        let framebuffer = directory.appendingPathComponent("Xvfb_screen0").path
-        let (speak, said) = try Self.recordingSpeaker(in: directory)
-        let log = directory.appendingPathComponent("prompt.log").path
-        let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let prompt = try ChildProcess.spawn(
-            BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
-            environment: [
-                "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
-                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
-            ], stdout: logFD, stderr: logFD)
-        close(logFD)
-        defer {
-            prompt.signal()
-            prompt.wait()
-        }
+        let xvfb = try await XvfbPrompt.start(on: bus)
+        defer { xvfb.stop() }
+        let (framebuffer, said, log, prompt) = (xvfb.framebuffer, xvfb.said, xvfb.log, xvfb.prompt)
         let standIn = try StandInKioskd(bus: bus)
         defer { standIn.stop() }
 
