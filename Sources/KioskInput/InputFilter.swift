@@ -197,7 +197,10 @@ struct SharedState {
             tapTimes = Array(repeating: 0, count: new.touchExitGesture?.taps ?? 0)
             gestureTaps = 0
         }
-        if !new.offersTime || new.readsPasscode { offerPressed = false }
+        if !new.offersTime || new.readsPasscode {
+            offerPressed = false
+            offerSkipsTouch = false
+        }
         policy = new
     }
 
@@ -217,7 +220,11 @@ struct SharedState {
                 return
             }
             offerPressed = true
-        } else if offerPressed {
+            return
+        }
+        // The last finger up: a corner tap that came with another finger down skips nothing later.
+        if code == BTN.touch { offerSkipsTouch = false }
+        if offerPressed {
             offerPressed = false
             tookOffer = true
         }
