@@ -143,22 +143,10 @@ extension ManagerObject {
     }
 
     func emitTimeOfferChanged() {
-        do {
-            try bus.emitPropertiesChanged(
-                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                properties: [Member.timeOffer, Member.visitorExtensionsLeft])
-        } catch {
-            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
-        }
+        emitPropertiesChanged([Member.timeOffer, Member.visitorExtensionsLeft])
     }
 
     func emitPromptChanged() {
-        do {
-            try bus.emitPropertiesChanged(
-                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                properties: [Member.promptState, Member.promptLength, Member.promptDeadline, Member.promptRetryAfter])
-        } catch {
-            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
-        }
+        emitPropertiesChanged([Member.promptState, Member.promptLength, Member.promptDeadline, Member.promptRetryAfter])
     }
 }

@@ -244,25 +244,23 @@ extension ManagerObject {
     }
 
     func emitSessionChanged() {
-        do {
-            try bus.emitPropertiesChanged(
-                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                properties: [
-                    Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-                    Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.trialDeadline, Member.activeApp,
-                ])
-        } catch {
-            logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
-        }
+        emitPropertiesChanged([
+            Member.sessionState, Member.activeProfile, Member.sessionDeadline,
+            Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.trialDeadline, Member.activeApp,
+        ])
     }
 
     /// `SessionProblem` or `SessionWarnings` changed on their own (the enforcer's problem or
     /// warnings came or went).
     func emitSessionProblemChanged() {
+        emitPropertiesChanged([Member.sessionProblem, Member.sessionWarnings])
+    }
+
+    /// `PropertiesChanged` of the Manager's `properties`, read now; a failure is logged.
+    func emitPropertiesChanged(_ properties: [String]) {
         do {
             try bus.emitPropertiesChanged(
-                path: KioskWire.objectPath, interface: KioskWire.managerInterface,
-                properties: [Member.sessionProblem, Member.sessionWarnings])
+                path: KioskWire.objectPath, interface: KioskWire.managerInterface, properties: properties)
         } catch {
             logger.error("Could not emit PropertiesChanged", metadata: ["error": "\(Errno.reason(of: error))"])
         }
