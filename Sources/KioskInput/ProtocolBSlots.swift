@@ -1,24 +1,76 @@
 /// The contacts of a multitouch protocol B device (`ABS_MT_SLOT`), slot by slot.
 ///
 /// A contact is decided at the end of the frame that starts it, with that frame's final
-/// position. `out[s]`: the clone has a live contact in slot s mirroring the source's; a source
+/// position. A slot's `out`: the clone has a live contact in it mirroring the source's; a source
 /// contact that is live but not `out` is suppressed. The clone's slot is selected lazily, only
 /// before an event that goes to it.
 struct ProtocolBSlots: TouchContacts {
+    /// What the contacts know of one slot.
+    struct Slot {
+        /// The source's tracking id in the slot (−1: none).
+        var tracking: Int32 = -1
+        /// The clone has a live contact in the slot mirroring the source's.
+        var out = false
+        /// The decision for the contact the slot starts in this frame.
+        var startDecision = false
+        /// The `ABS_MT_*` axes (bit `code − ABS_MT_TOUCH_MAJOR`) written in this frame.
+        var writtenInFrame: UInt16 = 0
+        /// Contacts the slot starts in this frame not yet routed.
+        var startsInFrame: Int32 = 0
+        /// When the slot's contact started, in the order of starts (the oldest drives the pointer).
+        var sequence: UInt64 = 0
+    }
+
+    /// The slots and their axis values on raw memory the contacts own: a slot's field is read
+    /// and written with a load or a store, where the arrays before checked their uniqueness at
+    /// every store (four calls a frame) and their bounds at every access. Every index is a slot
+    /// checked against `slotCount` first, as it was. A value like any other: the entries that
+    /// begin a frame or change the slots outside one (`prepare`, `endForwardedContacts`,
+    /// `adopt`, `appendChanges`) make the table the contacts' own first (``makeUnique()``);
+    /// `route` and `finish` run after `prepare` in the same frame.
+    final class Table {
+        let slotCount: Int
+        let slots: UnsafeMutablePointer<Slot>
+        /// The source's `ABS_MT_*` values, then the clone's: 16 per slot each (index
+        /// `slot × 16 + code − ABS_MT_TOUCH_MAJOR`).
+        let values: UnsafeMutablePointer<Int32>
+        let outValues: UnsafeMutablePointer<Int32>
+
+        init(slotCount: Int) {
+            self.slotCount = slotCount
+            slots = .allocate(capacity: max(slotCount, 1))
+            slots.initialize(repeating: Slot(), count: slotCount)
+            values = .allocate(capacity: max(slotCount * 16, 1))
+            values.initialize(repeating: 0, count: slotCount * 16)
+            outValues = .allocate(capacity: max(slotCount * 16, 1))
+            outValues.initialize(repeating: 0, count: slotCount * 16)
+        }
+
+        convenience init(copying other: Table) {
+            self.init(slotCount: other.slotCount)
+            slots.update(from: other.slots, count: slotCount)
+            values.update(from: other.values, count: slotCount * 16)
+            outValues.update(from: other.outValues, count: slotCount * 16)
+        }
+
+        deinit {
+            // `Slot` and `Int32` are trivial: nothing to deinitialize.
+            slots.deallocate()
+            values.deallocate()
+            outValues.deallocate()
+        }
+    }
+
     private let slotCount: Int
     private var pointer: PointerEmulation
     private let locator: TouchLocator
-    private var tracking: [Int32]
-    private var out: [Bool]
-    /// The `ABS_MT_*` values the clone holds per slot (same layout as `slotValues`).
-    private var outValues: [Int32]
-    private var sequence: [UInt64]
-    private var startsInFrame: [Int]
-    private var startDecision: [Bool]
+    private var table: Table
+    /// The table's memory, copied beside it so that an access does not go through the reference.
+    private var perSlot: UnsafeMutablePointer<Slot>
     /// The source's `ABS_MT_*` values per slot, 16 per slot (index `code − ABS_MT_TOUCH_MAJOR`).
-    private var slotValues: [Int32]
-    /// Per slot, the `ABS_MT_*` axes (bit `code − ABS_MT_TOUCH_MAJOR`) written in this frame.
-    private var writtenInFrame: [UInt16]
+    private var slotValues: UnsafeMutablePointer<Int32>
+    /// The `ABS_MT_*` values the clone holds per slot (same layout as `slotValues`).
+    private var outValues: UnsafeMutablePointer<Int32>
     private let mtAxes: [UInt16]
     /// The source's current slot (updated as the frame is read).
     private var inSlot = 0
@@ -35,14 +87,24 @@ struct ProtocolBSlots: TouchContacts {
         mtAxes = (ABS.mtFirst...ABS.mtLast).filter {
             $0 != ABS.mtTrackingID && description.supports(type: EV.abs, code: $0)
         }
-        tracking = Array(repeating: -1, count: slots)
-        out = Array(repeating: false, count: slots)
-        outValues = Array(repeating: 0, count: slots * 16)
-        sequence = Array(repeating: 0, count: slots)
-        startsInFrame = Array(repeating: 0, count: slots)
-        startDecision = Array(repeating: false, count: slots)
-        slotValues = Array(repeating: 0, count: slots * 16)
-        writtenInFrame = Array(repeating: 0, count: slots)
+        table = Table(slotCount: slots)
+        perSlot = table.slots
+        slotValues = table.values
+        outValues = table.outValues
+    }
+
+    /// Makes the table the contacts' own (copying it if another value shares it).
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&table) { makeUniqueCopy() }
+    }
+
+    @inline(never)
+    private mutating func makeUniqueCopy() {
+        table = Table(copying: table)
+        perSlot = table.slots
+        slotValues = table.values
+        outValues = table.outValues
     }
 
     // MARK: - Frames
@@ -50,33 +112,34 @@ struct ProtocolBSlots: TouchContacts {
     mutating func prepare(
         _ events: UnsafeBufferPointer<InputEvent>, end: Int, gate: DeviceGate, shared: inout SharedState
     ) {
+        makeUnique()
         slotSelected = false
-        var slot = inSlot
+        var current = inSlot
         var index = 0
         var anyStart = false
-        for s in 0..<slotCount { writtenInFrame[s] = 0 }
+        for s in 0..<slotCount { perSlot[s].writtenInFrame = 0 }
         while index < end {
             let event = events[index]
             index += 1
             guard event.type == EV.abs, ABS.isMT(event.code) else { continue }
             if event.code == ABS.mtSlot {
-                slot = Int(event.value)
-            } else if slot >= 0 && slot < slotCount {
+                current = Int(event.value)
+            } else if current >= 0 && current < slotCount {
                 if event.code == ABS.mtTrackingID {
                     if event.value >= 0 {
-                        startsInFrame[slot] += 1
+                        perSlot[current].startsInFrame &+= 1
                         anyStart = true
                     }
                 } else {
                     let axis = Int(event.code &- ABS.mtFirst)
-                    slotValues[slot &* 16 &+ axis] = event.value
-                    writtenInFrame[slot] |= 1 << UInt16(axis)
+                    slotValues[current &* 16 &+ axis] = event.value
+                    perSlot[current].writtenInFrame |= 1 << UInt16(axis)
                 }
             }
         }
         guard anyStart else { return }
-        for s in 0..<slotCount where startsInFrame[s] > 0 {
-            startDecision[s] = !locator.startIsLocked(
+        for s in 0..<slotCount where perSlot[s].startsInFrame > 0 {
+            perSlot[s].startDecision = !locator.startIsLocked(
                 x: slotValues[s * 16 + Int(ABS.mtPositionX - ABS.mtFirst)],
                 y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], time: events[end].time,
                 rule: gate.contacts, shared: &shared)
@@ -122,45 +185,45 @@ struct ProtocolBSlots: TouchContacts {
     ) {
         if event.code == ABS.mtTrackingID {
             if event.value < 0 {
-                if out[slot] {
+                if perSlot[slot].out {
                     selectOutSlot(slot, time: event, into: &output)
                     output.append(event)
-                    out[slot] = false
+                    perSlot[slot].out = false
                 }
-                tracking[slot] = -1
+                perSlot[slot].tracking = -1
                 return
             }
-            startsInFrame[slot] -= 1
-            let forward = startsInFrame[slot] == 0 && startDecision[slot]
+            perSlot[slot].startsInFrame &-= 1
+            let forward = perSlot[slot].startsInFrame == 0 && perSlot[slot].startDecision
             if forward {
                 selectOutSlot(slot, time: event, into: &output)
                 output.append(event)
                 // The clone may have missed values while the slot held a suppressed contact:
                 // send those that differ and that this frame does not carry.
                 let base = slot &* 16
-                for code in mtAxes where writtenInFrame[slot] & (1 << (code - ABS.mtFirst)) == 0 {
+                for code in mtAxes where perSlot[slot].writtenInFrame & (1 << (code - ABS.mtFirst)) == 0 {
                     let axis = base + Int(code - ABS.mtFirst)
                     if outValues[axis] != slotValues[axis] {
                         output.append(event.with(type: EV.abs, code: code, value: slotValues[axis]))
                         outValues[axis] = slotValues[axis]
                     }
                 }
-            } else if out[slot] {
+            } else if perSlot[slot].out {
                 // A new contact replaces a forwarded one in the same slot but is suppressed.
                 selectOutSlot(slot, time: event, into: &output)
                 output.append(event.with(type: EV.abs, code: ABS.mtTrackingID, value: -1))
             }
-            out[slot] = forward
-            tracking[slot] = event.value
-            sequence[slot] = nextSequence
+            perSlot[slot].out = forward
+            perSlot[slot].tracking = event.value
+            perSlot[slot].sequence = nextSequence
             nextSequence &+= 1
             return
         }
         let forward: Bool
-        if tracking[slot] >= 0 {
-            forward = out[slot]
-        } else if startsInFrame[slot] > 0 {
-            forward = startsInFrame[slot] == 1 && startDecision[slot]
+        if perSlot[slot].tracking >= 0 {
+            forward = perSlot[slot].out
+        } else if perSlot[slot].startsInFrame > 0 {
+            forward = perSlot[slot].startsInFrame == 1 && perSlot[slot].startDecision
         } else {
             // No contact in the slot: values for a later contact, nothing visible.
             forward = !holding
@@ -177,10 +240,10 @@ struct ProtocolBSlots: TouchContacts {
         var count = 0
         var oldest = -1
         var oldestSequence = UInt64.max
-        for s in 0..<slotCount where out[s] {
+        for s in 0..<slotCount where perSlot[s].out {
             count += 1
-            if sequence[s] < oldestSequence {
-                oldestSequence = sequence[s]
+            if perSlot[s].sequence < oldestSequence {
+                oldestSequence = perSlot[s].sequence
                 oldest = s
             }
         }
@@ -200,13 +263,14 @@ struct ProtocolBSlots: TouchContacts {
     // MARK: - Policy changes, grab-time state, resync
 
     mutating func endForwardedContacts(time: InputEvent, into output: inout OutputBuffer) {
-        for s in 0..<slotCount where out[s] {
+        makeUnique()
+        for s in 0..<slotCount where perSlot[s].out {
             if outSlot != s {
                 output.append(time.with(type: EV.abs, code: ABS.mtSlot, value: Int32(s)))
                 outSlot = s
             }
             output.append(time.with(type: EV.abs, code: ABS.mtTrackingID, value: -1))
-            out[s] = false
+            perSlot[s].out = false
         }
         if outSlot != inSlot, inSlot >= 0, inSlot < slotCount {
             // Keep the clone's slot where the source's is, so lazy selection stays right.
@@ -218,10 +282,11 @@ struct ProtocolBSlots: TouchContacts {
 
     /// Contacts live at grab time stay suppressed: recorded as the source's, not `out`.
     mutating func adopt(_ state: DeviceState) {
+        makeUnique()
         inSlot = state.currentSlot
         outSlot = state.currentSlot
         for (s, slotState) in state.slots.prefix(slotCount).enumerated() {
-            tracking[s] = slotState.trackingID
+            perSlot[s].tracking = slotState.trackingID
             for (code, value) in slotState.axes where code >= ABS.mtFirst && code <= ABS.mtLast {
                 slotValues[s * 16 + Int(code - ABS.mtFirst)] = value
             }
@@ -234,9 +299,10 @@ struct ProtocolBSlots: TouchContacts {
     mutating func appendChanges(
         to state: DeviceState, time: InputEvent, into frame: inout [InputEvent]
     ) -> [(slot: Int, state: DeviceState.Slot)] {
+        makeUnique()
         var starts: [(slot: Int, state: DeviceState.Slot)] = []
         for (s, slotState) in state.slots.prefix(slotCount).enumerated() {
-            let old = tracking[s]
+            let old = perSlot[s].tracking
             let new = slotState.trackingID
             if old >= 0 && new != old {
                 frame.append(time.with(type: EV.abs, code: ABS.mtSlot, value: Int32(s)))
