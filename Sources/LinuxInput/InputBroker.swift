@@ -452,9 +452,14 @@ public final class InputBroker {
             // frame. The loop → handler → node cycle ends when the source is cancelled, which
             // unfilter does first on every way a node goes (release, hold silent, a new clone,
             // and stop(), which the broker's deinit calls), and the node outlives a handler
-            // that ends it because the loop holds the handler for the call.
-            node.input = try loop.addDirectIO(fd: node.evdev.fileDescriptor) { [unowned self, node] in
-                readInput(node)
+            // that ends it because the loop holds the handler for the call. The broker is lent
+            // to the handler without a reference count: the same cancellation in its deinit
+            // means no handler runs once it is gone (the broker and its loop share one thread);
+            // an `unowned` capture cost a `swift_unownedRetainStrong` and a release a frame,
+            // `unowned(unsafe)` a retain and a release.
+            let broker = Unmanaged.passUnretained(self)
+            node.input = try loop.addDirectIO(fd: node.evdev.fileDescriptor) { [node] in
+                broker._withUnsafeGuaranteedRef { $0.readInput(node) }
             }
             node.feedback = try loop.addIO(fd: clone.fileDescriptor, events: .readable) {
                 [unowned self, unowned node] _ in
