@@ -101,7 +101,8 @@ struct DeviceFilter {
     /// by event, but a frame wholly inside the run is filtered where it lies instead of being
     /// copied into `frame` first; a frame the run's end cuts waits there for the rest. Each
     /// frame's prompt key, if any, is appended to `promptKeys` (the last of the frame, as the
-    /// event path's `FilterResult` has it). Returns whether the run held a `SYN_DROPPED`.
+    /// event path's `FilterResult` has it). Returns whether the run held a `SYN_DROPPED`, where
+    /// it stops reading the run (the caller resyncs, as after the event path's drop).
     @inline(__always)
     mutating func process(
         run events: UnsafeBufferPointer<InputEvent>, shared: inout SharedState, into output: inout OutputBuffer,
@@ -110,7 +111,6 @@ struct DeviceFilter {
         let count = events.count
         guard count > 0 else { return false }
         lastEvent = events[count - 1]
-        var resync = false
         var start = 0  // the first event of the frame being read
         var index = 0
         while index < count {
@@ -135,14 +135,16 @@ struct DeviceFilter {
                 }
                 start = index
             } else if event.code == SYN.dropped {
+                // The run ends here: what follows is judged against slots and keys the drop
+                // made stale (a contact begun in the dropped stretch would come without its
+                // start); the caller resyncs from the device's state, which stands for it.
                 frame.removeAll(keepingCapacity: true)
                 dropping = true
-                resync = true
-                start = index
+                return true
             }
         }
         if start < count && !dropping { frame.append(contentsOf: events[start..<count]) }
-        return resync
+        return false
     }
 
     /// Filters the frame gathered in `frame` (its last event the `SYN_REPORT`) and empties it.

@@ -71,7 +71,9 @@ public final class InputFilter {
     /// ``process(_:device:into:)`` would, and appends the same frames to `output`; but a frame
     /// wholly inside the run is judged where it lies, not copied first. The prompt keys pressed
     /// go to `promptKeys`, in order: one per frame at most (a frame's last), as
-    /// ``FilterResult/promptKey`` reports them.
+    /// ``FilterResult/promptKey`` reports them. A `SYN_DROPPED` ends the run: the events after
+    /// it are not read (``RunResult/resyncNeeded``; resync from the device's state, which stands
+    /// for them, before the next run), as a caller of the event path resyncs at the drop.
     @discardableResult
     public func process(
         _ events: UnsafeBufferPointer<InputEvent>, device: DeviceID, into output: inout OutputBuffer,

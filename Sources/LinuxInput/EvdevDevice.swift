@@ -260,31 +260,47 @@ public final class EvdevDevice {
     @discardableResult
     public func readEvents(into events: inout [InputEvent]) throws(EvdevError) -> ReadStatus {
         let (batch, status) = try readBatch()
+        for index in batch.indices where batch[index].type == EV.syn && batch[index].code == SYN.dropped {
+            for event in batch[...index] { events.append(InputEvent(event)) }
+            try syncAfterDrop()
+            return .dropped
+        }
         for event in batch { events.append(InputEvent(event)) }
         return status
     }
 
-    /// ``readEvents(into:)`` without the copy: the events read, as the kernel wrote them, in a
-    /// buffer of this device's that the next read overwrites. The broker's input path, which
-    /// filters each event as it comes and keeps none.
+    /// ``readEvents(into:)`` without the copy, and without looking for a drop: the events read,
+    /// as the kernel wrote them, in a buffer of this device's that the next read overwrites;
+    /// ``ReadStatus/drained`` or ``ReadStatus/more``, never ``ReadStatus/dropped``. A
+    /// `SYN_DROPPED` among them is the caller's to notice — the broker's input path hands the
+    /// whole read to the filter, which sees every `SYN` event anyway, stops there and says so
+    /// (`RunResult.resyncNeeded`) — and then to call ``syncAfterDrop()`` before the next read.
+    /// Looking for one here cost a pass over every event of every frame.
     public func readBatch() throws(EvdevError) -> (events: UnsafeBufferPointer<input_event>, status: ReadStatus) {
-        guard let dev else { return (UnsafeBufferPointer(start: nil, count: 0), .drained) }
+        guard dev != nil else { return (UnsafeBufferPointer(start: nil, count: 0), .drained) }
         let count: Int
         do {
             count = try Libevdev.read(fd, into: readBuffer)
         } catch {
             throw EvdevError(error, path: path, operation: "read")
         }
-        for index in 0..<count where readBuffer[index].type == EV.syn && readBuffer[index].code == SYN.dropped {
-            do {
-                try Libevdev.forceSync(dev)
-                while case .event = try Libevdev.nextEvent(dev, sync: true) {}
-            } catch {
-                throw EvdevError(error, path: path, operation: "libevdev_next_event")
-            }
-            return (UnsafeBufferPointer(rebasing: readBuffer[...index]), .dropped)
-        }
         return (UnsafeBufferPointer(rebasing: readBuffer[..<count]), count < Self.readCapacity ? .drained : .more)
+    }
+
+    /// After a read that held `SYN_DROPPED`: libevdev consumes the events the kernel still
+    /// holds and its sync frames, and brings its copy of the device's state up to date, so
+    /// that ``state`` is the device as it is now. Resync from it, then read on.
+    ///
+    /// The corresponding C calls are `libevdev_next_event` in `LIBEVDEV_READ_FLAG_FORCE_SYNC`,
+    /// then `LIBEVDEV_READ_FLAG_SYNC` mode.
+    public func syncAfterDrop() throws(EvdevError) {
+        guard let dev else { return }
+        do {
+            try Libevdev.forceSync(dev)
+            while case .event = try Libevdev.nextEvent(dev, sync: true) {}
+        } catch {
+            throw EvdevError(error, path: path, operation: "libevdev_next_event")
+        }
     }
 
     /// What the device held when libevdev last read its state: keys down, absolute axis values

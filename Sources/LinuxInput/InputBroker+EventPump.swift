@@ -9,7 +9,7 @@ import SystemdKit
 extension InputBroker {
     /// Everything the node has: through the filter, whole frames to the clone.
     ///
-    /// A batch at a time (``EvdevDevice/readEvents(into:)``), then back to the loop: reading
+    /// A batch at a time (``EvdevDevice/readBatch()``), then back to the loop: reading
     /// and writing a frame at a time until the node is empty starved every other source of the
     /// loop (udev, the bus) while a device kept sending faster than kioskd forwarded, which a
     /// slow machine reaches (BrokerTests' udev change under a stream of taps, in the VM).
@@ -35,7 +35,7 @@ extension InputBroker {
             }
             if !promptKeys.isEmpty { promptKeys.removeAll(keepingCapacity: true) }
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
-            if batch.status == .dropped { resync(node, id) }
+            if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
             if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
                 handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
@@ -48,13 +48,28 @@ extension InputBroker {
     // compiler hoisted their reads of the logger and of the callbacks to the top of
     // readInput, each a run-time exclusivity check paid on every frame.
 
-    /// After a batch that ends with SYN_DROPPED: libevdev consumed what followed it and read the
-    /// device's state, which ends the dropped stretch in the filter.
+    /// After a read that held SYN_DROPPED (the filter says so, and read no further): libevdev
+    /// consumes what the kernel still holds and reads the device's state, which ends the dropped
+    /// stretch in the filter and stands for the rest of the read. False when the node is gone
+    /// or failed meanwhile.
     @inline(never)
-    private func resync(_ node: Node, _ id: DeviceID) {
+    private func resync(_ node: Node, _ id: DeviceID) -> Bool {
         loop.requestCycle()
+        do {
+            try node.evdev.syncAfterDrop()
+        } catch {
+            let syspath = node.device.syspath
+            if error.code == .noDevice {
+                perform(lifecycle.removed(syspath), .node, node.metadata)
+            } else {
+                perform(lifecycle.failed(syspath, at: now), .read, node.metadata.adding(error))
+            }
+            flush()  // what the read gave before the drop, to a clone the node still has
+            return false
+        }
         filter.resync(device: id, to: node.evdev.state, into: &output)
         logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
+        return true
     }
 
     /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever

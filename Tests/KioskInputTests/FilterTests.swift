@@ -57,6 +57,30 @@ import Testing
         #expect(next.contains(InputEvent(type: 1, code: 330, value: 1)))
     }
 
+    /// A read holding SYN_DROPPED: the events after it are not judged (a contact begun in the
+    /// dropped stretch comes without its start; its position would pass as a value for a later
+    /// contact); the run says so, and the resync from the device's state brings the rest.
+    @Test func aRunStopsAtSynDropped() {
+        let filter = InputFilter()
+        let id = filter.addDevice(Self.touchscreen, state: DeviceState(slots: Array(repeating: .init(), count: 5)))
+        let run = [
+            InputEvent(type: 1, code: 330, value: 0), InputEvent(type: 0, code: 3, value: 0),
+            InputEvent(type: 3, code: 0x2f, value: 2), InputEvent(type: 3, code: 0x35, value: 500),
+            InputEvent(type: 0, code: 0, value: 0),
+            InputEvent(type: 3, code: 0x35, value: 510), InputEvent(type: 0, code: 0, value: 0),
+        ]
+        var output = OutputBuffer()
+        var keys: [PromptKey] = []
+        let result = run.withUnsafeBufferPointer { filter.process($0, device: id, into: &output, promptKeys: &keys) }
+        #expect(result.resyncNeeded)
+        #expect(Array(output.events).isEmpty, "events after SYN_DROPPED were judged: \(Array(output.events))")
+        let slot = DeviceState.Slot(trackingID: 4, axes: [0x35: 510, 0x36: 20])
+        filter.resync(
+            device: id, to: DeviceState(keysDown: [330], slots: [.init(), .init(), slot, .init(), .init()]),
+            into: &output)
+        #expect(Array(output.events).contains(InputEvent(type: 3, code: 0x39, value: 4)))
+    }
+
     @Test func removedKeyboardNoLongerHoldsAChordModifier() {
         let filter = InputFilter(policy: FilterPolicy(blockEscapeChords: true))
         let first = filter.addDevice(Self.keyboard)
