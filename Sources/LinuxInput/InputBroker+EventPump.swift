@@ -122,8 +122,9 @@ extension InputBroker {
                 return error
             }
             // The echo is on the clone's fd by the time write(2) returns: one read here, and the
-            // next epoll_wait finds the fd empty, instead of a wake-up of its own for it.
-            if frame.contains(where: UInputClone.echoes) { readFeedback(node, from: clone) }
+            // next epoll_wait finds the fd empty, instead of a wake-up of its own for it. A clone
+            // without the types echoed has none to look for (UInputClone.mayEcho).
+            if clone.mayEcho && frame.contains(where: UInputClone.echoes) { readFeedback(node, from: clone) }
             return nil
         }
         if let failure { writeFailed(node, failure) }

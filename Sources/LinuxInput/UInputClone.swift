@@ -73,6 +73,11 @@ public final class UInputClone {
 
     /// The clone's description as created.
     public let deviceDescription: DeviceDescription
+    /// The clone has a type the kernel echoes (``echoes(_:)``: `EV_MSC`, `EV_LED`, `EV_SND`,
+    /// `EV_PWR`), so a frame written to it may leave an echo on its fd. A touchscreen without
+    /// them leaves none but for a `SYN_CONFIG` (which the broker's feedback source reads when it
+    /// comes), and the broker skips looking for one in each of its frames.
+    public let mayEcho: Bool
     /// `/dev/input/eventN` of the clone, if the node could be found.
     public let devnode: String?
     /// `/sys/devices/virtual/input/inputN` of the clone.
@@ -136,6 +141,9 @@ public final class UInputClone {
             throw EvdevError(error, path: uinputPath, operation: "libevdev_uinput_create_from_device")
         }
         deviceDescription = description
+        mayEcho = [EV.msc, EV.led, 0x12 /* EV_SND */, 0x16 /* EV_PWR */].contains {
+            !(description.codes[$0]?.isEmpty ?? true)
+        }
     }
 
     deinit {
