@@ -6,7 +6,8 @@ import Testing
 /// read, against the event-by-event path on the same streams: real recordings and synthetic
 /// ones, under sessions whose locks the streams hit, split into runs every way a read can cut
 /// them (whole frames, frames cut at a run's end, one event a run, two devices taking turns
-/// with frames cut on both), with `SYN_DROPPED` inside frames, with and without a resync. After
+/// with frames cut on both), with `SYN_DROPPED` inside frames (where a run stops), with and
+/// without a resync. After
 /// every run, both must have written the same frames and asked for the same things.
 @Suite struct RunFeedTests {
     /// What the caller has after one run: the frames to write, by device, and what to act on.
@@ -70,11 +71,12 @@ import Testing
 
     /// Both paths on the same runs: equal outcomes, run by run. Returns the outcomes.
     @discardableResult
+    /// `byEvent`: the runs the event path is fed (by default `runs`).
     static func expectSame(
         _ descriptions: [DeviceDescription], policy: FilterPolicy, _ runs: [Run], _ label: String,
-        resync: (Int) -> DeviceState? = { _ in nil }
+        byEvent eventRuns: [Run]? = nil, resync: (Int) -> DeviceState? = { _ in nil }
     ) -> [Outcome] {
-        let byEvent = feed(descriptions, policy: policy, runs, inRuns: false, resync: resync)
+        let byEvent = feed(descriptions, policy: policy, eventRuns ?? runs, inRuns: false, resync: resync)
         let byRun = feed(descriptions, policy: policy, runs, inRuns: true, resync: resync)
         #expect(byRun.count == byEvent.count)
         if let first = byRun.indices.first(where: { $0 < byEvent.count && byRun[$0] != byEvent[$0] }) {
@@ -257,7 +259,9 @@ import Testing
         return events
     }
 
-    @Test("SYN_DROPPED inside frames, no resync: the same frames discarded up to the next SYN_REPORT")
+    @Test(
+        "SYN_DROPPED inside frames, no resync: a run stops at the drop, as the event path fed up to it; then the same frames discarded up to the next SYN_REPORT"
+    )
     func dropsWithoutResync() throws {
         let touch = try Fixtures.trace(Fixtures.touchTraces[1]).devices[0]
         let streams = [
@@ -266,10 +270,22 @@ import Testing
         ]
         for (name, description, events, policy) in streams {
             #expect(events.contains { $0.isSynDropped })
+            var cut = false  // some split has events after a drop in the same run
             for (splitName, runs) in Self.splits(events, seed: 3) {
-                let outcomes = Self.expectSame([description], policy: policy, runs, "\(name) with drops, \(splitName)")
+                // The run path reads no further than a SYN_DROPPED (InputFilter.process's run
+                // entry): the event path is fed each run up to its first one.
+                let upToDrop = runs.map { run in
+                    Run(
+                        device: run.device,
+                        events: run.events.firstIndex(where: \.isSynDropped).map { Array(run.events[...$0]) }
+                            ?? run.events)
+                }
+                if upToDrop.map(\.events.count).reduce(0, +) < runs.map(\.events.count).reduce(0, +) { cut = true }
+                let outcomes = Self.expectSame(
+                    [description], policy: policy, runs, "\(name) with drops, \(splitName)", byEvent: upToDrop)
                 #expect(outcomes.contains { $0.resyncNeeded })
             }
+            #expect(cut, "\(name): no split has events after a SYN_DROPPED in the same run")
         }
     }
 
