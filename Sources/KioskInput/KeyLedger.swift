@@ -2,8 +2,12 @@
 /// clone (the ledger). A release or an autorepeat is forwarded only for a press that was, so
 /// the clone never sees a key go up that it did not see go down.
 struct KeyLedger {
-    private var keyDown: [Bool]
+    /// Down as far as the ledger is concerned: physically, or, with the keyboard access features
+    /// on, as they pass the keys on (KeyLedger+KeyAccess.swift).
+    private(set) var keyDown: [Bool]
     private var keyForwarded: [Bool]
+    /// The keyboard access features' state, while the policy turns one on for this device.
+    var access: KeyAccess?
 
     init() {
         keyDown = Array(repeating: false, count: KEY.count)
