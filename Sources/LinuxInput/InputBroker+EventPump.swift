@@ -37,6 +37,7 @@ extension InputBroker {
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
             if batch.status == .dropped { resync(node, id) }
             flush(from: node)
+            if timesKeys { armKeyTimer() }
             if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
                 handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
             }
