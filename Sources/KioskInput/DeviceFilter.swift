@@ -212,12 +212,6 @@ struct DeviceFilter {
                 continue
             }
             if event.type == EV.key && !Touch.ownsKey(event.code) {
-                if keys.hasAccess {  // the keyboard access features (KeyLedger+KeyAccess.swift)
-                    keys.decideWithAccess(
-                        event, scan: pendingScan, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
-                    pendingScan = nil
-                    continue
-                }
                 let forward = keys.decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
                 if forward {
                     if let scan = pendingScan { output.append(scan) }

@@ -8,33 +8,27 @@
 // visitor's setting.
 
 extension KeyLedger {
-    /// Whether the keyboard access features are on for this device (the frame loop's one test).
-    var hasAccess: Bool {
-        @inline(__always) get { access != nil }
-    }
-
-    /// The key path with a feature on: `event` (a key of this device) through the features and
-    /// the ledger; what passes goes to `output`, the event's `scan` just before the event itself.
-    /// Out of line: profiles without the features never come here.
+    /// The key path with a feature on, from `decide(_:synthetic:gate:shared:into:)`: `event` (a
+    /// key or button of this device) through the features, if they apply to it, and the ledger. Returns whether the
+    /// event itself goes to the clone now, as `decide` does (the caller sends it with its
+    /// `MSC_SCAN`); whatever else they pass on (a sticky modifier before it or after it, a press
+    /// whose wait ended) goes to `output` here. The state is moved out while it runs (its arrays
+    /// stay uniquely referenced, no copy), so that `decide`, called back for what the features
+    /// pass on, sees none and decides as without them. Out of line, so that `decide` stays as
+    /// small as without the features.
     @inline(never)
     mutating func decideWithAccess(
-        _ event: InputEvent, scan: InputEvent?, synthetic: Bool, gate: DeviceGate, shared: inout SharedState,
+        _ event: InputEvent, synthetic: Bool, gate: DeviceGate, shared: inout SharedState,
         into output: inout OutputBuffer
-    ) {
-        guard KeyAccess.applies(to: event.code) else {
-            if decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output) {
-                if let scan { output.append(scan) }
-                output.append(event)
-            }
-            return
-        }
-        // Moved out while it runs, so that its arrays stay uniquely referenced (no copy) while
-        // the ledger is mutated beside it.
+    ) -> Bool {
         var taken: KeyAccess?
         swap(&taken, &access)
-        guard taken != nil else { return }
-        physical(&taken!, event, scan: scan, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
+        let forward =
+            KeyAccess.applies(to: event.code)
+            ? physical(&taken!, event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
+            : decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
         swap(&taken, &access)
+        return forward
     }
 
     /// When the first key waiting for slow keys counts, if one waits.
@@ -75,9 +69,9 @@ extension KeyLedger {
             taken!.latch[index] = .none
             taken!.releaseAfter[index] = 0
             if keyDown[Int(code)] && (!chord || forget) {
-                pass(
-                    time.with(type: EV.key, code: code, value: 0), scan: nil, gate: gate, shared: &shared, into: &output
-                )
+                _ = pass(
+                    time.with(type: EV.key, code: code, value: 0), own: false, gate: gate, shared: &shared,
+                    into: &output)
             }
             if forget {
                 taken!.held[index] = false
@@ -111,11 +105,12 @@ extension KeyLedger {
     // MARK: - The stages
 
     /// Bounce and slow keys: whether a physical event counts, and when. A synthetic event (a
-    /// resync's: state, not timing) skips both, and counts toward nothing physical.
+    /// resync's: state, not timing) skips both, and counts toward nothing physical. Returns
+    /// whether the event itself goes on to the clone (``decideWithAccess``).
     private mutating func physical(
-        _ access: inout KeyAccess, _ event: InputEvent, scan: InputEvent?, synthetic: Bool, gate: DeviceGate,
+        _ access: inout KeyAccess, _ event: InputEvent, synthetic: Bool, gate: DeviceGate,
         shared: inout SharedState, into output: inout OutputBuffer
-    ) {
+    ) -> Bool {
         let code = event.code
         let key = Int(code)
         // Keys whose wait ended by now count first (the timer may not have fired yet).
@@ -126,42 +121,42 @@ extension KeyLedger {
         }
         switch event.value {
         case 1:
-            guard access.presses[key] == .up else { return }  // down already: no second press
+            guard access.presses[key] == .up else { return false }  // down already: no second press
             if !synthetic {
                 shared.notePress(of: code, at: event.time)
                 shared.notePromptPress(of: code)
                 shared.noteOfferKey(code, down: true)
                 if access.bounces(code, at: event.time) {
                     access.presses[key] = .dropped
-                    return
+                    return false
                 }
                 if access.settings.slowKeys > 0 {
                     access.wait(code, at: event.time)
-                    return
+                    return false
                 }
             }
             access.presses[key] = .counted
-            sticky(&access, event, scan: scan, gate: gate, shared: &shared, into: &output)
+            return sticky(&access, event, own: true, gate: gate, shared: &shared, into: &output)
         case 0:
             let press = access.presses[key]
             access.presses[key] = .up
             if !synthetic { shared.noteOfferKey(code, down: false) }
             switch press {
             case .dropped:
-                return
+                return false
             case .waiting:  // let go before its time (one that came was counted above)
                 access.stopWaiting(code)
-                return
+                return false
             case .counted:
                 if !synthetic { access.releasedAt[key] = event.time }
-                sticky(&access, event, scan: scan, gate: gate, shared: &shared, into: &output)
+                return sticky(&access, event, own: true, gate: gate, shared: &shared, into: &output)
             case .up:  // down since before the features knew it: its release goes on
-                sticky(&access, event, scan: scan, gate: gate, shared: &shared, into: &output)
+                return sticky(&access, event, own: true, gate: gate, shared: &shared, into: &output)
             }
         default:  // autorepeat: of a counted press (or one the features did not see) only
             let press = access.presses[key]
-            guard press == .counted || press == .up else { return }
-            sticky(&access, event, scan: scan, gate: gate, shared: &shared, into: &output)
+            guard press == .counted || press == .up else { return false }
+            return sticky(&access, event, own: true, gate: gate, shared: &shared, into: &output)
         }
     }
 
@@ -174,7 +169,7 @@ extension KeyLedger {
         let time = access.pressedAt[Int(code)] + access.settings.slowKeys
         let press = InputEvent(
             seconds: Int(time / 1_000_000), microseconds: Int(time % 1_000_000), type: EV.key, code: code, value: 1)
-        sticky(&access, press, scan: nil, gate: gate, shared: &shared, into: &output)
+        _ = sticky(&access, press, own: false, gate: gate, shared: &shared, into: &output)
         return press
     }
 
@@ -182,58 +177,52 @@ extension KeyLedger {
     /// every modifier held, latched or locked, just before it; a latched one goes up just after
     /// the key's release. A modifier let go without a key in between latches, a latched one
     /// locks, a locked one (pressed again) goes up; one held while a key was pressed goes up when
-    /// let go, as without sticky keys.
+    /// let go, as without sticky keys. `own`: `event` is the physical event itself (see
+    /// ``pass(_:own:gate:shared:into:)``).
     private mutating func sticky(
-        _ access: inout KeyAccess, _ event: InputEvent, scan: InputEvent?, gate: DeviceGate,
-        shared: inout SharedState, into output: inout OutputBuffer
-    ) {
+        _ access: inout KeyAccess, _ event: InputEvent, own: Bool, gate: DeviceGate, shared: inout SharedState,
+        into output: inout OutputBuffer
+    ) -> Bool {
         guard access.settings.stickyKeys else {
-            pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
-            return
+            return pass(event, own: own, gate: gate, shared: &shared, into: &output)
         }
         if let index = KeyAccess.modifierIndex(event.code) {
             switch event.value {
             case 1:
                 access.held[index] = true
                 access.used[index] = false
+                return false
             case 0:
-                guard access.held[index] else {  // down before sticky keys knew it
-                    pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
-                    return
+                // Down before sticky keys knew it: its release goes on.
+                guard access.held[index] else {
+                    return pass(event, own: own, gate: gate, shared: &shared, into: &output)
                 }
                 access.held[index] = false
                 let used = access.used[index]
                 access.used[index] = false
+                var goesUp = false
                 switch access.latch[index] {
                 case .locked:
                     access.latch[index] = .none
-                    release(event.code, at: event, gate: gate, shared: &shared, into: &output)
+                    goesUp = true
                 case .latched:
-                    if used {
-                        release(event.code, at: event, gate: gate, shared: &shared, into: &output)
-                    } else {
-                        access.latch[index] = .locked
-                    }
+                    if used { goesUp = true } else { access.latch[index] = .locked }
                 case .none:
-                    if used {
-                        if access.releaseAfter[index] == 0 {
-                            release(event.code, at: event, gate: gate, shared: &shared, into: &output)
-                        }
-                    } else {
-                        access.latch[index] = .latched
-                    }
+                    // Held for a chord: up now, or with the key a latch brought it down for.
+                    if used { goesUp = access.releaseAfter[index] == 0 } else { access.latch[index] = .latched }
                 }
+                guard goesUp && keyDown[Int(event.code)] else { return false }
+                return pass(event, own: own, gate: gate, shared: &shared, into: &output)
             default:  // a modifier's autorepeat: the ledger passes it only for one sent down
-                pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
+                return pass(event, own: own, gate: gate, shared: &shared, into: &output)
             }
-            return
         }
         switch event.value {
         case 1:
             for index in KeyAccess.modifiers.indices
             where (access.held[index] || access.latch[index] != .none) && !keyDown[Int(KeyAccess.modifiers[index])] {
-                pass(
-                    event.with(type: EV.key, code: KeyAccess.modifiers[index], value: 1), scan: nil, gate: gate,
+                _ = pass(
+                    event.with(type: EV.key, code: KeyAccess.modifiers[index], value: 1), own: false, gate: gate,
                     shared: &shared, into: &output)
             }
             for index in KeyAccess.modifiers.indices {
@@ -243,39 +232,39 @@ extension KeyLedger {
                     access.releaseAfter[index] = event.code
                 }
             }
-            pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
+            return pass(event, own: own, gate: gate, shared: &shared, into: &output)
         case 0:
-            pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
+            guard event.code != 0 && access.releaseAfter.contains(event.code) else {
+                return pass(event, own: own, gate: gate, shared: &shared, into: &output)
+            }
+            // The latched modifiers go up after the key: the key's release is sent here, before
+            // them (without its MSC_SCAN).
+            _ = pass(event, own: false, gate: gate, shared: &shared, into: &output)
             for index in KeyAccess.modifiers.indices where access.releaseAfter[index] == event.code {
                 access.releaseAfter[index] = 0
-                if !access.held[index] && access.latch[index] == .none {
-                    release(KeyAccess.modifiers[index], at: event, gate: gate, shared: &shared, into: &output)
+                let modifier = KeyAccess.modifiers[index]
+                if !access.held[index] && access.latch[index] == .none && keyDown[Int(modifier)] {
+                    _ = pass(
+                        event.with(type: EV.key, code: modifier, value: 0), own: false, gate: gate, shared: &shared,
+                        into: &output)
                 }
             }
+            return false
         default:
-            pass(event, scan: scan, gate: gate, shared: &shared, into: &output)
+            return pass(event, own: own, gate: gate, shared: &shared, into: &output)
         }
     }
 
-    /// A modifier sent down goes up (through the ledger), if it is down.
-    private mutating func release(
-        _ code: UInt16, at time: InputEvent, gate: DeviceGate, shared: inout SharedState,
-        into output: inout OutputBuffer
-    ) {
-        guard keyDown[Int(code)] else { return }
-        pass(time.with(type: EV.key, code: code, value: 0), scan: nil, gate: gate, shared: &shared, into: &output)
-    }
-
-    /// One event as the features pass it on, decided by the ledger like a key typed so; what
-    /// passes goes to `output` (`scan`, the physical event's own, just before it).
+    /// One event as the features pass it on, decided by the ledger like a key typed so. The
+    /// physical event itself (`own`) is left to the caller, which sends it with its `MSC_SCAN`
+    /// when this returns true; any other that passes goes to `output` here.
     private mutating func pass(
-        _ event: InputEvent, scan: InputEvent?, gate: DeviceGate, shared: inout SharedState,
-        into output: inout OutputBuffer
-    ) {
+        _ event: InputEvent, own: Bool, gate: DeviceGate, shared: inout SharedState, into output: inout OutputBuffer
+    ) -> Bool {
         // `synthetic`: the presses counting toward the exit gesture, the prompt and the offer
         // were noted as they physically came.
-        guard decide(event, synthetic: true, gate: gate, shared: &shared, into: &output) else { return }
-        if let scan { output.append(scan) }
-        output.append(event)
+        let forward = decide(event, synthetic: true, gate: gate, shared: &shared, into: &output)
+        if forward && !own { output.append(event) }
+        return forward && own
     }
 }
