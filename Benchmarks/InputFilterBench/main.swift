@@ -202,6 +202,15 @@ let typingPolicy = FilterPolicy(
         AllowedDevice(role: "keypad", matcher: DeviceMatcher(name: "keypad"), passesKeys: true, passesPointer: false)
     ])
 
+/// The same with the keyboard access features on (docs/profiles.md#keyboard-access-features):
+/// every key through sticky keys, slow keys (4 ms: each press counts when its release comes, 8 ms
+/// later) and bounce keys.
+let typingAccessPolicy: FilterPolicy = {
+    var policy = typingPolicy
+    policy.keyAccess = KeyAccessSettings(stickyKeys: true, slowKeys: 4_000, bounceKeys: 50_000)
+    return policy
+}()
+
 // MARK: - Fixed counts
 
 /// The measured passes: the events through the filter as `feed` says, the output cleared
@@ -257,22 +266,24 @@ func runs(of events: [InputEvent], feed: String) -> [Range<Int>] {
     return runs
 }
 
-/// `typing`: the typing workload; `ten-finger`: the synthetic 10-finger screen under the left
+/// `typing`: the typing workload (`typing-access`: with the keyboard access features on); `ten-finger`: the synthetic 10-finger screen under the left
 /// strip's regions; or a recording's file name (under the left strip); one device each. `feed`: `event` (one by one), `frame` or `run64`.
 /// Prints the events per pass (divide callgrind's count of `countedPasses` by events × passes).
 func runCounted(_ name: String, passes: Int, feed: String) {
     let (description, events, policy): (DeviceDescription, [InputEvent], FilterPolicy)
     switch name {
-    case "typing":
+    case "typing", "typing-access":
         let (d, e) = syntheticTyping(keys: 2_000)
-        (description, events, policy) = (d, e, typingPolicy)
+        (description, events, policy) = (d, e, name == "typing" ? typingPolicy : typingAccessPolicy)
     case "ten-finger":
         let (d, e) = syntheticTenFinger(seconds: 1)
         (description, events, policy) = (d, e, leftStrip)
     default:
         // A recording of Tests/KioskTracesTests/Fixtures by its file name, under the left strip.
         guard let text = readFile("Tests/KioskTracesTests/Fixtures/\(name)"), let trace = try? Trace.parse(text) else {
-            print("unknown workload \(name): typing, ten-finger or a fixture's file name (run from the package root)")
+            print(
+                "unknown workload \(name): typing, typing-access, ten-finger or a fixture's file name"
+                    + " (run from the package root)")
             exit(2)
         }
         (description, events, policy) = (trace.devices[0].description, trace.devices[0].events, leftStrip)
@@ -390,6 +401,10 @@ workloads.append(
     Workload(
         name: "synthetic typing +chords, combos, devices", description: keyboardDescription, events: typingEvents,
         policy: typingPolicy))
+workloads.append(
+    Workload(
+        name: "synthetic typing +sticky, slow, bounce keys", description: keyboardDescription, events: typingEvents,
+        policy: typingAccessPolicy))
 
 let minimumEvents = 4_000_000
 print("")

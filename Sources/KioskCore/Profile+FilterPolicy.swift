@@ -67,7 +67,7 @@ extension Profile {
             case .all where touch.lockedRegions.isEmpty: .all
             case .all, .regions: .regions(touch.lockedRegions.map(\.filterRegion))
             }
-        return FilterPolicy(
+        var policy = FilterPolicy(
             lockedKeys: buttons.lockedKeyCodes.subtracting(
                 accessibility.allowedKeys.compactMap { EventCodes.code(named: $0)?.code }),
             blockEscapeChords: buttons.escapeChords == .blocked,
@@ -81,6 +81,10 @@ extension Profile {
             touchExitGesture: session.touchExitGesture.map {
                 KioskInput.TouchExitGesture(corner: $0.corner, taps: $0.taps, within: $0.within.microseconds)
             })
+        policy.keyAccess = KeyAccessSettings(
+            stickyKeys: accessibility.stickyKeys, slowKeys: accessibility.slowKeys?.microseconds ?? 0,
+            bounceKeys: accessibility.bounceKeys?.microseconds ?? 0)
+        return policy
     }
 
     /// `[pointer] mode` in the filter's terms; `follow-touch` takes the touch policy's.

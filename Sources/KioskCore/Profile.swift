@@ -119,10 +119,36 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var allowedKeys: [String] = []
         /// Combos (`Super+Alt+S`, a screen reader's toggle) that pass even when their keys are locked.
         public var allowedCombos: [String] = []
+        /// Sticky keys: a modifier pressed and released alone applies to the next key; pressed
+        /// twice, it locks (docs/profiles.md#keyboard-access-features).
+        public var stickyKeys = false
+        /// Slow keys: a key counts only once held this long (``accessDelays``).
+        public var slowKeys: Duration?
+        /// Bounce keys: a press of the key just let go, within this long, is dropped.
+        public var bounceKeys: Duration?
+
+        /// The shortest and the longest `slow-keys` and `bounce-keys`: below 10 ms a keyboard's
+        /// own debounce already does it; over 5 s a key held or let go that long is no longer
+        /// typing (EN 301 549 5.8 asks bounce keys to reach 0.5 s).
+        public static let accessDelays = Duration.milliseconds(10)...Duration.seconds(5)
 
         enum CodingKeys: String, CodingKey {
             case allowedKeys = "allowed-keys"
             case allowedCombos = "allowed-combos"
+            case stickyKeys = "sticky-keys"
+            case slowKeys = "slow-keys"
+            case bounceKeys = "bounce-keys"
+        }
+
+        public init() {}
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(allowedKeys, forKey: .allowedKeys)
+            try c.encode(allowedCombos, forKey: .allowedCombos)
+            try c.encode(stickyKeys, forKey: .stickyKeys)
+            try c.encodeIfPresent(slowKeys.map(DurationText.init), forKey: .slowKeys)
+            try c.encodeIfPresent(bounceKeys.map(DurationText.init), forKey: .bounceKeys)
         }
     }
 

@@ -177,7 +177,8 @@ extension ProfileReader {
         _ table: TOMLTable, at path: TOMLPath, buttons: Profile.Buttons
     ) -> Profile.Accessibility {
         var accessibility = Profile.Accessibility()
-        checkKeys(table, at: path, allowed: ["allowed-keys", "allowed-combos"])
+        checkKeys(
+            table, at: path, allowed: ["allowed-keys", "allowed-combos", "sticky-keys", "slow-keys", "bounce-keys"])
         accessibility.allowedKeys = strings(
             table, "allowed-keys", at: path, what: "an evdev key name like \"KEY_SPACE\""
         ) {
@@ -203,7 +204,27 @@ extension ProfileReader {
                 return nil
             }
         }
+        let stickyPath = path + [.key("sticky-keys")]
+        if let value = table["sticky-keys"], expect(value, .bool, at: stickyPath), let on = value.bool {
+            accessibility.stickyKeys = on
+        }
+        accessibility.slowKeys = accessDelay(table, "slow-keys", at: path)
+        accessibility.bounceKeys = accessDelay(table, "bounce-keys", at: path)
         return accessibility
+    }
+
+    /// `slow-keys` or `bounce-keys`: a duration within ``Profile/Accessibility/accessDelays``.
+    private mutating func accessDelay(_ table: TOMLTable, _ key: String, at path: TOMLPath) -> Duration? {
+        let keyPath = path + [.key(key)]
+        guard let value = table[key], let delay = duration(value, at: keyPath) else { return nil }
+        let range = Profile.Accessibility.accessDelays
+        guard range.contains(delay) else {
+            error(
+                "\(ProfileReader.name(keyPath)) is \(delay.kioskText), outside \(range.lowerBound.kioskText)…\(range.upperBound.kioskText)",
+                at: keyPath, value: true)
+            return nil
+        }
+        return delay
     }
 
     /// The most `[[device]]` entries a profile may have.

@@ -58,6 +58,7 @@ struct DeviceFilter {
         frame.reserveCapacity(256)
         syntheticFrame.reserveCapacity(256)
         gate = DeviceGate(description: description, pointerKind: pointerKind, policy: shared.policy)
+        keys.configureAccess(shared.policy.keyAccess, keysExempt: gate.keysExempt)
     }
 
     /// Whether the part, not the key ledger, holds a key code.
@@ -257,11 +258,21 @@ struct DeviceFilter {
         gate = DeviceGate(description: description, pointerKind: pointerKind, policy: shared.policy)
         let start = output.count
         let time = lastEvent
+        keys.settleAccess(time: time, forget: false, gate: gate, shared: &shared, into: &output)
+        keys.configureAccess(shared.policy.keyAccess, keysExempt: gate.keysExempt)
         keys.releaseLocked(shared: shared, gate: gate, time: time, into: &output)
         if shared.holdsAll || gate.contacts == .suppressAll {
             endForwardedContacts(time: time, into: &output)
         }
         output.commitFrame(device: id, from: start, time: time)
+    }
+
+    /// When a key of this device waiting for slow keys counts, if one waits.
+    var keyDeadline: Int64? { keys.accessDeadline }
+
+    /// Counts the keys whose wait for slow keys ended by `time`, each press a frame of its own.
+    mutating func advance(to time: Int64, shared: inout SharedState, into output: inout OutputBuffer) {
+        keys.advanceAccess(to: time, device: id, gate: gate, shared: &shared, into: &output)
     }
 
     /// The allowed-device entry this device matches, if any (for the journal and replay).
@@ -301,6 +312,10 @@ struct DeviceFilter {
         dropping = false
         frame.removeAll(keepingCapacity: true)
         let time = lastEvent
+        // The access features' latches end, and they forget what was down: the state says it.
+        let start = output.count
+        keys.settleAccess(time: time, forget: true, gate: gate, shared: &shared, into: &output)
+        output.commitFrame(device: id, from: start, time: time)
         syntheticFrame.removeAll(keepingCapacity: true)
         keys.appendDifferences(
             to: state,

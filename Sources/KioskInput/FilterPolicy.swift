@@ -40,6 +40,9 @@ public struct FilterPolicy: Sendable, Equatable {
     /// the offer (``RunResult/tookOffer``), on its release; never the exit gesture's key or a tap
     /// in its corner, nor anything while ``readsPasscode``.
     public var offersTime = false
+    /// Sticky, slow and bounce keys (``KeyAccessSettings``), on every keyboard but those an
+    /// allowed device's entry lets through: off by default.
+    public var keyAccess = KeyAccessSettings()
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],

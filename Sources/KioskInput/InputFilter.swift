@@ -92,6 +92,31 @@ public final class InputFilter {
         perEvent.applyPolicyChange(into: &output)
     }
 
+    /// Whether the policy's slow keys can hold a press back until a time
+    /// (``KeyAccessSettings/slowKeys``): then the caller watches ``keyDeadline`` after each
+    /// event or run and policy change, and calls ``advance(to:into:)`` when it comes.
+    public var timesKeys: Bool { perEvent.shared.policy.keyAccess.slowKeys > 0 }
+
+    /// The earliest time (µs, the events' clock: the broker stamps them with `CLOCK_MONOTONIC`)
+    /// at which a key held down counts for slow keys, if one waits: its press reaches the kiosk
+    /// then, though no event comes. A later key event of its device counts it too.
+    public var keyDeadline: Int64? {
+        var earliest: Int64?
+        for device in devices {
+            guard let due = device?.keyDeadline else { continue }
+            if earliest.map({ due < $0 }) ?? true { earliest = due }
+        }
+        return earliest
+    }
+
+    /// Time has come to `time` (the events' clock) with no event: the presses whose wait for
+    /// slow keys ended by then count, each a frame of its own (stamped with its deadline), to
+    /// `output`. Nothing happens before ``keyDeadline``.
+    public func advance(to time: Int64, into output: inout OutputBuffer) {
+        output.makeUnique()
+        perEvent.advance(to: time, into: &output)
+    }
+
     /// After `SYN_DROPPED` (`FilterResult.resyncNeeded`): ends the dropped stretch and brings
     /// the device's state to `state`, read from the kernel after the drop.
     ///
@@ -144,6 +169,12 @@ struct PerEventState {
     mutating func applyPolicyChange(into output: inout OutputBuffer) {
         for index in devices.indices where devices[index] != nil {
             devices[index]!.applyPolicyChange(shared: &shared, into: &output)
+        }
+    }
+
+    mutating func advance(to time: Int64, into output: inout OutputBuffer) {
+        for index in devices.indices where devices[index] != nil {
+            devices[index]!.advance(to: time, shared: &shared, into: &output)
         }
     }
 

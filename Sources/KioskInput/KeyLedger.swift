@@ -2,8 +2,12 @@
 /// clone (the ledger). A release or an autorepeat is forwarded only for a press that was, so
 /// the clone never sees a key go up that it did not see go down.
 struct KeyLedger {
-    private var keyDown: [Bool]
+    /// Down as far as the ledger is concerned: physically, or, with the keyboard access features
+    /// on, as they pass the keys on (KeyLedger+KeyAccess.swift).
+    private(set) var keyDown: [Bool]
     private var keyForwarded: [Bool]
+    /// The keyboard access features' state, while the policy turns one on for this device.
+    var access: KeyAccess?
 
     init() {
         keyDown = Array(repeating: false, count: KEY.count)
@@ -17,11 +21,17 @@ struct KeyLedger {
     /// this device that were held back go to `output` first. Out of line on purpose: inlined
     /// into the frame loop, its writes made the optimizer check both arrays for uniqueness at
     /// the start of every frame, keys or not.
+    ///
+    /// With the keyboard access features on, a keyboard key goes through them first
+    /// (KeyLedger+KeyAccess.swift), which bring what they pass on back here.
     @inline(never)
     mutating func decide(
         _ event: InputEvent, synthetic: Bool, gate: DeviceGate, shared: inout SharedState,
         into output: inout OutputBuffer
     ) -> Bool {
+        if access != nil {  // one test without the features
+            return decideWithAccess(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
+        }
         let key = Int(event.code)
         guard key < KEY.count else { return !shared.holdsAll }
         switch event.value {

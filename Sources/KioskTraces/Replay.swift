@@ -23,6 +23,10 @@ public enum Replay {
     /// event: `# TimeLimitWarning N` where kioskd would send it (N seconds left), and
     /// `# SessionExpired` where the time runs out, after which nothing is forwarded (the exit
     /// gesture and the prompt still work).
+    ///
+    /// The profile's keyboard access features (sticky, slow and bounce keys) run as on the
+    /// kiosk; slow keys' deadline comes on the recording's clock, a held key's press printed
+    /// with its deadline's time before the recording's next event.
     public static func run(
         trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
         session: Profile.Session? = nil
@@ -113,6 +117,12 @@ public enum Replay {
             let now = event.time
             if passcode != nil { kiosk(.clock, at: now) }
             if timed { kiosk(.sessionTime, at: now) }
+            // Slow keys' timer, on the recording's clock: a key held long enough counts at its
+            // deadline, before whatever the recording has next.
+            if let due = filter.keyDeadline, due <= now {
+                filter.advance(to: now, into: &output)
+                collect()
+            }
             let outcome = filter.process(event, device: id, into: &output)
             // A recording goes on after a drop with the rest of the kernel's stream (discarded by
             // the filter up to the next SYN_REPORT); those events stand for the state after the

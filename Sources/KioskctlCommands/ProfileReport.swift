@@ -40,6 +40,10 @@ enum ProfileReport {
         if !a.allowedKeys.isEmpty || !a.allowedCombos.isEmpty {
             lines.append("accessible   always pass: \((a.allowedKeys + a.allowedCombos).joined(separator: ", "))")
         }
+        let features =
+            (a.stickyKeys ? ["sticky keys"] : []) + (a.slowKeys.map { ["slow keys \($0.kioskText)"] } ?? [])
+            + (a.bounceKeys.map { ["bounce keys \($0.kioskText)"] } ?? [])
+        if !features.isEmpty { lines.append("key access   \(features.joined(separator: ", "))") }
         for device in profile.devices {
             lines.append("  device     \(device.summary): \(device.passes.rawValue) pass")
         }

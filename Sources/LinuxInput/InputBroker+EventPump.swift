@@ -37,6 +37,7 @@ extension InputBroker {
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
             if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
+            if timesKeys { armKeyTimer() }
             if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
                 handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
             }

@@ -61,6 +61,13 @@ public final class InputBroker {
     /// The nodes kioskd has open, by syspath: being taken, brokered, or held silent (no clone).
     private var open: [String: Node] = [:]
     private var retryTimer: EventSource?
+    /// Slow keys' timer (InputBroker+KeyTimer.swift): armed for the filter's `keyDeadline`.
+    var keyTimer: EventSource?
+    /// The deadline `keyTimer` is armed for; nil: off.
+    var keyTimerDue: Int64?
+    /// The policy's slow keys can hold a press back (`InputFilter.timesKeys`): the event pump
+    /// then arms `keyTimer` after each read. Kept here, read on every read without a check.
+    @exclusivity(unchecked) var timesKeys = false
     // The kernel's uevents (InputBroker+EarlyGrab.swift).
     private let listensToKernel: Bool
     /// How long a node grabbed early waits for udev before that is logged (it stays grabbed).
@@ -104,6 +111,7 @@ public final class InputBroker {
         self.monitorBufferSize = monitorBufferSize
         filter = InputFilter(policy: policy)
         lifecycle = NodeLifecycle(locksOn: policy != .passThrough)
+        timesKeys = filter.timesKeys
         promptKeys.reserveCapacity(8)
     }
 
@@ -158,6 +166,9 @@ public final class InputBroker {
         perform(lifecycle.stop())
         retryTimer?.cancel()
         retryTimer = nil
+        keyTimer?.cancel()
+        keyTimer = nil
+        keyTimerDue = nil
         if count > 0 { logger.info("Released the input devices", metadata: ["device.count": "\(count)"]) }
     }
 
@@ -168,6 +179,8 @@ public final class InputBroker {
         guard policy != filter.policy else { return }
         filter.setPolicy(policy, into: &output)
         flush()
+        timesKeys = filter.timesKeys
+        armKeyTimer()
         perform(lifecycle.policyChanged(locksOn: policy != .passThrough, at: now))
         for node in nodesByID { if let node { logAllowance(of: node) } }
     }

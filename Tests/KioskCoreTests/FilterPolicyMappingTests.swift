@@ -52,7 +52,8 @@ import Testing
         #expect(
             policy.lockedCombos == [
                 KeyCombo(ctrl: .either, key: key("KEY_N")), KeyCombo(alt: .left, key: key("KEY_Q")),
-                KeyCombo(meta: .either, key: key("KEY_L")), KeyCombo(ctrl: .either, shift: .either, key: key("KEY_ESC")),
+                KeyCombo(meta: .either, key: key("KEY_L")),
+                KeyCombo(ctrl: .either, shift: .either, key: key("KEY_ESC")),
             ])
         let browser = try profile("[buttons]\ncombo-groups = [\"browser\"]").filterPolicy.lockedCombos
         #expect(browser.contains(KeyCombo(ctrl: .either, key: key("KEY_N"))))
@@ -228,6 +229,27 @@ import Testing
         #expect(
             try profile("[buttons]\nescape-chords = \"allowed\"\n[accessibility]\nallowed-combos = [\"Alt+F2\"]")
                 .filterPolicy.allowedCombos.count == 1)
+    }
+
+    @Test func keyboardAccessFeaturesReachTheFilterInMicroseconds() throws {
+        let policy = try profile(
+            """
+            [accessibility]
+            sticky-keys = true
+            slow-keys = "300ms"
+            bounce-keys = "1.5s"
+            """
+        ).filterPolicy
+        #expect(policy.keyAccess == KeyAccessSettings(stickyKeys: true, slowKeys: 300_000, bounceKeys: 1_500_000))
+        #expect(policy.keyAccess.isOn)
+        // Off unless the profile says so, and never in the strictest locks.
+        #expect(try profile("[accessibility]\nsticky-keys = false").filterPolicy.keyAccess == KeyAccessSettings())
+        #expect(!(try profile("").filterPolicy.keyAccess.isOn))
+        #expect(!FilterPolicy.strictest(exitGesture: nil).keyAccess.isOn)
+        // The bounds themselves are taken.
+        #expect(
+            try profile("[accessibility]\nslow-keys = \"5s\"\nbounce-keys = \"10ms\"").filterPolicy.keyAccess
+                == KeyAccessSettings(slowKeys: 5_000_000, bounceKeys: 10_000))
     }
 
     @Test func deviceEntriesBecomeAllowedDevices() throws {

@@ -219,6 +219,13 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         ("[accessibility]\nallowed-combos = [\"Ctrl+Alt+Delete\"]\n", "2:19", "an escape chord"),
         ("[accessibility]\nallowed-combos = [\"Alt+F2\"]\n", "2:19", "an escape chord"),
         ("[accessibility]\nallowed-combos = [\"Super\"]\n", "2:19", "needs at least one modifier"),
+        // Keyboard access features: a boolean, and delays of 10 ms to 5 s.
+        ("[accessibility]\nsticky-keys = \"yes\"\n", "2:15", "a boolean"),
+        ("[accessibility]\nslow-keys = \"6s\"\n", "2:13", "accessibility.slow-keys is 6s, outside 10ms…5s"),
+        ("[accessibility]\nslow-keys = \"0s\"\n", "2:13", "write a positive number"),
+        ("[accessibility]\nslow-keys = 300\n", "2:13", "a duration string"),
+        ("[accessibility]\nbounce-keys = \"5ms\"\n", "2:15", "accessibility.bounce-keys is 5ms, outside 10ms…5s"),
+        ("[accessibility]\nsticky-key = true\n", "2:1", "did you mean \"sticky-keys\""),
         ("[[device]]\nrole = \"keypad\"\npasses = \"keys\"\n", "1:1", "has nothing to match a device by"),
         (
             "[[device]]\nrole = \"keypad\"\npasses = \"keys\"\nudev = { ID_INPUT_KEYBOARD = \"1\" }\n", "1:1",

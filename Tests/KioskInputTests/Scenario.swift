@@ -15,9 +15,11 @@ import KioskInput
 ///     kbd1: KEY_C 1, SYN_DROPPED 0 # a frame cut by a drop: no SYN_REPORT is added
 ///     kbd1: KEY_D 1                # (a recording's path: discarded up to this SYN_REPORT)
 ///     resync kbd1 keys=KEY_C,KEY_D # InputFilter.resync alone
+///     @1.300 advance               # InputFilter.advance(to:): slow keys' timer fires
 ///     --- output
 ///     kbd1: KEY_A 1
 ///     exit-requested
+///     deadline 1.300               # InputFilter.keyDeadline changed after a line (none: no key waits)
 struct Scenario: CustomStringConvertible {
     let name: String
     let text: String
@@ -83,6 +85,14 @@ struct Scenario: CustomStringConvertible {
         var output = OutputBuffer()
         var actual: [String] = []
         var clock: Int64 = 0
+        var deadline: Int64?
+        /// Slow keys' deadline, when it changed after a line.
+        func noteDeadline() {
+            let now = filter.keyDeadline
+            guard now != deadline else { return }
+            deadline = now
+            actual.append(now.map { String(format: "deadline %.3f", Double($0) / 1_000_000) } ?? "deadline none")
+        }
         func flush() {
             for frame in output.frames {
                 let events = output.events(of: frame)
@@ -97,6 +107,7 @@ struct Scenario: CustomStringConvertible {
             if rest.hasPrefix("policy") {
                 filter.setPolicy(try Self.policy(String(rest), line: number), into: &output)
                 flush()
+                noteDeadline()
                 continue
             }
             if rest.hasPrefix("@") {
@@ -110,6 +121,12 @@ struct Scenario: CustomStringConvertible {
                 clock += 10_000
             }
             let time = (seconds: Int(clock / 1_000_000), micro: Int(clock % 1_000_000))
+            if rest == "advance" {
+                filter.advance(to: clock, into: &output)
+                flush()
+                noteDeadline()
+                continue
+            }
             if rest.hasPrefix("drop ") || rest.hasPrefix("resync ") {
                 let words = rest.split(separator: " ").map(String.init)
                 guard words.count >= 2, let id = ids[words[1]] else {
@@ -131,6 +148,7 @@ struct Scenario: CustomStringConvertible {
                 }
                 filter.resync(device: id, to: try Self.state(Array(words.dropFirst(2)), line: number), into: &output)
                 flush()
+                noteDeadline()
                 continue
             }
             guard let colon = rest.firstIndex(of: ":"), let id = ids[String(rest[..<colon])] else {
@@ -188,6 +206,7 @@ struct Scenario: CustomStringConvertible {
             actual += promptKeys
             if exit { actual.append("exit-requested") }
             if took { actual.append("took-offer") }
+            noteDeadline()
         }
         return (actual, expected)
     }
@@ -340,6 +359,11 @@ struct Scenario: CustomStringConvertible {
                 policy.allowedAltChords = Set(
                     try parts[1].split(separator: ",").map { try key(String($0), line: line) })
             case "hold": policy.holdAllInput = true
+            case "sticky": policy.keyAccess.stickyKeys = true
+            case "slow":  // slow=SECONDS
+                policy.keyAccess.slowKeys = Int64((Double(parts[1])! * 1_000_000).rounded())
+            case "bounce":  // bounce=SECONDS
+                policy.keyAccess.bounceKeys = Int64((Double(parts[1])! * 1_000_000).rounded())
             case "prompt": policy.readsPasscode = true
             case "offer": policy.offersTime = true
             case "touch-gesture":  // touch-gesture=top-left:TAPS:SECONDS

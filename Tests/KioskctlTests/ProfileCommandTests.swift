@@ -153,6 +153,27 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect((json?["accessibility"] as? [String: Any])?["allowed-combos"] as? [String] == ["Super+Alt+S"])
     }
 
+    @Test func showNamesTheKeyboardAccessFeatures() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-access-\(UUID()).toml").path
+        try Data("[accessibility]\nsticky-keys = true\nslow-keys = \"300ms\"\nbounce-keys = \"1.5s\"\n".utf8)
+            .write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = try kioskctl("profile", "show", file)
+        #expect(text.status == 0)
+        #expect(
+            text.stdout.contains("\nkey access   sticky keys, slow keys 300ms, bounce keys 1.5s\n"), "\(text.stdout)")
+        let result = try kioskctl("profile", "show", "--json", file)
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let access = json?["accessibility"] as? [String: Any]
+        #expect(access?["sticky-keys"] as? Bool == true)
+        #expect(access?["slow-keys"] as? String == "300ms" && access?["bounce-keys"] as? String == "1.5s")
+        // Off, the features show nowhere in the text; the JSON says sticky-keys is false.
+        let plain = try kioskctl("profile", "show", "--json", "\(root)/policies/library-catalogue.toml")
+        let plainJSON = try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any]
+        let plainAccess = plainJSON?["accessibility"] as? [String: Any]
+        #expect(plainAccess?["sticky-keys"] as? Bool == false && plainAccess?["slow-keys"] == nil)
+    }
+
     @Test func usageErrorsExit64() throws {
         let result = try kioskctl("profile", "check")
         #expect(result.status == 64)
