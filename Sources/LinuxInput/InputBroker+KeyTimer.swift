@@ -17,6 +17,9 @@ extension InputBroker {
         let due = timesKeys ? filter.keyDeadline : nil
         guard due != keyTimerDue else { return }
         keyTimerDue = due
+        // From the input's direct source, sd-event is already armed with its timers: its turn
+        // comes before the loop waits again, so that it arms this one (EventLoop.requestCycle).
+        loop.requestCycle()
         guard let due else {
             try? keyTimer?.setEnabled(.off)
             return
