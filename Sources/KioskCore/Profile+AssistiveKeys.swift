@@ -3,22 +3,32 @@ import KioskInput
 /// The keys assistive technology needs at a kiosk, and the warning when a profile's group locks
 /// (`keyboard`, `home`) would swallow one: a visitor who relies on a screen reader or on sticky
 /// or slow keys must never be locked out by accident (docs/accessibility.md). kioskd does not
-/// pass them by itself; the profile says so by name (`[accessibility] allowed-keys`,
-/// `allowed-combos`), and a key the profile locks by name (`extra-locked-keys`, a locked combo)
-/// is meant and not warned about.
+/// pass them by itself; the profile says so (`[accessibility] screen-reader` for a screen
+/// reader's own keys, or by name in `allowed-keys`, `allowed-combos`), and a key the profile
+/// locks by name (`extra-locked-keys`, a locked combo) is meant and not warned about.
 extension Profile {
     /// A key or combination assistive technology uses, and what for.
     struct AssistiveKey {
         /// As the profile names it: an evdev key, or a combination (`Super+Alt+S`).
         var name: String
         var purpose: String
+        /// The screen reader whose key it is (`[accessibility] screen-reader` passes it).
+        var reader: Accessibility.ScreenReader? = nil
         var isCombo: Bool { name.contains("+") }
+
+        /// What to add to the profile if the key is needed.
+        var remedy: String {
+            let setting = isCombo ? "allowed-combos" : "allowed-keys"
+            guard let reader else { return "if visitors need it, add \"\(name)\" to [accessibility] \(setting)" }
+            return
+                "if a screen reader runs at this kiosk, set [accessibility] screen-reader = \"\(reader.rawValue)\" (or add \"\(name)\" to \(setting))"
+        }
     }
 
     static let assistiveKeys = [
-        AssistiveKey(name: "Super+Alt+S", purpose: "Orca's on/off toggle under GNOME-style bindings"),
-        AssistiveKey(name: "KEY_INSERT", purpose: "the Orca key on desktop layouts"),
-        AssistiveKey(name: "KEY_CAPSLOCK", purpose: "the Orca key on laptop layouts"),
+        AssistiveKey(name: "Super+Alt+S", purpose: "Orca's on/off toggle under GNOME-style bindings", reader: .orca),
+        AssistiveKey(name: "KEY_INSERT", purpose: "the Orca key on desktop layouts", reader: .orca),
+        AssistiveKey(name: "KEY_CAPSLOCK", purpose: "the Orca key on laptop layouts", reader: .orca),
         AssistiveKey(
             name: "KEY_LEFTSHIFT",
             purpose: "Shift: pressed five times it turns sticky keys on or off, held eight seconds slow keys"),
@@ -34,16 +44,12 @@ extension Profile {
                 guard let combo = try? Self.combo(key.name).get(), !policy.allowedCombos.contains(combo),
                     let lock = swallowingLock(of: combo, policy)
                 else { continue }
-                warnings.append(
-                    "\(key.name) (\(key.purpose)) is swallowed by \(lock); if a screen reader runs at this kiosk, add \"\(key.name)\" to [accessibility] allowed-combos"
-                )
+                warnings.append("\(key.name) (\(key.purpose)) is swallowed by \(lock); \(key.remedy)")
             } else {
                 guard let code = EventCodes.code(named: key.name)?.code, policy.lockedKeys.contains(code),
                     let lock = groupLock(of: key.name)
                 else { continue }
-                warnings.append(
-                    "\(key.name) (\(key.purpose)) is swallowed by \(lock); if visitors need it, add \"\(key.name)\" to [accessibility] allowed-keys"
-                )
+                warnings.append("\(key.name) (\(key.purpose)) is swallowed by \(lock); \(key.remedy)")
             }
         }
         return warnings

@@ -69,11 +69,13 @@ extension Profile {
             }
         var policy = FilterPolicy(
             lockedKeys: buttons.lockedKeyCodes.subtracting(
-                accessibility.allowedKeys.compactMap { EventCodes.code(named: $0)?.code }),
+                (accessibility.allowedKeys + screenReaderKeys).compactMap { EventCodes.code(named: $0)?.code }),
             blockEscapeChords: buttons.escapeChords == .blocked,
             allowedAltChords: Set(buttons.allowedChords.compactMap { Buttons.allowedAltChordCodes[$0] }),
             lockedCombos: buttons.allLockedCombos,
-            allowedCombos: accessibility.allowedCombos.compactMap { try? Profile.combo($0).get() },
+            allowedCombos: (accessibility.allowedCombos + screenReaderCombos).compactMap {
+                try? Profile.combo($0).get()
+            },
             touch: touchPolicy,
             pointer: pointerPolicy(touch: touchPolicy),
             allowedDevices: devices.map(\.filterDevice),
@@ -85,6 +87,22 @@ extension Profile {
             stickyKeys: accessibility.stickyKeys, slowKeys: accessibility.slowKeys?.microseconds ?? 0,
             bounceKeys: accessibility.bounceKeys?.microseconds ?? 0)
         return policy
+    }
+
+    /// The keys `[accessibility] screen-reader` passes: its own, less those the profile locks by
+    /// name (`extra-locked-keys`: meant).
+    public var screenReaderKeys: [String] {
+        (accessibility.screenReader?.keys ?? []).filter { !buttons.extraLockedKeys.contains($0) }
+    }
+
+    /// The combinations `[accessibility] screen-reader` passes: its own, less those a locked
+    /// combo of the profile names (meant).
+    public var screenReaderCombos: [String] {
+        let locked = Set(buttons.allLockedCombos)
+        return (accessibility.screenReader?.combos ?? []).filter {
+            guard let combo = try? Profile.combo($0).get() else { return false }
+            return !locked.contains(combo)
+        }
     }
 
     /// `[pointer] mode` in the filter's terms; `follow-touch` takes the touch policy's.

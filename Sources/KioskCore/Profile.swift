@@ -126,6 +126,29 @@ public struct Profile: Hashable, Sendable, Encodable {
         public var slowKeys: Duration?
         /// Bounce keys: a press of the key just let go, within this long, is dropped.
         public var bounceKeys: Duration?
+        /// The screen reader that runs at this kiosk, whose own keys then pass every group lock
+        /// (``ScreenReader/keys``, ``ScreenReader/combos``); nil: none said.
+        public var screenReader: ScreenReader?
+
+        /// A screen reader kioskd knows the keys of (docs/accessibility.md).
+        public enum ScreenReader: String, Hashable, Sendable, Encodable, CaseIterable {
+            case orca
+
+            /// Keys it needs alone: the Orca key (Insert on desktop layouts, Caps Lock on laptop
+            /// layouts).
+            public var keys: [String] {
+                switch self {
+                case .orca: ["KEY_INSERT", "KEY_CAPSLOCK"]
+                }
+            }
+
+            /// Combinations it needs: its on/off toggle.
+            public var combos: [String] {
+                switch self {
+                case .orca: ["Super+Alt+S"]
+                }
+            }
+        }
 
         /// The shortest and the longest `slow-keys` and `bounce-keys`: below 10 ms a keyboard's
         /// own debounce already does it; over 5 s a key held or let go that long is no longer
@@ -138,6 +161,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             case stickyKeys = "sticky-keys"
             case slowKeys = "slow-keys"
             case bounceKeys = "bounce-keys"
+            case screenReader = "screen-reader"
         }
 
         public init() {}
@@ -149,6 +173,7 @@ public struct Profile: Hashable, Sendable, Encodable {
             try c.encode(stickyKeys, forKey: .stickyKeys)
             try c.encodeIfPresent(slowKeys.map(DurationText.init), forKey: .slowKeys)
             try c.encodeIfPresent(bounceKeys.map(DurationText.init), forKey: .bounceKeys)
+            try c.encodeIfPresent(screenReader, forKey: .screenReader)
         }
     }
 

@@ -178,7 +178,8 @@ extension ProfileReader {
     ) -> Profile.Accessibility {
         var accessibility = Profile.Accessibility()
         checkKeys(
-            table, at: path, allowed: ["allowed-keys", "allowed-combos", "sticky-keys", "slow-keys", "bounce-keys"])
+            table, at: path,
+            allowed: ["allowed-keys", "allowed-combos", "sticky-keys", "slow-keys", "bounce-keys", "screen-reader"])
         accessibility.allowedKeys = strings(
             table, "allowed-keys", at: path, what: "an evdev key name like \"KEY_SPACE\""
         ) {
@@ -210,6 +211,17 @@ extension ProfileReader {
         }
         accessibility.slowKeys = accessDelay(table, "slow-keys", at: path)
         accessibility.bounceKeys = accessDelay(table, "bounce-keys", at: path)
+        let readerPath = path + [.key("screen-reader")]
+        if let value = table["screen-reader"], expect(value, .string, at: readerPath), let name = value.string {
+            if let reader = Profile.Accessibility.ScreenReader(rawValue: name) {
+                accessibility.screenReader = reader
+            } else {
+                let known = Profile.Accessibility.ScreenReader.allCases.map { "\"\($0.rawValue)\"" }
+                error(
+                    "\(ProfileReader.name(readerPath)) is \"\(name)\"; kioskd knows the keys of \(known.joined(separator: ", "))",
+                    at: readerPath, value: true)
+            }
+        }
         return accessibility
     }
 

@@ -37,8 +37,12 @@ enum ProfileReport {
         }
         lines.append("pointer      \(profile.pointer.mode.rawValue) (\(pointerMeaning(profile)))")
         let a = profile.accessibility
-        if !a.allowedKeys.isEmpty || !a.allowedCombos.isEmpty {
-            lines.append("accessible   always pass: \((a.allowedKeys + a.allowedCombos).joined(separator: ", "))")
+        let passes = a.allowedKeys + profile.screenReaderKeys + a.allowedCombos + profile.screenReaderCombos
+        if !passes.isEmpty {
+            var seen = Set<String>()
+            let names = passes.filter { seen.insert($0).inserted }
+            let reader = a.screenReader.map { " (\($0.rawValue)'s keys with them)" } ?? ""
+            lines.append("accessible   always pass: \(names.joined(separator: ", "))\(reader)")
         }
         let features =
             (a.stickyKeys ? ["sticky keys"] : []) + (a.slowKeys.map { ["slow keys \($0.kioskText)"] } ?? [])

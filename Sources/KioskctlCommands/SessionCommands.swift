@@ -14,7 +14,9 @@ struct StartCommand: AsyncParsableCommand {
         abstract: "Start a guided-access session (admin).",
         discussion: """
             PROFILE is a name in kioskd's profile directory (/etc/kioskd/profiles/PROFILE.toml). \
-            On the kiosk itself (no -H), it then reports which OS-level escape paths kioskd cannot \
+            On the kiosk itself (no -H), it then warns on stderr about each key assistive \
+            technology needs that the profile's group locks swallow (as `kioskctl profile check` \
+            does), and reports which OS-level escape paths kioskd cannot \
             close are still open (sysrq, Ctrl+Alt+Del, logind's keys and VTs, gettys, usbguard); \
             README § "Locking down the kiosk image" says how to close each.
             """
@@ -35,13 +37,19 @@ struct StartCommand: AsyncParsableCommand {
     @Option(name: .customLong("escape-paths-root"), help: .hidden)
     var escapePathsRoot = "/"
 
+    /// kioskd's profile directory, where the assistive-key check reads the profile (tests point
+    /// it at their kioskd's).
+    @Option(name: .customLong("profile-dir"), help: .hidden)
+    var profileDirectory = "/etc/kioskd/profiles"
+
     func validate() throws {
         try CommandLineValues.validateProfileName(profile)
         if let trial { _ = try Self.trialSeconds(trial) }
     }
 
     static func trialSeconds(_ text: String) throws(ValidationError) -> UInt64 {
-        guard !text.hasPrefix("-"), let seconds = try? ExtendCommand.seconds(text), (10...86_400).contains(seconds) else {
+        guard !text.hasPrefix("-"), let seconds = try? ExtendCommand.seconds(text), (10...86_400).contains(seconds)
+        else {
             throw ValidationError("--trial \"\(text)\": give a duration from 10s to 1d, like 5m.")
         }
         return UInt64(seconds)
@@ -64,6 +72,13 @@ struct StartCommand: AsyncParsableCommand {
                 try await $0.status()
             }
             for warning in status.sessionWarnings { printError("warning: \(warning)") }
+        }
+        // The keys a screen reader or sticky and slow keys need that the profile's group locks
+        // swallow (docs/accessibility.md): read from the profile here, on the kiosk itself; the
+        // session's start logged them too. A file that no longer parses was the daemon's to
+        // judge: said nothing of here.
+        if options.host == nil, let profile = try? ProfileFile.load("\(profileDirectory)/\(self.profile).toml") {
+            for warning in profile.assistiveKeyWarnings { printError("warning: \(warning)") }
         }
         // Another host's escape paths cannot be read from here; its admin runs start there.
         let escapePaths = options.host == nil ? EscapePaths.audit(root: escapePathsRoot) : nil
@@ -233,7 +248,8 @@ struct PasscodeCommand: AsyncParsableCommand {
         /// only (by key code, so every layout types the same ones); nil when it can.
         static func kioskWarning(for passcode: String) -> String? {
             guard !passcode.isEmpty, !passcode.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
-            return "the new passcode is not all digits, so staff cannot type it on the prompt at the kiosk (it reads digits only); it ends sessions over the bus (kioskctl end). Choose a PIN of at least 6 digits to end sessions at the kiosk."
+            return
+                "the new passcode is not all digits, so staff cannot type it on the prompt at the kiosk (it reads digits only); it ends sessions over the bus (kioskctl end). Choose a PIN of at least 6 digits to end sessions at the kiosk."
         }
     }
 }

@@ -35,6 +35,33 @@ extension KioskctlBusTests {
         #expect(json.contains(#""session_problem" : "The session's profile \"museum\" could not be loaded"#), "\(json)")
     }
 
+    /// On the kiosk, start warns (stderr) about each key assistive technology needs that the
+    /// profile's group locks swallow, naming the key, the lock and the setting that passes it;
+    /// a profile that says a screen reader runs passes its keys and is not warned about them.
+    @Test func startWarnsAboutTheKeysAssistiveTechnologyNeeds() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let directory = f.kioskd.profileDirectory
+        try "[buttons]\nkeyboard = \"locked\"\n".write(
+            to: directory.appendingPathComponent("typing.toml"), atomically: true, encoding: .utf8)
+        try "[buttons]\nkeyboard = \"locked\"\n[accessibility]\nscreen-reader = \"orca\"\n".write(
+            to: directory.appendingPathComponent("reader.toml"), atomically: true, encoding: .utf8)
+        let start = try f.ctl("start", "--profile-dir", directory.path, "--escape-paths-root", "/nonexistent", "typing")
+        #expect(start.status == 0, "\(start)")
+        let warnings = start.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        #expect(warnings.count == 4, "\(start.stderr)")
+        #expect(
+            warnings.contains(
+                #"warning: KEY_INSERT (the Orca key on desktop layouts) is swallowed by keyboard = "locked"; if a screen reader runs at this kiosk, set [accessibility] screen-reader = "orca" (or add "KEY_INSERT" to allowed-keys)"#
+            ), "\(start.stderr)")
+        #expect(try f.ctl("force-end").status == 0)
+        let reader = try f.ctl(
+            "start", "--profile-dir", directory.path, "--escape-paths-root", "/nonexistent", "reader")
+        #expect(reader.status == 0, "\(reader)")
+        let left = reader.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        #expect(left.count == 1 && left[0].hasPrefix("warning: KEY_LEFTSHIFT "), "\(reader.stderr)")
+    }
+
     @Test func startAndEndWithThePasscodeOnStdin() async throws {
         let f = try await Fixture()
         defer { f.stop() }

@@ -174,6 +174,23 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect(plainAccess?["sticky-keys"] as? Bool == false && plainAccess?["slow-keys"] == nil)
     }
 
+    @Test func showNamesTheScreenReadersKeys() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-reader-\(UUID()).toml").path
+        try Data(
+            "[buttons]\nkeyboard = \"locked\"\nextra-locked-keys = [\"KEY_CAPSLOCK\"]\n[accessibility]\nscreen-reader = \"orca\"\n"
+                .utf8
+        ).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = try kioskctl("profile", "show", file)
+        #expect(text.status == 0)
+        #expect(
+            text.stdout.contains("\naccessible   always pass: KEY_INSERT, Super+Alt+S (orca's keys with them)\n"),
+            "\(text.stdout)")
+        let result = try kioskctl("profile", "show", "--json", file)
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect((json?["accessibility"] as? [String: Any])?["screen-reader"] as? String == "orca")
+    }
+
     @Test func usageErrorsExit64() throws {
         let result = try kioskctl("profile", "check")
         #expect(result.status == 64)
