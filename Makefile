@@ -30,6 +30,9 @@ APT_PACKAGES += libinput-tools
 # under cage (headless wlroots; cage 0.1.4 will not start without Xwayland) and on Xvfb, and
 # serve kioskd's side from a python3-dbus stand-in on GLib's loop (python3-gi).
 APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
+# Its accessible tree read over AT-SPI by a real client (AccessibleTreeTests): at-spi2-core's bus
+# launcher and registry, and python3-pyatspi, the reader.
+APT_PACKAGES += at-spi2-core python3-pyatspi
 
 .PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint clean
 

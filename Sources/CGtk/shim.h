@@ -13,7 +13,27 @@ static inline GtkLabel *kp_label(GtkWidget *widget) { return GTK_LABEL(widget); 
 static inline GtkOverlay *kp_overlay(GtkWidget *widget) { return GTK_OVERLAY(widget); }
 static inline GtkBox *kp_box(GtkWidget *widget) { return GTK_BOX(widget); }
 
-/* The accessible name a screen reader reads for a widget. */
+/* A widget made with the accessible role `role` instead of its class's: AT-SPI gets the role
+ * from the widget's GtkATContext, which takes it from the construct-only "accessible-role"
+ * property (no setter after construction). Used for the prompt's window (a dialog, not GTK's
+ * "window", which AT-SPI reads as a frame) and for the labels drawn as the pad's keys and the
+ * offer's button (buttons: touching them does something, through kioskd). */
+static inline GtkWidget *kp_window_new_with_role(GtkAccessibleRole role) {
+    return GTK_WIDGET(g_object_new(GTK_TYPE_WINDOW, "accessible-role", role, NULL));
+}
+static inline GtkWidget *kp_label_new_with_role(GtkAccessibleRole role) {
+    return GTK_WIDGET(g_object_new(GTK_TYPE_LABEL, "accessible-role", role, NULL));
+}
+
+/* The accessible "modal" property (AT-SPI's MODAL state): while the window is up nothing else
+ * gets input (kioskd holds every key and touch). */
+static inline void kp_set_accessible_modal(GtkWidget *widget, gboolean modal) {
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_MODAL, modal, -1);
+}
+
+/* The accessible name a screen reader reads for a widget. GTK 4.8 sends AT-SPI clients an
+ * object:property-change:accessible-name event when it changes on a realized widget; it has no
+ * announcement call (gtk_accessible_announce is GTK 4.14's). */
 static inline void kp_set_accessible_label(GtkWidget *widget, const char *label) {
     gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
 }

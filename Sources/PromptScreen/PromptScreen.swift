@@ -8,15 +8,20 @@ import KioskClient
 public struct PromptScreen: Hashable, Sendable {
     /// The first line, large.
     public var title: String
-    /// One dot per character typed.
+    /// One dot per digit typed.
     public var dots: String
-    /// What a screen reader says for the dots (a dot has no name of its own).
+    /// What a screen reader says for the dots (a dot has no name of its own): how many digits
+    /// were typed, never which ("No digits typed", "1 digit typed", "3 digits typed"); empty on
+    /// the offer's screen, which has no dots.
     public var dotsLabel: String
     /// The line under the dots: the throttle's wait, "Checking…", the last attempt's result, or
     /// how to enter the passcode; never empty.
     public var message: String
     /// The session's time-limit banner: set once a warning came (or the time ran out).
     public var banner: String?
+    /// What a screen reader says for the banner when it differs from what it shows: the offer's
+    /// countdown in words ("29 seconds left in this session", not "0:29 left in this session").
+    public var bannerLabel: String?
     /// The prompt closes by itself soon: shown in its last seconds only.
     public var closing: String?
     /// A large button's label (the offer of more time): drawn, not pressed — kioskd reads the
@@ -59,7 +64,7 @@ public struct PromptScreen: Hashable, Sendable {
         return PromptScreen(
             title: "Enter the passcode to end Guided Access",
             dots: String(repeating: "● ", count: min(typed, maxDots)).trimmedTrailingSpace,
-            dotsLabel: typed == 1 ? "1 character typed" : "\(typed) characters typed",
+            dotsLabel: typed == 0 ? "No digits typed" : typed == 1 ? "1 digit typed" : "\(typed) digits typed",
             message: message,
             banner: banner(status: status, now: now, warned: warned),
             closing: closing)
@@ -71,7 +76,8 @@ public struct PromptScreen: Hashable, Sendable {
         guard status.sessionState == .active, status.timeOffer == .open || status.timeOffer == .exhausted else {
             return nil
         }
-        let left = status.sessionDeadline.map { clock(max(.zero, $0 - now)) }
+        let remaining = status.sessionDeadline.map { max(.zero, $0 - now) }
+        let left = remaining.map { clock($0) }
         if status.timeOffer == .exhausted {
             return PromptScreen(
                 title: "No more time can be added", dots: "", dotsLabel: "",
@@ -83,7 +89,9 @@ public struct PromptScreen: Hashable, Sendable {
             title: "Need more time?", dots: "", dotsLabel: "",
             message: "Press any key or touch the screen to get more time."
                 + (count == 1 ? " You can do this 1 more time." : " You can do this \(count) more times."),
-            banner: left.map { "\($0) left in this session" }, closing: nil, button: "More time", showsPad: false)
+            banner: left.map { "\($0) left in this session" },
+            bannerLabel: remaining.map { "\(spokenDuration($0)) left in this session" }, closing: nil,
+            button: "More time", showsPad: false)
     }
 
     /// The sentence spoken when the offer comes up (on a second sense beside the screen).

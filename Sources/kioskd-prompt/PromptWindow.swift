@@ -9,7 +9,13 @@ import PromptScreen
 ///
 /// Everything in it only shows: kioskd reads the keys and the pad's touches on the raw devices
 /// before any compositor, so the pad's keys are labels drawn where `PromptPad` says, not
-/// buttons, and the window takes no input (nothing in it is focusable or a target).
+/// GtkButtons, and the window takes no input (nothing in it is focusable or a target).
+///
+/// Its accessible tree (AT-SPI, what a screen reader reads; docs/prompt.md, "The accessible
+/// tree"): a modal dialog named after the screen's title; each text a label named by what it
+/// says; the dots a label named by how many digits were typed ("3 digits typed"), never which;
+/// the pad's keys and the offer's "More time" labels with the button role, since touching them
+/// does what a button does (kioskd reads the touch).
 @MainActor final class PromptWindow {
     private let window: UnsafeMutablePointer<GtkWidget>
     private let overlay: UnsafeMutablePointer<GtkWidget>
@@ -28,8 +34,9 @@ import PromptScreen
 
     init() {
         Self.loadStyle()
-        window = gtk_window_new()
+        window = kp_window_new_with_role(GTK_ACCESSIBLE_ROLE_DIALOG)
         gtk_window_set_title(kp_window(window), "Guided Access passcode")
+        kp_set_accessible_modal(window, 1)
         gtk_window_set_decorated(kp_window(window), 0)
         // The screen's size from the start, in case the compositor neither maximizes nor
         // honours fullscreen (cage does both; X11 window managers mostly do).
@@ -39,6 +46,8 @@ import PromptScreen
         if width > 0, height > 0 { gtk_window_set_default_size(kp_window(window), width, height) }
         gtk_widget_add_css_class(window, "kp-window")
         overlay = gtk_overlay_new()
+        // A layout container, nothing to read: GTK 4.8 would name it "GtkOverlay".
+        kp_set_accessible_label(overlay, "")
         gtk_window_set_child(kp_window(window), overlay)
         gtk_overlay_set_child(kp_overlay(overlay), gtk_box_new(GTK_ORIENTATION_VERTICAL, 0))
 
@@ -49,7 +58,7 @@ import PromptScreen
         dots = Self.label(class: "kp-dots")
         message = Self.label(class: "kp-message")
         closing = Self.label(class: "kp-message")
-        button = Self.label(class: "kp-button")
+        button = Self.label(class: "kp-button", role: GTK_ACCESSIBLE_ROLE_BUTTON)
         gtk_widget_set_halign(button, GTK_ALIGN_CENTER)
         for widget in [banner, title, dots, message, closing, button] { gtk_box_append(kp_box(text), widget) }
         gtk_overlay_add_overlay(kp_overlay(overlay), text)
@@ -66,12 +75,17 @@ import PromptScreen
         let pad = screen.showsPad ? pad : []
         if keys.map(\.key) != pad { draw(pad) }
         guard screen != shown else { return }
-        if screen.title != shown?.title { gtk_window_set_title(kp_window(window), screen.title) }
+        if screen.title != shown?.title {
+            gtk_window_set_title(kp_window(window), screen.title)
+            kp_set_accessible_label(window, screen.title)
+        }
         set(title, screen.title)
         set(button, screen.button)
-        set(dots, screen.dots.isEmpty ? nil : screen.dots, accessible: screen.dotsLabel)
+        // Shown on the passcode screen even before the first digit: its name says "No digits
+        // typed" to a screen reader, and the label is there for the count's change events.
+        set(dots, screen.dotsLabel.isEmpty ? nil : screen.dots, accessible: screen.dotsLabel)
         set(message, screen.message)
-        set(banner, screen.banner)
+        set(banner, screen.banner, accessible: screen.bannerLabel)
         set(closing, screen.closing)
         if shown == nil {
             gtk_window_fullscreen(kp_window(window))
@@ -115,7 +129,7 @@ import PromptScreen
     private func draw(_ pad: [KioskPrompt.Key]) {
         for old in keys { gtk_overlay_remove_overlay(kp_overlay(overlay), old.widget) }
         keys = pad.map { key in
-            let widget = Self.label(class: "kp-key")
+            let widget = Self.label(class: "kp-key", role: GTK_ACCESSIBLE_ROLE_BUTTON)
             if key.label.count > 2 { gtk_widget_add_css_class(widget, "kp-key-word") }  // "Cancel" fits its key
             gtk_label_set_text(kp_label(widget), key.label)
             kp_set_accessible_label(widget, "PIN pad key \(key.label)")
@@ -127,8 +141,10 @@ import PromptScreen
 
     // MARK: widgets
 
-    private static func label(class name: String) -> UnsafeMutablePointer<GtkWidget> {
-        let label = gtk_label_new(nil)!
+    private static func label(
+        class name: String, role: GtkAccessibleRole = GTK_ACCESSIBLE_ROLE_LABEL
+    ) -> UnsafeMutablePointer<GtkWidget> {
+        let label = kp_label_new_with_role(role)!
         gtk_widget_add_css_class(label, name)
         gtk_label_set_wrap(kp_label(label), 1)
         gtk_label_set_justify(kp_label(label), GTK_JUSTIFY_CENTER)
@@ -138,13 +154,21 @@ import PromptScreen
     }
 
     /// Sets a label's text and its accessible name (the text itself unless told), hiding it
-    /// when there is none.
+    /// when there is none (a hidden widget is out of the accessible tree too). Both are set only
+    /// when one of them changes: each change of a name is an AT-SPI event. The name is set after
+    /// the text, which GtkLabel may take as its name.
     private func set(_ label: UnsafeMutablePointer<GtkWidget>, _ text: String?, accessible: String? = nil) {
         gtk_widget_set_visible(label, text == nil ? 0 : 1)
         guard let text else { return }
+        let content = [text, accessible ?? text]
+        guard contents[label] != content else { return }
+        contents[label] = content
         gtk_label_set_text(kp_label(label), text)
-        kp_set_accessible_label(label, accessible ?? text)
+        kp_set_accessible_label(label, content[1])
     }
+
+    /// The text and accessible name last set on each label.
+    private var contents: [UnsafeMutablePointer<GtkWidget>: [String]] = [:]
 
     private static var styled = false
 

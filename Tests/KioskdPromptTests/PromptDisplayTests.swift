@@ -111,7 +111,8 @@ import Testing
         /// The display's stdout and stderr.
         let log: String
 
-        static func start(on bus: PrivateBus) async throws -> XvfbPrompt {
+        /// `environment` is added to the display's own (a session bus, for the accessibility bus).
+        static func start(on bus: PrivateBus, environment: [String: String] = [:]) async throws -> XvfbPrompt {
             let directory = bus.directory
             // Xvfb picks a free display number and prints it.
             let displayFile = directory.appendingPathComponent("display").path
@@ -140,7 +141,7 @@ import Testing
                 environment: [
                     "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
                     "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
-                ], stdout: logFD, stderr: logFD)
+                ].merging(environment) { $1 }, stdout: logFD, stderr: logFD)
             close(logFD)
             return XvfbPrompt(
                 server: server, prompt: prompt, framebuffer: directory.appendingPathComponent("Xvfb_screen0").path,
@@ -175,7 +176,7 @@ import Testing
         #expect(try Self.look(at: framebuffer).uniform, "a window while the prompt is closed")
         try standIn.set(["SpeakWarnings": false])
 
-        // Open with 3 characters typed: a full-screen window with 3 dots and the 12 keys.
+        // Open with 3 digits typed: a full-screen window with 3 dots and the 12 keys.
         try standIn.set([
             "SessionState": "active", "PromptState": "open", "PromptLength": 3,
             "PromptDeadline": Self.microseconds(fromNow: 30), "SessionDeadline": Self.microseconds(fromNow: 300),

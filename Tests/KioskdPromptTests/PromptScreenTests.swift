@@ -41,20 +41,21 @@ import Testing
         #expect(unknown.closing == nil)
     }
 
-    @Test func aDotPerCharacterTypedAndNeverMore() throws {
+    /// The dots, and what a screen reader reads for them: how many digits were typed, never which.
+    @Test func aDotPerDigitTypedAndNeverMore() throws {
         let open = try #require(Self.scene(Self.status(.open)))
         #expect(open.title == "Enter the passcode to end Guided Access")
         #expect(open.dots == "")
-        #expect(open.dotsLabel == "0 characters typed")
+        #expect(open.dotsLabel == "No digits typed")
         #expect(open.message == "Type the passcode, then Enter or OK.")
         #expect(open.banner == nil && open.closing == nil)
         let three = try #require(Self.scene(Self.status(.open, typed: 3)))
         #expect(three.dots == "● ● ●")
-        #expect(three.dotsLabel == "3 characters typed")
-        #expect(Self.scene(Self.status(.open, typed: 1))?.dotsLabel == "1 character typed")
+        #expect(three.dotsLabel == "3 digits typed")
+        #expect(Self.scene(Self.status(.open, typed: 1))?.dotsLabel == "1 digit typed")
         let long = try #require(Self.scene(Self.status(.open, typed: 500)))
         #expect(long.dots.filter { $0 == "●" }.count == PromptScreen.maxDots)
-        #expect(long.dotsLabel == "500 characters typed")
+        #expect(long.dotsLabel == "500 digits typed")
     }
 
     @Test func theThrottlesWaitIsShownUntilItIsOver() {
@@ -128,6 +129,8 @@ import Testing
         #expect(screen.title == "Need more time?")
         #expect(screen.message == "Press any key or touch the screen to get more time. You can do this 10 more times.")
         #expect(screen.banner == "0:30 left in this session")
+        #expect(screen.bannerLabel == "30 seconds left in this session", "what a screen reader reads")
+        #expect(screen.dotsLabel.isEmpty, "no dots, no count")
         #expect(screen.button == "More time" && !screen.showsPad && screen.dots.isEmpty)
         #expect(Self.scene(Self.offering(.open, left: 1))?.message.hasSuffix("You can do this 1 more time.") == true)
         #expect(
