@@ -23,7 +23,8 @@ import Testing
         FileManager.default.isExecutableFile(atPath: PromptDisplayTests.xvfb)
         && FileManager.default.isExecutableFile(atPath: launcher) && FileManager.default.fileExists(atPath: pyatspi)
 
-    /// A node of the tree as the reader prints it.
+    /// A node of the tree as the reader prints it (`role`: the AT-SPI role's nick, such as
+    /// "push-button", which libatspi names "push button" in Debian 12 and "button" in Debian 13).
     struct Node: Decodable {
         var role: String
         var name: String
@@ -191,7 +192,7 @@ import Testing
                 == [
                     "dialog: \(title)", "label: \(title)", "label: 3 digits typed",
                     "label: Type the passcode, then Enter or OK.",
-                ] + keys.map { "push button: PIN pad key \($0)" })
+                ] + keys.map { "push-button: PIN pad key \($0)" })
         let window = try #require(prompt?.windows.first)
         #expect(window.states.contains("modal"), "the dialog's states: \(window.states)")
         let count = try #require(window.named.first { $0.name == "3 digits typed" })
@@ -234,7 +235,7 @@ import Testing
                 == [
                     "label: Need more time?",
                     "label: Press any key or touch the screen to get more time. You can do this 10 more times.",
-                    "push button: More time",
+                    "push-button: More time",
                 ])
         print("AT-SPI, the offer of more time: \(outline)")
         let renamed = heard.filter { $0["role"] == "label" && $0["type"] == "object:property-change:accessible-name" }
