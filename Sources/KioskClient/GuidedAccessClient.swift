@@ -170,7 +170,8 @@ public actor GuidedAccessClient {
     }
 
     /// Everything the client hears: the app's restriction changes, status changes,
-    /// `ExitRequested` (kioskd opens its passcode prompt), `TimeLimitWarning`, `PromptClosed`, kioskd stopping and
+    /// `ExitRequested` (kioskd opens its passcode prompt), `TimeLimitWarning`, `TimeExtended` (the
+    /// person at the kiosk took the offer of more time), `PromptClosed`, kioskd stopping and
     /// starting, and `.disconnected` when the bus connection drops (the client reconnects).
     public nonisolated func events() -> AsyncStream<ManagerEvent> {
         subscribe { .event($0) }

@@ -217,7 +217,8 @@ public final class KioskManager: Sendable {
     }
 
     /// Everything the manager announces from now on: every app's restriction changes, status
-    /// changes, `ExitRequested`, `TimeLimitWarning`, `PromptClosed`, kioskd stopping and starting.
+    /// changes, `ExitRequested`, `TimeLimitWarning`, `TimeExtended`, `PromptClosed`, kioskd
+    /// stopping and starting.
     ///
     /// Returns once subscribed. The stream starts with the current status (`.statusChanged`),
     /// or `.daemonStopped` when kioskd is not running; after a restart it reports the status

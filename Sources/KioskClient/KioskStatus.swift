@@ -121,6 +121,10 @@ public enum ManagerEvent: Hashable, Sendable {
     case exitRequested
     /// `TimeLimitWarning`: the session's time limit runs out in this many seconds.
     case timeLimitWarning(secondsLeft: UInt64)
+    /// `TimeExtended`: the person at the kiosk took the offer of more time; the session got this
+    /// many seconds more, and this many extensions are left (docs/dbus-api.md § Time the visitor
+    /// can extend). The new deadline comes with the `statusChanged` that follows.
+    case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
     /// `PromptClosed`: the passcode prompt at the kiosk closed, for this reason.
     case promptClosed(KioskPrompt.CloseReason)
     /// kioskd took its bus name (it started, or restarted).

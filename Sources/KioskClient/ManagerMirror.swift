@@ -88,6 +88,7 @@ final class ManagerMirror {
         try match(ManagerWire.propertiesRule)
         try match(ManagerWire.exitRequestedRule)
         try match(ManagerWire.timeLimitWarningRule)
+        try match(ManagerWire.timeExtendedRule)
         try match(ManagerWire.promptClosedRule)
         switch scope {
         case .allApps: try match(ManagerWire.restrictionRule(app: nil))
@@ -167,7 +168,8 @@ final class ManagerMirror {
         switch signal {
         case .owner: return sender == ManagerWire.driver
         case .disconnected: return sender == ManagerWire.local
-        case .restriction, .properties, .exitRequested, .timeLimitWarning, .promptClosed: return sender == owner
+        case .restriction, .properties, .exitRequested, .timeLimitWarning, .timeExtended, .promptClosed:
+            return sender == owner
         }
     }
 
@@ -193,6 +195,8 @@ final class ManagerMirror {
             onEvent(.exitRequested)
         case .timeLimitWarning(let seconds):
             onEvent(.timeLimitWarning(secondsLeft: seconds))
+        case .timeExtended(let seconds, let left):
+            onEvent(.timeExtended(secondsAdded: seconds, extensionsLeft: left))
         case .promptClosed(let reason):
             onEvent(.promptClosed(reason))
         case .owner(let owner):

@@ -35,6 +35,7 @@ enum ManagerWire {
         interface: properties, member: "PropertiesChanged", arg0: KioskWire.managerInterface)
     static let exitRequestedRule = rule(member: KioskWire.Member.exitRequested)
     static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
+    static let timeExtendedRule = rule(member: KioskWire.Member.timeExtended)
     static let promptClosedRule = rule(member: KioskWire.Member.promptClosed)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(
@@ -177,6 +178,7 @@ enum ManagerWire {
         case properties(changed: [String: DBusValue], invalidated: [String])
         case exitRequested
         case timeLimitWarning(secondsLeft: UInt64)
+        case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
         case promptClosed(KioskPrompt.CloseReason)
         /// kioskd's name got a new owner (non-empty) or lost it (empty).
         case owner(String)
@@ -196,6 +198,11 @@ enum ManagerWire {
         case (KioskWire.managerInterface, KioskWire.Member.timeLimitWarning):
             guard let seconds = values.first?.uint64 else { return nil }
             return .timeLimitWarning(secondsLeft: seconds)
+        case (KioskWire.managerInterface, KioskWire.Member.timeExtended):
+            guard values.count == 2, let seconds = values[0].uint64, let wide = values[1].uint64,
+                let left = UInt32(exactly: wide)
+            else { return nil }
+            return .timeExtended(secondsAdded: seconds, extensionsLeft: left)
         case (KioskWire.managerInterface, KioskWire.Member.promptClosed):
             guard let text = values.first?.string, let reason = KioskPrompt.CloseReason(rawValue: text) else {
                 return nil

@@ -60,6 +60,9 @@ struct MonitorCommand: AsyncParsableCommand {
             return "prompt closed: \(reason.rawValue)"
         case .timeLimitWarning(let seconds):
             return "time limit warning: \(Duration.seconds(Int64(clamping: seconds)).kioskText) left"
+        case .timeExtended(let seconds, let left):
+            return
+                "time extended by the visitor: \(Duration.seconds(Int64(clamping: seconds)).kioskText) more, \(left) extensions left"
         case .daemonStarted:
             return "kioskd is running"
         case .daemonStopped:
@@ -81,6 +84,8 @@ struct EventJSON: Encodable {
     var sessionDeadline: UInt64?
     var sessionProblem: String?
     var secondsLeft: UInt64?
+    var secondsAdded: UInt64?
+    var extensionsLeft: UInt32?
     /// Only while the prompt is not closed, so the lines of a kiosk without one stay as they were.
     var promptState: String?
     var promptLength: Int?
@@ -90,6 +95,7 @@ struct EventJSON: Encodable {
         case event, app, id, state
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", secondsLeft = "seconds_left"
+        case secondsAdded = "seconds_added", extensionsLeft = "extensions_left"
         case promptState = "prompt_state", promptLength = "prompt_length", reason
     }
 
@@ -115,6 +121,9 @@ struct EventJSON: Encodable {
         case .timeLimitWarning(let seconds):
             self.event = "time-limit-warning"
             secondsLeft = seconds
+        case .timeExtended(let seconds, let left):
+            self.event = "time-extended"
+            (secondsAdded, extensionsLeft) = (seconds, left)
         case .daemonStarted:
             self.event = "kioskd-started"
         case .daemonStopped:

@@ -47,7 +47,7 @@ import PromptScreen
             status = nil  // no kioskd, no prompt: the window goes
             pad = nil
             padRequested = false
-        case .exitRequested, .restrictionStateChanged:
+        case .exitRequested, .restrictionStateChanged, .timeExtended:
             break  // PromptState says when to draw
         }
         refresh()

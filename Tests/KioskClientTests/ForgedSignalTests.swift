@@ -21,7 +21,8 @@ import Testing
     /// changes of `zoom`, and `controls` going to deny).
     static func isForged(_ event: ManagerEvent) -> Bool {
         switch event {
-        case .exitRequested, .promptClosed, .timeLimitWarning, .daemonStarted, .daemonStopped, .disconnected:
+        case .exitRequested, .promptClosed, .timeLimitWarning, .timeExtended, .daemonStarted, .daemonStopped,
+            .disconnected:
             true
         case .statusChanged(let status):
             status.activeProfile == SignalForger.forgedProfile || status.sessionState != .inactive
@@ -84,7 +85,9 @@ import Testing
                 RestrictionChange(id: Self.zoom, state: .deny),
                 RestrictionChange(id: Self.zoom, state: .allow),
             ], "\(summary)")
-        await events.wait { $0.contains(.restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .allow)) }
+        await events.wait {
+            $0.contains(.restrictionStateChanged(app: Self.app, restriction: Self.zoom, state: .allow))
+        }
         #expect(f.client.state(for: Self.controls) == .deny)
         #expect(f.client.status?.activeProfile == "")
         // The real stop and start, once each; nothing forged.
@@ -129,7 +132,8 @@ import Testing
             .deletingLastPathComponent()
         let page = try String(contentsOf: root.appendingPathComponent("docs/dbus-api.md"), encoding: .utf8)
         let example = try String(contentsOfFile: Self.script, encoding: .utf8)
-        let block = try #require(page.split(separator: "```python\n").dropFirst().first?.split(separator: "\n```").first)
+        let block = try #require(
+            page.split(separator: "```python\n").dropFirst().first?.split(separator: "\n```").first)
         let functions = block.split(separator: "\n\n\n")
         #expect(functions.count >= 3)
         for function in functions {
@@ -245,7 +249,8 @@ import Testing
         defer { standIn.stop() }
         let output = bus.directory.appendingPathComponent("listener.out").path
         let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let listener = try ChildProcess.spawn("/usr/bin/python3", ["-c", Self.listener, bus.address], stdout: fd, stderr: fd)
+        let listener = try ChildProcess.spawn(
+            "/usr/bin/python3", ["-c", Self.listener, bus.address], stdout: fd, stderr: fd)
         close(fd)
         defer {
             listener.signal(SIGKILL)
@@ -268,6 +273,7 @@ import Testing
         }
         #expect(
             seen.contains(
-                "dbus-python-control RestrictionStateChanged \(ForgedSignalTests.app) \(ForgedSignalTests.controls) allow"))
+                "dbus-python-control RestrictionStateChanged \(ForgedSignalTests.app) \(ForgedSignalTests.controls) allow"
+            ))
     }
 }

@@ -236,9 +236,16 @@ import Testing
         try standIn.emitSignal(
             path: KioskWire.objectPath, interface: KioskWire.managerInterface,
             member: KioskWire.Member.timeLimitWarning, arguments: [.uint64(300)])
+        try standIn.emitSignal(
+            path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+            member: KioskWire.Member.timeExtended, arguments: [.uint64(600), .uint32(9)])
         try standIn.flush()
-        let seen = await events.wait { $0.count >= 4 }
-        #expect(seen == [.daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300)])
+        let seen = await events.wait { $0.count >= 5 }
+        #expect(
+            seen == [
+                .daemonStopped, .daemonStarted, .exitRequested, .timeLimitWarning(secondsLeft: 300),
+                .timeExtended(secondsAdded: 600, extensionsLeft: 9),
+            ])
         standIn.close()
     }
 
