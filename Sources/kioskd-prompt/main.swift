@@ -20,12 +20,16 @@ let usage = """
     bus ($DBUS_SYSTEM_BUS_ADDRESS) and never sees a key.
 
       --speak-command COMMAND  the text-to-speech command, run as COMMAND SENTENCE
-                               (default: espeak-ng)
+                               (default: spd-say when SCREEN_READER is set, as the
+                               kiosk session sets it, else espeak-ng)
       --version                print the version
       --help                   print this help
     """
 
-var speakCommand = "espeak-ng"
+// With a screen reader in the kiosk session (SCREEN_READER, which kiosk-session passes on), the
+// prompt speaks through speech-dispatcher, as Orca does, so that the two take turns instead of
+// talking over each other; otherwise through espeak-ng directly.
+var speakCommand = (getenv("SCREEN_READER").map { String(cString: $0) } ?? "").isEmpty ? "espeak-ng" : "spd-say"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {

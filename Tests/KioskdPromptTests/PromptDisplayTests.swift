@@ -112,7 +112,11 @@ import Testing
         let log: String
 
         /// `environment` is added to the display's own (a session bus, for the accessibility bus).
-        static func start(on bus: PrivateBus, environment: [String: String] = [:]) async throws -> XvfbPrompt {
+        /// `ownSpeaker: false`: no `--speak-command`, so the display picks its command itself
+        /// (from `PATH`); `said` is then wherever the caller's command writes.
+        static func start(
+            on bus: PrivateBus, environment: [String: String] = [:], ownSpeaker: Bool = true
+        ) async throws -> XvfbPrompt {
             let directory = bus.directory
             // Xvfb picks a free display number and prints it.
             let displayFile = directory.appendingPathComponent("display").path
@@ -137,7 +141,7 @@ import Testing
             let log = directory.appendingPathComponent("prompt.log").path
             let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             let prompt = try ChildProcess.spawn(
-                BuildProducts.path(of: "kioskd-prompt"), ["--speak-command", speak],
+                BuildProducts.path(of: "kioskd-prompt"), ownSpeaker ? ["--speak-command", speak] : [],
                 environment: [
                     "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
                     "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
@@ -153,6 +157,44 @@ import Testing
             prompt.wait()
             server.signal()
             server.wait()
+        }
+    }
+
+    /// With a screen reader in the kiosk session (`SCREEN_READER`, which kiosk-session passes
+    /// on), the display speaks through speech-dispatcher's `spd-say`, as Orca does; without one,
+    /// through `espeak-ng`. Each is a stand-in here, found on `PATH` as the real ones are.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
+    )
+    func withAScreenReaderItSpeaksThroughSpeechDispatcher() async throws {
+        for (screenReader, command) in [("orca", "spd-say"), ("", "espeak-ng")] {
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            let bin = bus.directory.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let said = bus.directory.appendingPathComponent("said-by-\(command)").path
+            for name in ["spd-say", "espeak-ng"] {
+                let path = bin.appendingPathComponent(name).path
+                let target = bus.directory.appendingPathComponent("said-by-\(name)").path
+                try "#!/bin/sh\nprintf '%s\\n' \"$*\" >>\(target)\n".write(
+                    toFile: path, atomically: true, encoding: .utf8)
+                chmod(path, 0o755)
+            }
+            let xvfb = try await XvfbPrompt.start(
+                on: bus, environment: ["PATH": "\(bin.path):/usr/bin:/bin", "SCREEN_READER": screenReader],
+                ownSpeaker: false)
+            defer { xvfb.stop() }
+            let standIn = try StandInKioskd(bus: bus)
+            defer { standIn.stop() }
+            try standIn.set(["SpeakWarnings": true])
+            #expect(
+                try await Self.spokenWarning(standIn, said: said, seconds: 120, sentence: "2 minutes left"),
+                "SCREEN_READER='\(screenReader)': nothing said through \(command)")
+            let other = bus.directory.appendingPathComponent(
+                "said-by-\(command == "spd-say" ? "espeak-ng" : "spd-say")"
+            ).path
+            #expect(Self.text(other).isEmpty, "SCREEN_READER='\(screenReader)': spoken through the other command too")
         }
     }
 
