@@ -24,14 +24,7 @@ extension InputBroker {
             do {
                 batch = try node.evdev.readBatch()
             } catch {
-                loop.requestCycle()
-                let syspath = node.device.syspath
-                if error.code == .noDevice {
-                    perform(lifecycle.removed(syspath), .node, node.metadata)
-                } else {
-                    perform(lifecycle.failed(syspath, at: now), .read, node.metadata.adding(error))
-                }
-                return
+                return readFailed(node, error)
             }
             if !promptKeys.isEmpty { promptKeys.removeAll(keepingCapacity: true) }
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
@@ -59,18 +52,26 @@ extension InputBroker {
         do {
             try node.evdev.syncAfterDrop()
         } catch {
-            let syspath = node.device.syspath
-            if error.code == .noDevice {
-                perform(lifecycle.removed(syspath), .node, node.metadata)
-            } else {
-                perform(lifecycle.failed(syspath, at: now), .read, node.metadata.adding(error))
-            }
+            readFailed(node, error)
             flush()  // what the read gave before the drop, to a clone the node still has
             return false
         }
         filter.resync(device: id, to: node.evdev.state, into: &output)
         logger.info("The kernel dropped input events; resynced from the device's state", metadata: node.metadata)
         return true
+    }
+
+    /// A read of the node (or libevdev's after a drop) failed: the node is gone, or it failed
+    /// and is tried again later (NodeLifecycle decides).
+    @inline(never)
+    private func readFailed(_ node: Node, _ error: EvdevError) {
+        loop.requestCycle()
+        let syspath = node.device.syspath
+        if error.code == .noDevice {
+            perform(lifecycle.removed(syspath), .node, node.metadata)
+        } else {
+            perform(lifecycle.failed(syspath, at: now), .read, node.metadata.adding(error))
+        }
     }
 
     /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever
