@@ -61,6 +61,9 @@ public enum KioskWire {
         public static let promptRetryAfter = "PromptRetryAfter"
         public static let promptPad = "PromptPad"
         public static let speakWarnings = "SpeakWarnings"
+        /// The language of kioskd's screens during the session (`[session] language`); "" when
+        /// the profile leaves it to the kiosk's locale, or when inactive.
+        public static let language = "Language"
         // Properties of the offer of more time at the kiosk (`[session] visitor-extensions`)
         /// `closed`, `open` or `exhausted` (``TimeOfferState``).
         public static let timeOffer = "TimeOffer"

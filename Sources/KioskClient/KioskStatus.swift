@@ -30,6 +30,10 @@ public struct KioskStatus: Hashable, Sendable {
     public var timeOffer: TimeOfferState = .closed
     /// How many more times the visitor may extend (`VisitorExtensionsLeft`) while the offer is open.
     public var visitorExtensionsLeft: Int = 0
+    /// The language kioskd's screens show during the session (`Language`, the profile's
+    /// `[session] language`, "de"); empty when the kiosk's locale decides, when inactive, or when
+    /// the daemon has no such property.
+    public var language: String = ""
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,

@@ -102,6 +102,9 @@ enum ManagerWire {
             case KioskWire.Member.speakWarnings:
                 guard let speak = value.bool else { throw .unexpected("SpeakWarnings is not a boolean") }
                 status.speakWarnings = speak
+            case KioskWire.Member.language:
+                guard let text = value.string else { throw .unexpected("Language is not a string") }
+                status.language = text
             case KioskWire.Member.timeOffer:
                 guard let text = value.string else { throw .unexpected("TimeOffer is not a string") }
                 status.timeOffer = TimeOfferState(wire: text)

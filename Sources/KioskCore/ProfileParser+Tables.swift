@@ -592,8 +592,18 @@ extension ProfileReader {
             table, at: path,
             allowed: [
                 "time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake", "app-may-request",
-                "visitor-extensions", "extend-by", "warn-before",
+                "visitor-extensions", "extend-by", "warn-before", "language",
             ])
+        let languagePath = path + [.key("language")]
+        if let value = table["language"], expect(value, .string, at: languagePath), let language = value.string {
+            if Profile.Session.isLanguage(language) {
+                session.language = language
+            } else {
+                error(
+                    "session.language \"\(language)\" is not a language: give a language code as gettext takes it (\"de\", \"pt_BR\", \"sr@latin\")",
+                    at: languagePath, value: true)
+            }
+        }
         if let value = table["speak-warnings"], expect(value, .bool, at: path + [.key("speak-warnings")]),
             let speak = value.bool
         {

@@ -118,6 +118,9 @@ extension ManagerObject {
             BusProperty(Member.speakWarnings, "b") { [unowned self] in
                 .bool(state.session.isActive && activeProfile?.session.speakWarnings == true)
             },
+            BusProperty(Member.language, "s") { [unowned self] in
+                .string(state.session.isActive ? activeProfile?.session.language ?? "" : "")
+            },
             BusProperty(Member.timeOffer, "s") { [unowned self] in .string(timeOfferState.rawValue) },
             BusProperty(Member.visitorExtensionsLeft, "u") { [unowned self] in
                 .uint32(UInt32(machine.offer?.extensionsLeft ?? 0))

@@ -246,7 +246,8 @@ extension ManagerObject {
     func emitSessionChanged() {
         emitPropertiesChanged([
             Member.sessionState, Member.activeProfile, Member.sessionDeadline,
-            Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.trialDeadline, Member.activeApp,
+            Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.language, Member.trialDeadline,
+            Member.activeApp,
         ])
     }
 

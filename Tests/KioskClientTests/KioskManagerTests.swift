@@ -261,6 +261,7 @@ import Testing
         let idle = try await f.manager.status()
         #expect(idle.prompt == .closed)
         #expect(idle.speakWarnings == false)
+        #expect(idle.language == "")
         let pad = try await f.manager.promptPad()
         #expect(pad.count == 12)
         #expect(pad.first == KioskPrompt.Key(label: "1", x: 0.3, y: 0.4, width: 0.12, height: 0.12))
@@ -270,18 +271,19 @@ import Testing
         await events.wait(count: 1)
         try standIn.set([
             "SessionState": "active", "ActiveProfile": "museum", "SpeakWarnings": true,
-            "PromptState": "open", "PromptLength": 3, "PromptDeadline": 1_900_000_000_000_000,
+            "Language": "de", "PromptState": "open", "PromptLength": 3, "PromptDeadline": 1_900_000_000_000_000,
             "PromptRetryAfter": 1_800_000_000_000_000,
         ])
         try standIn.emit("PromptClosed", ["rejected"])
         try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
         let seen = await events.wait { $0.count >= 4 }
-        let open = KioskStatus(
+        var open = KioskStatus(
             sessionState: .active, activeProfile: "museum", sessionDeadline: nil, version: "0.1.0",
             prompt: KioskPrompt(
                 state: .open, length: 3, deadline: Timestamp(microseconds: 1_900_000_000_000_000),
                 retryAfter: Timestamp(microseconds: 1_800_000_000_000_000)),
             speakWarnings: true)
+        open.language = "de"
         var closed = open
         closed.prompt = KioskPrompt(
             state: .closed, retryAfter: Timestamp(microseconds: 1_800_000_000_000_000))

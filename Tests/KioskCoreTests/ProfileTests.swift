@@ -122,6 +122,12 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         #expect(none.session.extensionLength == nil && none.session.warningMarks.isEmpty)
     }
 
+    @Test(arguments: ["de", "pt_BR", "es_419", "sr@latin", "ast", "ca_ES@valencia"])
+    func aLanguageAsGettextTakesIt(_ language: String) throws {
+        #expect(try parse("[session]\nlanguage = \"\(language)\"\n").session.language == language)
+        #expect(try parse("").session.language == nil, "the kiosk's locale")
+    }
+
     /// Broken profiles: each fails at the right `line:col` with a message naming the problem.
     @Test(arguments: [
         // A typo'd key must never silently weaken a lock.
@@ -193,6 +199,13 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "not less than the time limit"
         ),
         ("[session]\ntime-limit = \"25s\"\nvisitor-extensions = 10\n", "3:1", "default session.warn-before"),
+        // The language of kioskd's screens: a gettext language, no codeset, no locale path.
+        ("[session]\nlanguage = \"de_DE.UTF-8\"\n", "2:12", "session.language \"de_DE.UTF-8\" is not a language"),
+        ("[session]\nlanguage = \"German\"\n", "2:12", "give a language code as gettext takes it"),
+        ("[session]\nlanguage = \"../de\"\n", "2:12", "is not a language"),
+        ("[session]\nlanguage = \"de_de\"\n", "2:12", "is not a language"),
+        ("[session]\nlanguage = \"\"\n", "2:12", "is not a language"),
+        ("[session]\nlanguage = 7\n", "2:12", "must be a string"),
         (
             "[session]\nexit-gesture = { key = \"KEY_POWR\", presses = 3, within = \"1.5s\" }\n", "2:24",
             "not an evdev key name"

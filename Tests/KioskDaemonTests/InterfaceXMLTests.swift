@@ -40,7 +40,7 @@ import FoundationXML
                 M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
-                M.timeOffer, M.visitorExtensionsLeft, M.version,
+                M.language, M.timeOffer, M.visitorExtensionsLeft, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

@@ -19,6 +19,7 @@ import Testing
         [session]
         exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
         speak-warnings = true
+        language = "de"
         [passcode]
         hash = "\(hash)"
         """
@@ -47,6 +48,7 @@ import Testing
         try await withSession { manager, client in
             #expect(try client.property("PromptState")?.string == "closed")
             #expect(try client.property("SpeakWarnings")?.bool == true)
+            #expect(try client.property("Language")?.string == "de", "the profile's [session] language")
             try await manager.onLoop { $0.requestExit() }
             #expect(try client.property("PromptState")?.string == "open")
             #expect((try client.property("PromptDeadline")?.uint64 ?? 0) > 0)
@@ -58,6 +60,7 @@ import Testing
             #expect(try client.property("SessionState")?.string == "inactive")
             #expect(try client.property("PromptState")?.string == "closed")
             #expect(try client.property("PromptLength")?.uint64 == 0)
+            #expect(try client.property("Language")?.string == "", "no session: the kiosk's locale")
             #expect(manager.journal.all.contains("signal ExitRequested"))
         }
     }

@@ -82,7 +82,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -212,7 +212,7 @@ import Testing
         let preset =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
         let properties =
-            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'TrialDeadline': <uint64 0>, 'ActiveApp': <''>}, @as [])"
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'Language': <''>, 'TrialDeadline': <uint64 0>, 'ActiveApp': <''>}, @as [])"
         let (output, seen) = try monitor(
             Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
             ready: "is owned by"
@@ -255,7 +255,7 @@ import Testing
         #expect(
             Set(changed?.keys.map { $0 } ?? []) == [
                 "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem", "SessionWarnings",
-                "SpeakWarnings", "TrialDeadline", "ActiveApp",
+                "SpeakWarnings", "Language", "TrialDeadline", "ActiveApp",
             ])
     }
 
