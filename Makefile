@@ -33,6 +33,9 @@ APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 # Its accessible tree read over AT-SPI by a real client (AccessibleTreeTests): at-spi2-core's bus
 # launcher and registry, and python3-pyatspi, the reader.
 APT_PACKAGES += at-spi2-core python3-pyatspi
+# Its translations (po/, gettext's tools): xgettext extracts the texts, msgcmp and msgfmt check
+# and compile the catalogues (TranslationTests, install-prompt).
+APT_PACKAGES += gettext
 
 .PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint clean
 
@@ -62,7 +65,7 @@ build: deps
 	$(SWIFT) build -c $(CONFIG) $(SWIFTFLAGS)
 
 test: deps
-	$(MAKE) --no-print-directory check-module-graph check-tree
+	$(MAKE) --no-print-directory check-module-graph check-tree check-po
 	Tests/Support/fetch-sshd >/dev/null
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFTFLAGS)
@@ -239,6 +242,7 @@ MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 DBUSDIR        ?= $(DATADIR)/dbus-1
 POLKITDIR      ?= $(DATADIR)/polkit-1/actions
 MANDIR         ?= $(DATADIR)/man
+LOCALEDIR      ?= $(DATADIR)/locale
 
 # Release binaries with the Swift runtime and Foundation linked in, and GCC's C++ runtime too
 # (libstdc++, libgcc: STATIC_CXX below), so the installed binaries need only libc, libm,
@@ -376,6 +380,37 @@ install-prompt:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 "$(RELEASE_BIN)/kioskd-prompt" $(DESTDIR)$(BINDIR)/kioskd-prompt
 	install -m 0644 packaging/man/kioskd-prompt.1 $(DESTDIR)$(MANDIR)/man1/kioskd-prompt.1
+	# Its translations, compiled (and checked: a translation that drops a %s fails here).
+	for po in po/*.po; do \
+	  lang=$${po##*/}; lang=$${lang%.po}; \
+	  install -d $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES && \
+	  msgfmt --check -o $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES/kioskd-prompt.mo $$po || exit 1; \
+	done
+
+# The texts kioskd-prompt shows and speaks, extracted into po/kioskd-prompt.pot for translators
+# (gettext's C parser reads the Swift: `tr("…")` and `tr.plural("…", "…", n)`), without the date
+# it was made, so that unchanged texts leave the file unchanged; `make pot` then brings each
+# po/LANG.po up to date with msgmerge. `check-po` (part of `make test`) fails when the template
+# is out of date, or a catalogue lacks a text, has one fuzzy or untranslated, or breaks a %s.
+POT_SOURCES := Sources/PromptScreen/PromptScreen.swift
+extract-pot = xgettext --language=C --from-code=UTF-8 --keyword=tr --keyword=plural:1,2 \
+  --add-comments=TRANSLATORS: --package-name=kioskd-prompt --msgid-bugs-address=kioskd@example.org \
+  --copyright-holder="The kioskd authors" --no-location -o $(1).new $(POT_SOURCES) && \
+  grep -v '^"POT-Creation-Date: ' $(1).new >$(1) && rm $(1).new
+.PHONY: pot check-po
+pot:
+	$(call extract-pot,po/kioskd-prompt.pot)
+	for po in $(wildcard po/*.po); do msgmerge --quiet --update --backup=none --no-location $$po po/kioskd-prompt.pot || exit 1; done
+check-po:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(call extract-pot,$$tmp/kioskd-prompt.pot) && \
+	{ cmp -s $$tmp/kioskd-prompt.pot po/kioskd-prompt.pot || { echo "check-po: po/kioskd-prompt.pot is out of date: run make pot" >&2; exit 1; }; } && \
+	for po in po/*.po; do \
+	  msgcmp $$po po/kioskd-prompt.pot || exit 1; \
+	  stats=$$(LC_ALL=C msgfmt --check --statistics -o /dev/null $$po 2>&1) || { echo "$$stats" >&2; exit 1; }; \
+	  case $$stats in *fuzzy*|*untranslated*) echo "check-po: $$po: $$stats" >&2; exit 1;; esac; \
+	  echo "check-po: $$po: $$stats"; \
+	done
 
 # The .deb, built by dpkg-buildpackage from debian/ (its rules call release-build and
 # install-files), lands in build/deb/ with its .buildinfo and .changes; lintian checks it.

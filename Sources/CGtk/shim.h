@@ -7,6 +7,16 @@
  * clang compiles into the importing module (no C target). */
 
 #include <gtk/gtk.h>
+#include <libintl.h>
+#include <locale.h>
+
+/* gettext's catalogues changed for this process (another LANGUAGE): glibc caches each message's
+ * translation until this counter moves, as GNU gettext's manual says for a program that changes
+ * its language while it runs. */
+static inline void kp_gettext_language_changed(void) {
+    extern int _nl_msg_cat_cntr;
+    ++_nl_msg_cat_cntr;
+}
 
 static inline GtkWindow *kp_window(GtkWidget *widget) { return GTK_WINDOW(widget); }
 static inline GtkLabel *kp_label(GtkWidget *widget) { return GTK_LABEL(widget); }

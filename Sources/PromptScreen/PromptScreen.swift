@@ -38,41 +38,44 @@ public struct PromptScreen: Hashable, Sendable {
     ///     when the prompt closes, so that the kiosk app gets its focus back under cage).
     ///   - warned: whether a time-limit warning came during this session (the banner shows
     ///     from then on).
+    ///   - tr: the words in the display's language (English as written here by default).
     public static func scene(
         status: KioskStatus?, now: Timestamp, lastClose: (reason: KioskPrompt.CloseReason, at: Timestamp)?,
-        warned: Bool
+        warned: Bool, tr: Translation = .english
     ) -> PromptScreen? {
         guard let status else { return nil }
         // The passcode prompt first: the offer's countdown goes on behind it.
-        guard status.prompt.state != .closed else { return offer(status: status, now: now) }
+        guard status.prompt.state != .closed else { return offer(status: status, now: now, tr: tr) }
         let prompt = status.prompt
         let typed = max(0, prompt.length)
         var message: String
         if prompt.state == .checking {
-            message = "Checking…"
+            message = tr("Checking…")
         } else if let until = prompt.retryAfter, until > now {
-            message = "Too many wrong passcodes. Try again in \(clock(until - now))."
-        } else if let last = lastClose, now - last.at < resultShownFor, let result = result(of: last.reason) {
+            // TRANSLATORS: %s is a wait as a clock, "4:00" (minutes:seconds), counting down.
+            message = tr("Too many wrong passcodes. Try again in %s.", clock(until - now))
+        } else if let last = lastClose, now - last.at < resultShownFor, let result = result(of: last.reason, tr: tr) {
             message = result
         } else {
-            message = "Type the passcode, then Enter or OK."
+            // TRANSLATORS: Enter is the keyboard's key, OK the PIN pad's (translated as "OK" is below).
+            message = tr("Type the passcode, then Enter or OK.")
         }
         var closing: String?
         if prompt.state == .open, let deadline = prompt.deadline, deadline - now <= closingShownFor {
-            closing = "Closing in \(clock(max(.zero, deadline - now)))"
+            closing = tr("Closing in %s", clock(max(.zero, deadline - now)))
         }
         return PromptScreen(
-            title: "Enter the passcode to end Guided Access",
+            title: tr("Enter the passcode to end Guided Access"),
             dots: String(repeating: "● ", count: min(typed, maxDots)).trimmedTrailingSpace,
-            dotsLabel: typed == 0 ? "No digits typed" : typed == 1 ? "1 digit typed" : "\(typed) digits typed",
+            dotsLabel: typed == 0 ? tr("No digits typed") : tr.plural("%d digit typed", "%d digits typed", typed),
             message: message,
-            banner: banner(status: status, now: now, warned: warned),
+            banner: banner(status: status, now: now, warned: warned, tr: tr),
             closing: closing)
     }
 
     /// The offer of more time (`TimeOffer`): "Need more time?", the seconds left, the one simple
     /// action that takes it; once none are left, that the session ends then. Nil without an offer.
-    static func offer(status: KioskStatus, now: Timestamp) -> PromptScreen? {
+    static func offer(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> PromptScreen? {
         guard status.sessionState == .active, status.timeOffer == .open || status.timeOffer == .exhausted else {
             return nil
         }
@@ -80,27 +83,54 @@ public struct PromptScreen: Hashable, Sendable {
         let left = remaining.map { clock($0) }
         if status.timeOffer == .exhausted {
             return PromptScreen(
-                title: "No more time can be added", dots: "", dotsLabel: "",
-                message: left.map { "This session ends in \($0)." } ?? "This session ends soon.", banner: nil,
+                title: tr("No more time can be added"), dots: "", dotsLabel: "",
+                message: left.map { tr("This session ends in %s.", $0) } ?? tr("This session ends soon."), banner: nil,
                 closing: nil, button: nil, showsPad: false)
         }
         let count = status.visitorExtensionsLeft
         return PromptScreen(
-            title: "Need more time?", dots: "", dotsLabel: "",
-            message: "Press any key or touch the screen to get more time."
-                + (count == 1 ? " You can do this 1 more time." : " You can do this \(count) more times."),
-            banner: left.map { "\($0) left in this session" },
-            bannerLabel: remaining.map { "\(spokenDuration($0)) left in this session" }, closing: nil,
-            button: "More time", showsPad: false)
+            title: tr("Need more time?"), dots: "", dotsLabel: "",
+            // TRANSLATORS: the offer of more time; %d below is how many more times it can be taken.
+            message: tr("Press any key or touch the screen to get more time.") + " "
+                + tr.plural("You can do this %d more time.", "You can do this %d more times.", count),
+            // TRANSLATORS: %s is a clock ("0:29") on the screen, words ("29 seconds") when read out.
+            banner: left.map { tr("%s left in this session", $0) },
+            bannerLabel: remaining.map { tr("%s left in this session", spokenDuration($0, tr: tr)) }, closing: nil,
+            button: tr("More time"), showsPad: false)
     }
 
     /// The sentence spoken when the offer comes up (on a second sense beside the screen).
-    public static func offerSentence(status: KioskStatus, now: Timestamp) -> String {
-        let left = status.sessionDeadline.map { spokenDuration(max(.zero, $0 - now)) + " left. " } ?? ""
+    public static func offerSentence(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> String {
+        // TRANSLATORS: spoken; %s is a time in words, "30 seconds", "1 minute 30 seconds".
+        let left = status.sessionDeadline.map { tr("%s left.", spokenDuration(max(.zero, $0 - now), tr: tr)) + " " }
         return status.timeOffer == .exhausted
-            ? "\(left)No more time can be added."
-            : "Need more time? \(left)Press any key or touch the screen."
+            ? (left ?? "") + tr("No more time can be added.")
+            : tr("Need more time?") + " " + (left ?? "") + tr("Press any key or touch the screen.")
     }
+
+    /// A PIN pad key's label as drawn: digits as they are, "OK" and "Cancel" (`PromptPad`'s,
+    /// in English on the bus) in the display's language.
+    public static func keyLabel(_ label: String, tr: Translation = .english) -> String {
+        switch label {
+        case "OK": tr("OK")
+        // TRANSLATORS: a PIN pad key's label; keep it short, it is drawn on a small key.
+        case "Cancel": tr("Cancel")
+        default: label
+        }
+    }
+
+    /// What a screen reader says for a PIN pad key: "PIN pad key 7".
+    public static func keyName(_ label: String, tr: Translation = .english) -> String {
+        tr("PIN pad key %s", keyLabel(label, tr: tr))
+    }
+
+    /// A PIN pad key's accessible description, read after its name.
+    public static func keyDescription(tr: Translation = .english) -> String {
+        tr("Touch it: kioskd reads the touch itself.")
+    }
+
+    /// The window's title before the first screen sets it.
+    public static func windowTitle(tr: Translation = .english) -> String { tr("Guided Access passcode") }
 
     /// How long the last attempt's result is shown on the next prompt.
     public static let resultShownFor = Duration.seconds(60)
@@ -109,20 +139,20 @@ public struct PromptScreen: Hashable, Sendable {
     /// Dots beyond this many would not fit a line; the label still says how many.
     public static let maxDots = 24
 
-    static func result(of reason: KioskPrompt.CloseReason) -> String? {
+    static func result(of reason: KioskPrompt.CloseReason, tr: Translation) -> String? {
         switch reason {
-        case .rejected: "The passcode was wrong. Try again."
-        case .throttled: "Not checked: the kiosk waits after too many wrong passcodes."
-        case .timeout: "The last prompt closed after 30 seconds without a key."
-        case .failed: "The passcode could not be checked; nothing was counted. Try again."
+        case .rejected: tr("The passcode was wrong. Try again.")
+        case .throttled: tr("Not checked: the kiosk waits after too many wrong passcodes.")
+        case .timeout: tr("The last prompt closed after 30 seconds without a key.")
+        case .failed: tr("The passcode could not be checked; nothing was counted. Try again.")
         case .accepted, .cancelled, .ended: nil
         }
     }
 
-    static func banner(status: KioskStatus, now: Timestamp, warned: Bool) -> String? {
-        if status.sessionState == .expired { return "Time is up: the session's time limit ran out." }
+    static func banner(status: KioskStatus, now: Timestamp, warned: Bool, tr: Translation) -> String? {
+        if status.sessionState == .expired { return tr("Time is up: the session's time limit ran out.") }
         guard warned, let deadline = status.sessionDeadline, deadline > now else { return nil }
-        return "\(spokenDuration(deadline - now)) left in this session"
+        return tr("%s left in this session", spokenDuration(deadline - now, tr: tr))
     }
 
     /// A wait as a clock, rounded up: "0:29", "4:00", "1:00:00".
@@ -135,19 +165,23 @@ public struct PromptScreen: Hashable, Sendable {
 
     /// A time-limit warning as a sentence to speak: "5 minutes left", "1 minute left",
     /// "30 seconds left", "1 hour 30 minutes left".
-    public static func sentence(secondsLeft: UInt64) -> String {
-        "\(spokenDuration(.seconds(Int64(clamping: secondsLeft)))) left"
+    public static func sentence(secondsLeft: UInt64, tr: Translation = .english) -> String {
+        // TRANSLATORS: a spoken time-limit warning; %s is a time in words, "5 minutes".
+        tr("%s left", spokenDuration(.seconds(Int64(clamping: secondsLeft)), tr: tr))
     }
 
     /// "5 minutes", "1 minute 30 seconds", "2 hours": the largest units, rounded up to a whole
     /// minute from 10 minutes on (a warning is rounded up by kioskd, too).
-    static func spokenDuration(_ duration: Duration) -> String {
+    static func spokenDuration(_ duration: Duration, tr: Translation = .english) -> String {
         var total = Int((duration + .microseconds(999_999)).components.seconds)
         if total >= 600 { total = (total + 59) / 60 * 60 }
         let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
-        func unit(_ n: Int, _ name: String) -> String? { n == 0 ? nil : "\(n) \(name)\(n == 1 ? "" : "s")" }
-        let parts = [unit(h, "hour"), unit(m, "minute"), unit(s, "second")].compactMap { $0 }
-        return parts.isEmpty ? "0 seconds" : parts.joined(separator: " ")
+        let parts = [
+            h == 0 ? nil : tr.plural("%d hour", "%d hours", h),
+            m == 0 ? nil : tr.plural("%d minute", "%d minutes", m),
+            s == 0 ? nil : tr.plural("%d second", "%d seconds", s),
+        ].compactMap { $0 }
+        return parts.isEmpty ? tr.plural("%d second", "%d seconds", 0) : parts.joined(separator: " ")
     }
 }
 

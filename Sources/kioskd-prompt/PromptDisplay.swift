@@ -16,14 +16,16 @@ import PromptScreen
     private var window: PromptWindow?
     private var ticker: Ticker?
     private let speaker: Speaker
+    private let language: Language
     /// Asks the bus side for `PromptPad` (it answers with `padRead`).
     private let readPad: @MainActor () -> Void
     private var padRequested = false
     /// The offer of more time as last spoken: said again only when it comes up anew or runs out.
     private var spokenOffer: TimeOfferState = .closed
 
-    init(speaker: Speaker, readPad: @escaping @MainActor () -> Void) {
+    init(speaker: Speaker, language: Language, readPad: @escaping @MainActor () -> Void) {
         self.speaker = speaker
+        self.language = language
         self.readPad = readPad
     }
 
@@ -32,6 +34,9 @@ import PromptScreen
         case .statusChanged(let next):
             if next.sessionState == .inactive { warned = false }
             status = next
+            if language.follow(profile: next.language) {
+                log("Language: \(language.current ?? "English, as written") (\(language.voice ?? "no catalogue")).")
+            }
             speakOffer(next)
         case .promptClosed(let reason):
             // Closed now, whichever of this signal and PropertiesChanged comes first.
@@ -39,7 +44,9 @@ import PromptScreen
             status?.prompt.state = .closed
         case .timeLimitWarning(let seconds):
             warned = true
-            if status?.speakWarnings == true { speaker.say(PromptScreen.sentence(secondsLeft: seconds)) }
+            if status?.speakWarnings == true {
+                say(PromptScreen.sentence(secondsLeft: seconds, tr: language.translation))
+            }
         case .daemonStarted:
             pad = nil  // a restarted kioskd is read afresh
             padRequested = false
@@ -59,8 +66,11 @@ import PromptScreen
         let offer = status.sessionState == .active ? status.timeOffer : .closed
         defer { spokenOffer = offer }
         guard offer != spokenOffer, offer == .open || offer == .exhausted else { return }
-        speaker.say(PromptScreen.offerSentence(status: status, now: Self.now))
+        say(PromptScreen.offerSentence(status: status, now: Self.now, tr: language.translation))
     }
+
+    /// Speaks in the voice of the language shown.
+    private func say(_ sentence: String) { speaker.say(sentence, language: language.voice) }
 
     func padRead(_ keys: [KioskPrompt.Key]?) {
         padRequested = false
@@ -69,7 +79,9 @@ import PromptScreen
     }
 
     private func refresh() {
-        guard let screen = PromptScreen.scene(status: status, now: Self.now, lastClose: lastClose, warned: warned)
+        guard
+            let screen = PromptScreen.scene(
+                status: status, now: Self.now, lastClose: lastClose, warned: warned, tr: language.translation)
         else {
             if window != nil { log("The prompt closed: window destroyed.") }
             ticker?.cancel()
@@ -83,7 +95,7 @@ import PromptScreen
             readPad()
         }
         if window == nil {
-            window = PromptWindow()
+            window = PromptWindow(tr: language.translation)
             ticker = Ticker(every: 1000) { [unowned self] in refresh() }
             log("The prompt opened: window shown.")
         }

@@ -31,11 +31,14 @@ import PromptScreen
     private var shown: PromptScreen?
     /// The get-child-position handler, which holds this object unretained.
     private var positionHandler: gulong = 0
+    /// The words in the display's language (the pad's "OK" and "Cancel", the keys' names).
+    private let tr: Translation
 
-    init() {
+    init(tr: Translation) {
+        self.tr = tr
         Self.loadStyle()
         window = kp_window_new_with_role(GTK_ACCESSIBLE_ROLE_DIALOG)
-        gtk_window_set_title(kp_window(window), "Guided Access passcode")
+        gtk_window_set_title(kp_window(window), PromptScreen.windowTitle(tr: tr))
         kp_set_accessible_modal(window, 1)
         gtk_window_set_decorated(kp_window(window), 0)
         // The screen's size from the start, in case the compositor neither maximizes nor
@@ -130,10 +133,12 @@ import PromptScreen
         for old in keys { gtk_overlay_remove_overlay(kp_overlay(overlay), old.widget) }
         keys = pad.map { key in
             let widget = Self.label(class: "kp-key", role: GTK_ACCESSIBLE_ROLE_BUTTON)
-            if key.label.count > 2 { gtk_widget_add_css_class(widget, "kp-key-word") }  // "Cancel" fits its key
-            gtk_label_set_text(kp_label(widget), key.label)
-            kp_set_accessible_label(widget, "PIN pad key \(key.label)")
-            kp_set_accessible_description(widget, "Touch it: kioskd reads the touch itself.")
+            let label = PromptScreen.keyLabel(key.label, tr: tr)
+            // Words in smaller type, so that "Cancel" and German's "Abbrechen" fit their key.
+            if label.count > 2 { gtk_widget_add_css_class(widget, label.count > 6 ? "kp-key-long" : "kp-key-word") }
+            gtk_label_set_text(kp_label(widget), label)
+            kp_set_accessible_label(widget, PromptScreen.keyName(key.label, tr: tr))
+            kp_set_accessible_description(widget, PromptScreen.keyDescription(tr: tr))
             gtk_overlay_add_overlay(kp_overlay(overlay), widget)
             return (widget, key)
         }
@@ -192,6 +197,7 @@ import PromptScreen
             .kp-key { color: #ffffff; background-color: #202020; border: \(max(2, unit / 8))px solid #ffffff;
                       border-radius: \(unit / 3)px; font-size: \(unit * 3 / 2)px; font-weight: bold; }
             .kp-key-word { font-size: \(unit)px; }
+            .kp-key-long { font-size: \(unit * 2 / 3)px; }
             .kp-button { color: #000000; background-color: #ffd700; font-size: \(unit * 3 / 2)px; font-weight: bold;
                          padding: \(unit / 2)px \(unit * 2)px; margin: \(unit / 2)px; border-radius: \(unit / 2)px; }
             """)

@@ -10,7 +10,9 @@ import CGtk
 
     init(command: String) { self.command = command }
 
-    func say(_ sentence: String) {
+    /// Speaks `sentence` in `language`'s voice ("de"; nil: the command's default): espeak-ng's
+    /// `-v` and spd-say's `-l`; another command gets the sentence alone.
+    func say(_ sentence: String, language: String? = nil) {
         guard let found = g_find_program_in_path(command) else {
             if !missingReported { log("\(command) is not installed: time-limit warnings are not spoken.") }
             missingReported = true
@@ -18,7 +20,14 @@ import CGtk
         }
         let path = String(cString: found)
         g_free(found)
-        var argv: [UnsafeMutablePointer<gchar>?] = [g_strdup(path), g_strdup(sentence), nil]
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let voice: [String] =
+            switch (name, language) {
+            case ("espeak-ng", let language?): ["-v", language]
+            case ("spd-say", let language?): ["-l", language]
+            default: []
+            }
+        var argv: [UnsafeMutablePointer<gchar>?] = ([path] + voice + [sentence]).map { g_strdup($0) } + [nil]
         defer { argv.forEach { g_free($0) } }
         var error: UnsafeMutablePointer<GError>?
         let flags = GSpawnFlags(rawValue: G_SPAWN_STDOUT_TO_DEV_NULL.rawValue | G_SPAWN_STDERR_TO_DEV_NULL.rawValue)

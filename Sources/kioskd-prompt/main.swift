@@ -13,7 +13,7 @@ func log(_ line: String) {
 }
 
 let usage = """
-    Usage: kioskd-prompt [--speak-command COMMAND]
+    Usage: kioskd-prompt [--speak-command COMMAND] [--locale-dir DIR]
 
     Draws kioskd's passcode prompt full screen while it is open, and speaks time-limit
     warnings when the session's profile asks for it. It reads kioskd's state on the system
@@ -22,6 +22,9 @@ let usage = """
       --speak-command COMMAND  the text-to-speech command, run as COMMAND SENTENCE
                                (default: spd-say when SCREEN_READER is set, as the
                                kiosk session sets it, else espeak-ng)
+      --locale-dir DIR         where the translations are, DIR/LANG/LC_MESSAGES/
+                               kioskd-prompt.mo (default: ../share/locale from the
+                               binary's directory, here \(defaultLocaleDirectory()))
       --version                print the version
       --help                   print this help
     """
@@ -30,6 +33,7 @@ let usage = """
 // prompt speaks through speech-dispatcher, as Orca does, so that the two take turns instead of
 // talking over each other; otherwise through espeak-ng directly.
 var speakCommand = (getenv("SCREEN_READER").map { String(cString: $0) } ?? "").isEmpty ? "espeak-ng" : "spd-say"
+var localeDirectory = defaultLocaleDirectory()
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -39,6 +43,12 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         speakCommand = value
+    case "--locale-dir":
+        guard let value = arguments.popFirst(), !value.isEmpty else {
+            log("--locale-dir needs a directory\n\(usage)")
+            exit(64)
+        }
+        localeDirectory = value
     case "--version":
         print("kioskd-prompt \(KioskWire.version)")
         exit(0)
@@ -55,6 +65,18 @@ while let argument = arguments.popFirst() {
 // GL renderer would run on Mesa's software rasterizer; cairo draws these few labels for less.
 if getenv("GSK_RENDERER") == nil, !hasRenderNode() {
     setenv("GSK_RENDERER", "cairo", 1)
+}
+
+/// `../share/locale` from the binary's own directory: /usr/share/locale for /usr/bin/kioskd-prompt,
+/// /usr/local/share/locale after `make install PREFIX=/usr/local`.
+func defaultLocaleDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return "/usr/share/locale" }
+    let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let bin = path.prefix(upTo: path.lastIndex(of: "/") ?? path.startIndex)
+    let prefix = bin.prefix(upTo: bin.lastIndex(of: "/") ?? bin.startIndex)
+    return prefix + "/share/locale"
 }
 
 func hasRenderNode() -> Bool {
@@ -75,8 +97,14 @@ guard gtk_init_check() != 0 else {
     exit(1)
 }
 
+var environment: [String: String] = [:]
+for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
+    if let value = getenv(name) { environment[name] = String(cString: value) }
+}
+// After gtk_init, which sets the locale from the environment.
+let language = Language(localeDirectory: localeDirectory, environment: environment)
 let bridge = BusBridge()
-let display = PromptDisplay(speaker: Speaker(command: speakCommand)) {
+let display = PromptDisplay(speaker: Speaker(command: speakCommand), language: language) {
     bridge.readPad { keys in display.padRead(keys) }
 }
 // Detached: a task made here would inherit the main actor, whose queue GLib's loop never runs.

@@ -246,4 +246,48 @@ import Testing
         #expect(!log.contains("accessibility bus") && !log.contains("AT-SPI"), "kioskd-prompt's log: \(log)")
         #expect(xvfb.prompt.isRunning, "kioskd-prompt exited: \(log)")
     }
+
+    /// In the profile's language (`Language`, from `[session] language`): what a screen reader
+    /// reads is the German catalogue's, shipped in po/de.po.
+    @Test(
+        .enabled(
+            if: prerequisites && FileManager.default.isExecutableFile(atPath: "/usr/bin/msgfmt"),
+            "needs Xvfb, at-spi2-core, python3-pyatspi and msgfmt (make test installs them)"
+        )
+    )
+    func aScreenReaderReadsThePromptInTheProfilesLanguage() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let a11y = try await AccessibilityBus.start(in: bus.directory)
+        defer { a11y.stop() }
+        let locale = try PromptDisplayTests.germanCatalogue(in: bus.directory)
+        let xvfb = try await PromptDisplayTests.XvfbPrompt.start(
+            on: bus, environment: a11y.environment.merging(["LANG": "C.UTF-8"]) { $1 },
+            arguments: ["--locale-dir", locale])
+        defer { xvfb.stop() }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        try standIn.set([
+            "SessionState": "active", "Language": "de", "PromptState": "open", "PromptLength": 3,
+            "PromptDeadline": PromptDisplayTests.microseconds(fromNow: 300),
+        ])
+        let prompt = try await PromptDisplayTests.poll({ try Self.read(a11y.environment) }) {
+            Self.outline($0).contains("label: 3 Ziffern eingegeben") && Self.outline($0).count == 16
+        }
+        let title = "Code eingeben, um den geführten Zugriff zu beenden"
+        let keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "Abbrechen", "0", "OK"]
+        #expect(
+            Self.outline(prompt)
+                == [
+                    "dialog: \(title)", "label: \(title)", "label: 3 Ziffern eingegeben",
+                    "label: Geben Sie den Code ein, dann die Eingabetaste oder OK.",
+                ] + keys.map { "push-button: Ziffernblock-Taste \($0)" })
+        print("AT-SPI, the passcode prompt in German: \(Self.outline(prompt))")
+        // One digit: the singular.
+        try standIn.set(["PromptLength": 1])
+        let one = try await PromptDisplayTests.poll({ try Self.read(a11y.environment) }) {
+            Self.outline($0).contains("label: 1 Ziffer eingegeben")
+        }
+        #expect(Self.outline(one).contains("label: 1 Ziffer eingegeben"), "\(Self.outline(one))")
+    }
 }

@@ -115,7 +115,7 @@ import Testing
         /// `ownSpeaker: false`: no `--speak-command`, so the display picks its command itself
         /// (from `PATH`); `said` is then wherever the caller's command writes.
         static func start(
-            on bus: PrivateBus, environment: [String: String] = [:], ownSpeaker: Bool = true
+            on bus: PrivateBus, environment: [String: String] = [:], ownSpeaker: Bool = true, arguments: [String] = []
         ) async throws -> XvfbPrompt {
             let directory = bus.directory
             // Xvfb picks a free display number and prints it.
@@ -141,7 +141,7 @@ import Testing
             let log = directory.appendingPathComponent("prompt.log").path
             let logFD = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             let prompt = try ChildProcess.spawn(
-                BuildProducts.path(of: "kioskd-prompt"), ownSpeaker ? ["--speak-command", speak] : [],
+                BuildProducts.path(of: "kioskd-prompt"), (ownSpeaker ? ["--speak-command", speak] : []) + arguments,
                 environment: [
                     "PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":\(display)", "GDK_BACKEND": "x11",
                     "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "XDG_RUNTIME_DIR": directory.path,
@@ -195,6 +195,89 @@ import Testing
                 "said-by-\(command == "spd-say" ? "espeak-ng" : "spd-say")"
             ).path
             #expect(Self.text(other).isEmpty, "SCREEN_READER='\(screenReader)': spoken through the other command too")
+        }
+    }
+
+    /// po/de.po compiled as `make install` does, into a locale directory of its own.
+    static func germanCatalogue(in directory: URL) throws -> String {
+        let locale = directory.appendingPathComponent("locale")
+        let messages = locale.appendingPathComponent("de/LC_MESSAGES")
+        try FileManager.default.createDirectory(at: messages, withIntermediateDirectories: true)
+        let po = support.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("po/de.po")
+        let out = try runTool(
+            "/usr/bin/msgfmt",
+            ["--check", "-o", messages.appendingPathComponent("kioskd-prompt.mo").path, po.path])
+        guard out.status == 0 else { throw HarnessError("msgfmt failed: \(out)") }
+        return locale.path
+    }
+
+    /// The display in the profile's language while its session runs (`Language`), and in the
+    /// kiosk's locale otherwise — also a locale nobody generated, as on a kiosk without the
+    /// `locales` package: spoken in that language's voice (espeak-ng's `-v de`) and drawn.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)"),
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/msgfmt"),
+            "needs msgfmt (Debian's gettext; make test installs it)")
+    )
+    func speaksAndDrawsTheProfilesLanguageElseTheKiosks() async throws {
+        for kiosk in ["C.UTF-8", "de_DE.UTF-8"] {
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            let locale = try Self.germanCatalogue(in: bus.directory)
+            let bin = bus.directory.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let said = bus.directory.appendingPathComponent("said").path
+            try "#!/bin/sh\nprintf '%s\\n' \"$*\" >>\(said)\n".write(
+                toFile: bin.appendingPathComponent("espeak-ng").path, atomically: true, encoding: .utf8)
+            chmod(bin.appendingPathComponent("espeak-ng").path, 0o755)
+            let xvfb = try await XvfbPrompt.start(
+                on: bus, environment: ["PATH": "\(bin.path):/usr/bin:/bin", "LANG": kiosk, "LC_ALL": ""],
+                ownSpeaker: false, arguments: ["--locale-dir", locale])
+            defer { xvfb.stop() }
+            let standIn = try StandInKioskd(bus: bus)
+            defer { standIn.stop() }
+            try standIn.set(["SpeakWarnings": true])
+            let kiosks = kiosk == "C.UTF-8" ? "2 minutes left" : "-v de Noch 2 Minuten"
+            #expect(
+                try await Self.spokenWarning(standIn, said: said, seconds: 120, sentence: kiosks),
+                "LANG=\(kiosk), no session: \(Self.text(said)) \(Self.text(xvfb.log))")
+            // A session whose profile says `language = "de"`.
+            try standIn.set(["SessionState": "active", "Language": "de"])
+            #expect(
+                try await Self.spokenWarning(standIn, said: said, seconds: 60, sentence: "-v de Noch 1 Minute"),
+                "LANG=\(kiosk), Language de: \(Self.text(said))")
+            // Drawn too (what it says is read by AccessibleTreeTests; here the pixels, and the
+            // picture docs/prompt.md shows).
+            try standIn.set([
+                "PromptState": "open", "PromptLength": 2, "PromptDeadline": Self.microseconds(fromNow: 30),
+            ])
+            let screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer) }) {
+                $0.dots == 2 && $0.keys.allSatisfy { $0 }
+            }
+            #expect(screen.dots == 2 && screen.keys.allSatisfy { $0 }, "LANG=\(kiosk): \(screen)")
+            if kiosk == "C.UTF-8", let path = ProcessInfo.processInfo.environment["KIOSKD_PROMPT_SCREENSHOT_DE"] {
+                _ = try Self.look(at: xvfb.framebuffer, saveAs: path)
+            }
+            // The offer of more time, with its large button.
+            try standIn.set([
+                "PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0, "TimeOffer": "open",
+                "VisitorExtensionsLeft": 10, "SessionDeadline": Self.microseconds(fromNow: 30),
+            ])
+            let offer = try await Self.poll({ try Self.look(at: xvfb.framebuffer) }) { $0.widestGold >= 100 }
+            #expect(offer.widestGold >= 100, "LANG=\(kiosk): the offer's button: \(offer)")
+            if kiosk == "C.UTF-8", let path = ProcessInfo.processInfo.environment["KIOSKD_PROMPT_SCREENSHOT_DE_OFFER"] {
+                _ = try Self.look(at: xvfb.framebuffer, saveAs: path)
+            }
+            try standIn.set(["TimeOffer": "closed", "VisitorExtensionsLeft": 0, "SessionDeadline": 0])
+            // The session ends: the kiosk's language again.
+            try standIn.set(["SessionState": "inactive", "Language": ""])
+            #expect(
+                try await Self.spokenWarning(
+                    standIn, said: said, seconds: 300,
+                    sentence: kiosk == "C.UTF-8" ? "5 minutes left" : "-v de Noch 5 Minuten"),
+                "LANG=\(kiosk), after the session: \(Self.text(said))")
         }
     }
 

@@ -16,12 +16,13 @@ import Testing
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("packaging/man/kioskd-prompt.1"),
             encoding: .utf8)
-        #expect(Self.flags(help.stdout) == ["--speak-command", "--version", "--help"])
+        #expect(Self.flags(help.stdout) == ["--speak-command", "--locale-dir", "--version", "--help"])
         #expect(Self.flags(page) == Self.flags(help.stdout))
     }
 
     @Test func usageErrorsExit64() throws {
         #expect(try runTool(BuildProducts.path(of: "kioskd-prompt"), ["--nope"]).status == 64)
         #expect(try runTool(BuildProducts.path(of: "kioskd-prompt"), ["--speak-command"]).status == 64)
+        #expect(try runTool(BuildProducts.path(of: "kioskd-prompt"), ["--locale-dir"]).status == 64)
     }
 }
