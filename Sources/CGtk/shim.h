@@ -6,6 +6,7 @@
  * one used is wrapped here in a typed `static inline` function, which the Swift compiler's
  * clang compiles into the importing module (no C target). */
 
+#include <dlfcn.h>
 #include <gtk/gtk.h>
 #include <libintl.h>
 #include <locale.h>
@@ -46,6 +47,23 @@ static inline void kp_set_accessible_modal(GtkWidget *widget, gboolean modal) {
  * announcement call (gtk_accessible_announce is GTK 4.14's). */
 static inline void kp_set_accessible_label(GtkWidget *widget, const char *label) {
     gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+/* gtk_accessible_announce (GTK 4.14 and later: Debian 13 has 4.18, Debian 12 4.8), looked up at run
+ * time, so that one build announces where the GTK it runs with can: the screen reader speaks the
+ * message in its own voice and settings (AT-SPI's announcement event). Returns FALSE when this GTK
+ * has no such call. Priority 1 is GTK_ACCESSIBLE_ANNOUNCEMENT_PRIORITY_MEDIUM. */
+static inline gboolean kp_announce(GtkWidget *widget, const char *message) {
+    typedef void (*kp_announce_fn)(GtkAccessible *, const char *, int);
+    static kp_announce_fn announce = NULL;
+    static gboolean looked_up = FALSE;
+    if (!looked_up) {
+        announce = (kp_announce_fn)dlsym(RTLD_DEFAULT, "gtk_accessible_announce");
+        looked_up = TRUE;
+    }
+    if (announce == NULL) return FALSE;
+    announce(GTK_ACCESSIBLE(widget), message, 1);
+    return TRUE;
 }
 
 /* The accessible description (read after the name). */

@@ -99,6 +99,31 @@ public struct PromptScreen: Hashable, Sendable {
             button: tr("More time"), showsPad: false)
     }
 
+    /// What a screen reader is told when the screen goes from `old` to `new`, for the passcode
+    /// prompt (the offer is spoken on its own, ``offerSentence(status:now:tr:)``): the title and
+    /// what to do when it opens; then each new count ("3 digits typed", never which) and each
+    /// new line under it ("Checking…", "The passcode was wrong. Try again."); the prompt's own
+    /// timeout once, when it is first shown. Nil when nothing new is worth saying (the seconds of
+    /// a wait counting down are not).
+    public static func announcement(from old: PromptScreen?, to new: PromptScreen) -> String? {
+        guard new.showsPad else { return nil }
+        guard let old, old.showsPad else {
+            return [new.title, new.dotsLabel, new.message].filter { !$0.isEmpty }.joined(separator: ". ")
+                .replacingDoubleStops
+        }
+        var parts: [String] = []
+        if new.dotsLabel != old.dotsLabel { parts.append(new.dotsLabel) }
+        if new.message != old.message, !Self.isSameWait(old.message, new.message) { parts.append(new.message) }
+        if let closing = new.closing, old.closing == nil { parts.append(closing) }
+        return parts.isEmpty ? nil : parts.joined(separator: ". ").replacingDoubleStops
+    }
+
+    /// Two lines that differ only in their digits: a wait counting down ("Try again in 3:59.").
+    static func isSameWait(_ a: String, _ b: String) -> Bool {
+        func shape(_ s: String) -> String { String(s.map { $0.isNumber ? "0" : $0 }) }
+        return shape(a) == shape(b)
+    }
+
     /// The sentence spoken when the offer comes up (on a second sense beside the screen).
     public static func offerSentence(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> String {
         // TRANSLATORS: spoken; %s is a time in words, "30 seconds", "1 minute 30 seconds".
@@ -186,6 +211,16 @@ public struct PromptScreen: Hashable, Sendable {
 }
 
 extension String {
+    /// "done.. next" → "done. next": sentences joined after one that ends with its own stop.
+    fileprivate var replacingDoubleStops: String {
+        var out = ""
+        for c in self {
+            if c == ".", let last = out.last, last == "." || last == "?" || last == "…" { continue }
+            out.append(c)
+        }
+        return out
+    }
+
     fileprivate var trimmedTrailingSpace: String {
         var s = self
         while s.last == " " { s.removeLast() }

@@ -17,15 +17,21 @@ import PromptScreen
     private var ticker: Ticker?
     private let speaker: Speaker
     private let language: Language
+    /// A screen reader runs in the kiosk session (`SCREEN_READER`): the prompt's changes are
+    /// announced to it, through speech-dispatcher where GTK cannot announce.
+    private let screenReader: Bool
+    /// The screen last drawn, for what changed (``PromptScreen/announcement(from:to:)``).
+    private var drawn: PromptScreen?
     /// Asks the bus side for `PromptPad` (it answers with `padRead`).
     private let readPad: @MainActor () -> Void
     private var padRequested = false
     /// The offer of more time as last spoken: said again only when it comes up anew or runs out.
     private var spokenOffer: TimeOfferState = .closed
 
-    init(speaker: Speaker, language: Language, readPad: @escaping @MainActor () -> Void) {
+    init(speaker: Speaker, language: Language, screenReader: Bool, readPad: @escaping @MainActor () -> Void) {
         self.speaker = speaker
         self.language = language
+        self.screenReader = screenReader
         self.readPad = readPad
     }
 
@@ -88,6 +94,7 @@ import PromptScreen
             ticker = nil
             window?.destroy()
             window = nil
+            drawn = nil
             return
         }
         if pad == nil, !padRequested {
@@ -100,6 +107,14 @@ import PromptScreen
             log("The prompt opened: window shown.")
         }
         window?.show(screen, pad: pad ?? [])
+        if let window, let message = PromptScreen.announcement(from: drawn, to: screen) {
+            // GTK 4.14 and later: the screen reader says it. Older GTK (Debian 12's 4.8) has no
+            // announcement; with a screen reader in the session, speech-dispatcher says it, in
+            // turn with the screen reader. Without one, nothing is spoken (a count of digits is
+            // for those who cannot see the dots).
+            if !window.announce(message), screenReader { say(message) }
+        }
+        drawn = screen
     }
 
     static var now: Timestamp {

@@ -97,6 +97,10 @@ import PromptScreen
         shown = screen
     }
 
+    /// Tells a screen reader `message` through GTK's announcement (GTK 4.14 and later); false when
+    /// the GTK it runs with has none.
+    func announce(_ message: String) -> Bool { kp_announce(window, message) != 0 }
+
     /// Destroys the window (cage gives the app its focus back now). The object is done with.
     func destroy() {
         g_signal_handler_disconnect(overlay, positionHandler)

@@ -32,7 +32,8 @@ let usage = """
 // With a screen reader in the kiosk session (SCREEN_READER, which kiosk-session passes on), the
 // prompt speaks through speech-dispatcher, as Orca does, so that the two take turns instead of
 // talking over each other; otherwise through espeak-ng directly.
-var speakCommand = (getenv("SCREEN_READER").map { String(cString: $0) } ?? "").isEmpty ? "espeak-ng" : "spd-say"
+let screenReader = !(getenv("SCREEN_READER").map { String(cString: $0) } ?? "").isEmpty
+var speakCommand = screenReader ? "spd-say" : "espeak-ng"
 var localeDirectory = defaultLocaleDirectory()
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -104,7 +105,7 @@ for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
 // After gtk_init, which sets the locale from the environment.
 let language = Language(localeDirectory: localeDirectory, environment: environment)
 let bridge = BusBridge()
-let display = PromptDisplay(speaker: Speaker(command: speakCommand), language: language) {
+let display = PromptDisplay(speaker: Speaker(command: speakCommand), language: language, screenReader: screenReader) {
     bridge.readPad { keys in display.padRead(keys) }
 }
 // Detached: a task made here would inherit the main actor, whose queue GLib's loop never runs.

@@ -195,6 +195,32 @@ import Testing
                 "said-by-\(command == "spd-say" ? "espeak-ng" : "spd-say")"
             ).path
             #expect(Self.text(other).isEmpty, "SCREEN_READER='\(screenReader)': spoken through the other command too")
+
+            // The passcode prompt's changes: announced to a screen reader (GTK 4.8 has no
+            // announcement, so through speech-dispatcher), never spoken without one.
+            try standIn.set([
+                "SessionState": "active", "PromptState": "open", "PromptLength": 0,
+                "PromptDeadline": Self.microseconds(fromNow: 60),
+            ])
+            if screenReader.isEmpty {
+                // The sentinel: a warning spoken after the prompt opened and a digit was typed.
+                _ = try await Self.poll({ try Self.look(at: xvfb.framebuffer) }) { !$0.uniform }
+                try standIn.set(["PromptLength": 1])
+                #expect(try await Self.spokenWarning(standIn, said: said, seconds: 60, sentence: "1 minute left"))
+                #expect(
+                    !Self.text(said).contains("digit"), "spoken without a screen reader: \(Self.text(said))")
+            } else {
+                let opened =
+                    "Enter the passcode to end Guided Access. No digits typed. Type the passcode, then Enter or OK."
+                #expect(
+                    try await Self.poll({ Self.text(said) }) { $0.contains(opened + "\n") }.contains(opened + "\n"),
+                    "announced: \(Self.text(said))")
+                try standIn.set(["PromptLength": 3])
+                #expect(
+                    try await Self.poll({ Self.text(said) }) { $0.hasSuffix("3 digits typed\n") }
+                        .hasSuffix("3 digits typed\n"), "announced: \(Self.text(said))")
+                print("Announced through spd-say: \(Self.text(said).split(separator: "\n"))")
+            }
         }
     }
 

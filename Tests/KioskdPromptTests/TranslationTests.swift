@@ -107,3 +107,48 @@ import Testing
         #expect(Translation.headerLanguage("") == nil, "no catalogue: English as written")
     }
 }
+
+/// What a screen reader is told as the passcode prompt changes (docs/prompt.md#the-accessible-tree).
+@Suite struct AnnouncementTests {
+    typealias T = PromptScreenTests
+
+    static func screen(_ status: KioskStatus, lastClose: (KioskPrompt.CloseReason, Duration)? = nil) -> PromptScreen {
+        T.scene(status, lastClose: lastClose)!
+    }
+
+    @Test func openingSaysTheTitleTheCountAndWhatToDo() {
+        #expect(
+            PromptScreen.announcement(from: nil, to: Self.screen(T.status(.open)))
+                == "Enter the passcode to end Guided Access. No digits typed. Type the passcode, then Enter or OK.")
+        // From the offer's screen to the prompt: the prompt is new to the listener.
+        let offer = Self.screen(T.offering(.open))
+        #expect(
+            PromptScreen.announcement(from: offer, to: Self.screen(T.status(.open)))?.hasPrefix("Enter the") == true)
+        #expect(PromptScreen.announcement(from: nil, to: offer) == nil, "the offer is spoken on its own")
+    }
+
+    @Test func eachNewCountAndLineIsSaidAndNothingElse() {
+        let open = Self.screen(T.status(.open))
+        let two = Self.screen(T.status(.open, typed: 2))
+        #expect(PromptScreen.announcement(from: open, to: two) == "2 digits typed")
+        #expect(PromptScreen.announcement(from: two, to: two) == nil, "nothing changed")
+        let checking = Self.screen(T.status(.checking, typed: 2))
+        #expect(PromptScreen.announcement(from: two, to: checking) == "Checking…")
+        let wrong = Self.screen(T.status(.open), lastClose: (.rejected, .seconds(1)))
+        #expect(
+            PromptScreen.announcement(from: checking, to: wrong)
+                == "No digits typed. The passcode was wrong. Try again.")
+    }
+
+    @Test func aWaitCountingDownIsSaidOnceAndTheTimeoutWhenItShows() {
+        let wait = Self.screen(T.status(.open, retryAfter: .seconds(240)))
+        let later = Self.screen(T.status(.open, retryAfter: .seconds(239)))
+        #expect(wait.message != later.message)
+        #expect(PromptScreen.announcement(from: wait, to: later) == nil, "a countdown's seconds are not said")
+        let closing = Self.screen(T.status(.open, closesIn: .seconds(10)))
+        let open = Self.screen(T.status(.open))
+        #expect(PromptScreen.announcement(from: open, to: closing) == "Closing in 0:10")
+        let sooner = Self.screen(T.status(.open, closesIn: .seconds(9)))
+        #expect(PromptScreen.announcement(from: closing, to: sooner) == nil)
+    }
+}
