@@ -356,6 +356,15 @@ guard counted >= 1000 else {
     exit(1)
 }
 
+/// `[touch] max-contacts = 2` and `edge-margin = 0.02` (docs/profiles.md#fingers-at-once-and-edge-swipes),
+/// touch otherwise allowed: beside the pass-through workload it is the limit's own cost.
+let fingers: FilterPolicy = {
+    var policy = FilterPolicy()
+    policy.maxContacts = 2
+    policy.edgeMargin = 0.02
+    return policy
+}()
+
 var workloads: [Workload] = []
 for name in traceNames {
     guard let text = readFile("\(fixtureDirectory)/\(name)") else {
@@ -368,6 +377,10 @@ for name in traceNames {
         Workload(name: short, description: device.description, events: device.events, policy: .passThrough))
     workloads.append(
         Workload(name: short + " +regions", description: device.description, events: device.events, policy: leftStrip))
+    workloads.append(
+        Workload(
+            name: short + " +max-contacts 2, edge", description: device.description, events: device.events,
+            policy: fingers))
 }
 let (syntheticDescription, syntheticEvents) = syntheticTenFinger(seconds: 10)
 workloads.append(
@@ -378,6 +391,10 @@ workloads.append(
     Workload(
         name: "synthetic 10-finger 240 Hz +regions", description: syntheticDescription, events: syntheticEvents,
         policy: leftStrip))
+workloads.append(
+    Workload(
+        name: "synthetic 10-finger 240 Hz +max-contacts 2, edge", description: syntheticDescription,
+        events: syntheticEvents, policy: fingers))
 
 // The rules of docs/profiles.md#pointers and its key rules: pointers (real mouse, trackpad and pen recordings) and typing under a
 // session's key rules (escape chords, locked and allowed combos, an allowed-device entry).
@@ -394,7 +411,8 @@ for (name, label, policy) in pointerTraces {
     }
     let device = try Trace.parse(text).devices[0]
     let short = String(name.dropLast(".evemu".count))
-    workloads.append(Workload(name: "\(short) \(label)", description: device.description, events: device.events, policy: policy))
+    workloads.append(
+        Workload(name: "\(short) \(label)", description: device.description, events: device.events, policy: policy))
 }
 let (keyboardDescription, typingEvents) = syntheticTyping(keys: 20_000)
 workloads.append(

@@ -83,6 +83,8 @@ extension Profile {
             touchExitGesture: session.touchExitGesture.map {
                 KioskInput.TouchExitGesture(corner: $0.corner, taps: $0.taps, within: $0.within.microseconds)
             })
+        policy.maxContacts = touch.maxContacts
+        policy.edgeMargin = touch.edgeMargin ?? 0
         policy.keyAccess = KeyAccessSettings(
             stickyKeys: accessibility.stickyKeys, slowKeys: accessibility.slowKeys?.microseconds ?? 0,
             bounceKeys: accessibility.bounceKeys?.microseconds ?? 0)

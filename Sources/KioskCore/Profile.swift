@@ -92,10 +92,21 @@ public struct Profile: Hashable, Sendable, Encodable {
     public struct Touch: Hashable, Sendable, Encodable {
         public var mode: TouchMode = .all
         public var lockedRegions: [Region] = []
+        /// At most this many contacts at once reach the kiosk (1 to 10, ``maxContactsRange``);
+        /// nil: no limit.
+        public var maxContacts: Int?
+        /// Contacts that start within this fraction of the screen's edges are dropped (0 to
+        /// 0.2, ``edgeMarginRange``); nil: none.
+        public var edgeMargin: Double?
+
+        public static let maxContactsRange = 1...10
+        public static let edgeMarginRange = 0.0...0.2
 
         enum CodingKeys: String, CodingKey {
             case mode
             case lockedRegions = "locked-region"
+            case maxContacts = "max-contacts"
+            case edgeMargin = "edge-margin"
         }
     }
 

@@ -371,7 +371,24 @@ extension ProfileReader {
 
     mutating func touch(_ table: TOMLTable, at path: TOMLPath) -> Profile.Touch {
         var touch = Profile.Touch()
-        checkKeys(table, at: path, allowed: ["mode", "locked-region"])
+        checkKeys(table, at: path, allowed: ["mode", "locked-region", "max-contacts", "edge-margin"])
+        let maxPath = path + [.key("max-contacts")]
+        if let value = table["max-contacts"], expect(value, .int, at: maxPath), let count = value.int {
+            let range = Profile.Touch.maxContactsRange
+            if range.contains(count) {
+                touch.maxContacts = count
+            } else {
+                error(
+                    "touch.max-contacts is \(count); give \(range.lowerBound) to \(range.upperBound) (fingers at once)",
+                    at: maxPath, value: true)
+            }
+        }
+        let marginPath = path + [.key("edge-margin")]
+        if let value = table["edge-margin"],
+            let margin = number(value, at: marginPath, in: Profile.Touch.edgeMarginRange), margin > 0
+        {
+            touch.edgeMargin = margin
+        }
         let modePath = path + [.key("mode")]
         if let value = table["mode"], let mode = choice(value, at: modePath, [Profile.TouchMode.all, .none, .regions]) {
             touch.mode = mode

@@ -355,6 +355,11 @@ struct DeviceFilter {
 /// allowed device, ``AllowedDevice``).
 struct DeviceGate {
     var contacts = ContactRule.forwardAll
+    /// A touchscreen's limit of contacts forwarded at once (``FilterPolicy/maxContacts``); no
+    /// limit for other devices and for a touchscreen an allowed device's entry lets through.
+    var maxContacts = Int.max
+    /// A touchscreen's edge margin (``FilterPolicy/edgeMargin``); 0 as `maxContacts`.
+    var edgeMargin = 0.0
     /// `REL_*` and pointer buttons (and a relative pointer's or joystick's axes) pass.
     var pointerPasses = true
     /// An allowed device's pointer: even buttons the profile locks by name pass.
@@ -385,6 +390,8 @@ struct DeviceGate {
             if pointerExempt {
                 contacts = .forwardAll
             } else {
+                maxContacts = policy.maxContacts ?? Int.max
+                edgeMargin = policy.edgeMargin
                 switch policy.touch {
                 case .all: contacts = .forwardAll
                 case .none: contacts = .suppressAll

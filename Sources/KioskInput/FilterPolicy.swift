@@ -20,6 +20,15 @@ public struct FilterPolicy: Sendable, Equatable {
     /// chords stay blocked.
     public var allowedCombos: [KeyCombo]
     public var touch: TouchPolicy
+    /// At most this many of a touchscreen's contacts reach the kiosk at once
+    /// (`[touch] max-contacts`, 1 to 10): one that would be one more is dropped for its whole
+    /// life, even when the others lift first. Nil: no limit.
+    public var maxContacts: Int?
+    /// A touchscreen's contacts that *start* within this fraction of the screen's edges
+    /// (calibrated, as the regions) are dropped for their whole life (`[touch] edge-margin`: a
+    /// browser's or compositor's edge swipe); a contact that starts inside and moves into the
+    /// margin is kept. 0: none.
+    public var edgeMargin: Double = 0
     /// Mice, touchpads, pens, tablets, joysticks (``PointerKind``).
     public var pointer: PointerPolicy
     /// Devices that keep working in the session (``AllowedDevice``).

@@ -6,6 +6,8 @@ struct ProtocolAContacts: TouchContacts {
     private struct Contact {
         var trackingID: Int32 = -1, x: Int32 = 0, y: Int32 = 0, pressure: Int32 = 0
         var forwarded = false, sequence: UInt64 = 0, matched = false, hasData = false
+        /// The contact first appears in this frame.
+        var starts = false
     }
 
     private var pointer: PointerEmulation
@@ -76,14 +78,33 @@ struct ProtocolAContacts: TouchContacts {
             }
             if best >= 0 {
                 previous[best].matched = true
-                contacts[index].forwarded = previous[best].forwarded && !shared.holdsAll && gate.contacts != .suppressAll
+                contacts[index].forwarded =
+                    previous[best].forwarded && !shared.holdsAll && gate.contacts != .suppressAll
                 contacts[index].sequence = previous[best].sequence
             } else {
                 contacts[index].forwarded = !locator.startIsLocked(
-                    x: contacts[index].x, y: contacts[index].y, time: events[end].time, rule: gate.contacts,
+                    x: contacts[index].x, y: contacts[index].y, time: events[end].time, gate: gate,
                     shared: &shared)
+                contacts[index].starts = true
                 contacts[index].sequence = nextSequence
                 nextSequence &+= 1
+            }
+        }
+        if gate.maxContacts < contacts.count { limitStarts(to: gate.maxContacts) }
+    }
+
+    /// `[touch] max-contacts`: of the contacts this frame starts, in report order, those that
+    /// would make more than `limit` forwarded at once are dropped for their whole life (a
+    /// contact goes on forwarded only if it was: the matching keeps it so).
+    @inline(never)
+    private mutating func limitStarts(to limit: Int) {
+        var forwarded = 0
+        for index in contacts.indices where contacts[index].forwarded && !contacts[index].starts { forwarded += 1 }
+        for index in contacts.indices where contacts[index].starts && contacts[index].forwarded {
+            if forwarded >= limit {
+                contacts[index].forwarded = false
+            } else {
+                forwarded += 1
             }
         }
     }

@@ -19,6 +19,9 @@ struct ProtocolBSlots: TouchContacts {
         var startsInFrame: Int32 = 0
         /// When the slot's contact started, in the order of starts (the oldest drives the pointer).
         var sequence: UInt64 = 0
+        /// The frame (``ProtocolBSlots/frameNumber``) in which the source last lifted the slot's
+        /// contact: a frame number, not a flag, so that no frame has to clear it.
+        var liftedInFrame: UInt64 = 0
     }
 
     /// The slots and their axis values on raw memory the contacts own: a slot's field is read
@@ -79,6 +82,8 @@ struct ProtocolBSlots: TouchContacts {
     /// The source selected a slot in this frame since the clone's was last selected.
     private var slotSelected = false
     private var nextSequence: UInt64 = 1
+    /// Counts the frames `prepare` read (``Slot/liftedInFrame``).
+    private var frameNumber: UInt64 = 1
 
     init(description: DeviceDescription, slots: Int) {
         slotCount = slots
@@ -114,6 +119,7 @@ struct ProtocolBSlots: TouchContacts {
     ) {
         makeUnique()
         slotSelected = false
+        frameNumber &+= 1
         var current = inSlot
         var index = 0
         var anyStart = false
@@ -129,6 +135,8 @@ struct ProtocolBSlots: TouchContacts {
                     if event.value >= 0 {
                         perSlot[current].startsInFrame &+= 1
                         anyStart = true
+                    } else {
+                        perSlot[current].liftedInFrame = frameNumber
                     }
                 } else {
                     let axis = Int(event.code &- ABS.mtFirst)
@@ -142,7 +150,28 @@ struct ProtocolBSlots: TouchContacts {
             perSlot[s].startDecision = !locator.startIsLocked(
                 x: slotValues[s * 16 + Int(ABS.mtPositionX - ABS.mtFirst)],
                 y: slotValues[s * 16 + Int(ABS.mtPositionY - ABS.mtFirst)], time: events[end].time,
-                rule: gate.contacts, shared: &shared)
+                gate: gate, shared: &shared)
+        }
+        if gate.maxContacts < slotCount { limitStarts(to: gate.maxContacts) }
+    }
+
+    /// `[touch] max-contacts`: of the contacts this frame starts, in slot order, those that would
+    /// make more than `limit` forwarded at once are dropped for their whole life. Forwarded at
+    /// once: the clone's live contacts that this frame neither lifts nor replaces, and the
+    /// starts taken before. Only on a frame that starts a contact under a limit.
+    @inline(never)
+    private mutating func limitStarts(to limit: Int) {
+        var forwarded = 0
+        for s in 0..<slotCount
+        where perSlot[s].out && perSlot[s].startsInFrame == 0 && perSlot[s].liftedInFrame != frameNumber {
+            forwarded += 1
+        }
+        for s in 0..<slotCount where perSlot[s].startsInFrame > 0 && perSlot[s].startDecision {
+            if forwarded >= limit {
+                perSlot[s].startDecision = false
+            } else {
+                forwarded += 1
+            }
         }
     }
 

@@ -33,7 +33,7 @@ struct SingleTouchContact: TouchContacts {
         }
         if downInFrame && decision == .idle {
             let locked = locator.startIsLocked(
-                x: x ?? 0, y: y ?? 0, time: events[end].time, rule: gate.contacts, shared: &shared)
+                x: x ?? 0, y: y ?? 0, time: events[end].time, gate: gate, shared: &shared)
             decision = locked ? .suppressed : .forwarded
         }
     }

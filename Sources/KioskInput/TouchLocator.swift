@@ -34,6 +34,21 @@ struct TouchLocator {
         return isLocked(x: x, y: y, rule: rule, shared: shared)
     }
 
+    /// A touchscreen's contact: as ``startIsLocked(x:y:time:rule:shared:)`` with the gate's
+    /// rule, and one that starts in the gate's edge margin (``DeviceGate/edgeMargin``) always is.
+    func startIsLocked(x: Int32, y: Int32, time: Int64, gate: DeviceGate, shared: inout SharedState) -> Bool {
+        if shared.watchesContactStarts, let point = screenPoint(x: x, y: y),
+            shared.noteContactStart(at: point, time: time)
+        {
+            return true
+        }
+        if gate.edgeMargin > 0, let point = screenPoint(x: x, y: y) {
+            let margin = gate.edgeMargin
+            if point.x < margin || point.y < margin || point.x > 1 - margin || point.y > 1 - margin { return true }
+        }
+        return isLocked(x: x, y: y, rule: gate.contacts, shared: shared)
+    }
+
     /// Where device coordinates are on the screen, in fractions after the calibration; nil for
     /// a device without both axes.
     func screenPoint(x: Int32, y: Int32) -> Point? {

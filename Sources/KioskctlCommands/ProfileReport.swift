@@ -35,6 +35,12 @@ enum ProfileReport {
                 )
             }
         }
+        if let count = profile.touch.maxContacts {
+            lines.append("  fingers    at most \(count) at once (one more is dropped until it lifts)")
+        }
+        if let margin = profile.touch.edgeMargin {
+            lines.append("  edges      contacts that start within \(margin) of an edge are dropped")
+        }
         lines.append("pointer      \(profile.pointer.mode.rawValue) (\(pointerMeaning(profile)))")
         let a = profile.accessibility
         let passes = a.allowedKeys + profile.screenReaderKeys + a.allowedCombos + profile.screenReaderCombos

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskInput
 import Testing
 
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -122,6 +123,15 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         #expect(none.session.extensionLength == nil && none.session.warningMarks.isEmpty)
     }
 
+    @Test func fingersAtOnceAndTheEdgeMargin() throws {
+        let profile = try parse("[touch]\nmax-contacts = 2\nedge-margin = 0.02\n")
+        #expect(profile.touch.maxContacts == 2 && profile.touch.edgeMargin == 0.02)
+        #expect(profile.filterPolicy.maxContacts == 2 && profile.filterPolicy.edgeMargin == 0.02)
+        let none = try parse("[touch]\nedge-margin = 0\n")
+        #expect(none.touch.edgeMargin == nil && none.filterPolicy.edgeMargin == 0, "0: no margin")
+        #expect(try parse("").filterPolicy.maxContacts == nil, "no limit unless set")
+    }
+
     @Test(arguments: ["de", "pt_BR", "es_419", "sr@latin", "ast", "ca_ES@valencia"])
     func aLanguageAsGettextTakesIt(_ language: String) throws {
         #expect(try parse("[session]\nlanguage = \"\(language)\"\n").session.language == language)
@@ -199,6 +209,13 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "not less than the time limit"
         ),
         ("[session]\ntime-limit = \"25s\"\nvisitor-extensions = 10\n", "3:1", "default session.warn-before"),
+        // Fingers at once and the edge margin.
+        ("[touch]\nmax-contacts = 0\n", "2:16", "touch.max-contacts is 0; give 1 to 10"),
+        ("[touch]\nmax-contacts = 11\n", "2:16", "touch.max-contacts is 11; give 1 to 10"),
+        ("[touch]\nmax-contacts = 2.5\n", "2:16", "must be an integer"),
+        ("[touch]\nedge-margin = 0.3\n", "2:15", "touch.edge-margin is 0.3, outside 0.0…0.2"),
+        ("[touch]\nedge-margin = -0.01\n", "2:15", "outside 0.0…0.2"),
+        ("[touch]\nedge-margin = \"2%\"\n", "2:15", "must be a number"),
         // The language of kioskd's screens: a gettext language, no codeset, no locale path.
         ("[session]\nlanguage = \"de_DE.UTF-8\"\n", "2:12", "session.language \"de_DE.UTF-8\" is not a language"),
         ("[session]\nlanguage = \"German\"\n", "2:12", "give a language code as gettext takes it"),

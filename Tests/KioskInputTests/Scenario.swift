@@ -398,6 +398,10 @@ struct Scenario: CustomStringConvertible {
                 case "regions": policy.touch = .regions([])
                 default: throw Failure(description: "line \(line): touch=all|none|regions")
                 }
+            case "max-contacts":  // max-contacts=2
+                policy.maxContacts = Int(parts[1])
+            case "edge-margin":  // edge-margin=0.05
+                policy.edgeMargin = Double(parts[1]) ?? 0
             case "rect":
                 let n = parts[1].split(separator: ",").compactMap { Double($0) }
                 regions.append(.rect(x: n[0], y: n[1], width: n[2], height: n[3]))

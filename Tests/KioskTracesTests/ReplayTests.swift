@@ -69,12 +69,15 @@ import Testing
             """
         let trace = try Trace.parse(text)
         let byName = AllowedDevice(
-            role: "accessibility", matcher: DeviceMatcher(name: "AbleNet Switch"), passesKeys: true, passesPointer: false)
+            role: "accessibility", matcher: DeviceMatcher(name: "AbleNet Switch"), passesKeys: true,
+            passesPointer: false)
         let byPath = AllowedDevice(
             role: "scanner", matcher: DeviceMatcher(udev: [("ID_PATH", "pci-0000:00:14.0-usb-0:2:1.0")]),
             passesKeys: true, passesPointer: true)
         let locked = FilterPolicy(lockedKeys: [0x39], allowedDevices: [byName, byPath])
-        let lines = Replay.run(trace: trace, policy: locked).split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        let lines = Replay.run(trace: trace, policy: locked).split(separator: "\n").map {
+            String($0.split(separator: "\t")[0])
+        }
         #expect(
             lines == [
                 "# [[device]] accessibility: lets through device 0 (AbleNet Switch): keys",
@@ -84,14 +87,50 @@ import Testing
             ])
         // Matched by vendor and product from the I: line; without an entry, Space is locked.
         let byIDs = AllowedDevice(
-            role: "keypad", matcher: DeviceMatcher(vendor: 0x0b00, product: 0x0001), passesKeys: true, passesPointer: false)
-        #expect(Replay.run(trace: trace, policy: FilterPolicy(lockedKeys: [0x39], allowedDevices: [byIDs])).contains("E: 0.100000 0001 0039 0001"))
+            role: "keypad", matcher: DeviceMatcher(vendor: 0x0b00, product: 0x0001), passesKeys: true,
+            passesPointer: false)
+        #expect(
+            Replay.run(trace: trace, policy: FilterPolicy(lockedKeys: [0x39], allowedDevices: [byIDs])).contains(
+                "E: 0.100000 0001 0039 0001"))
         #expect(Replay.run(trace: trace, policy: FilterPolicy(lockedKeys: [0x39])) == "")
     }
 
     @Test func replayOfAMouseTraceUnderALockedPointerForwardsNothing() throws {
         let mouse = try Fixtures.trace("saitek-cyborg-rat5-mouse.motion-and-clicks.evemu")
-        #expect(Replay.run(trace: mouse, policy: FilterPolicy(lockedKeys: EventCodes.keyboardKeys, touch: .none, pointer: .locked)) == "")
+        #expect(
+            Replay.run(
+                trace: mouse, policy: FilterPolicy(lockedKeys: EventCodes.keyboardKeys, touch: .none, pointer: .locked))
+                == "")
         #expect(!Replay.run(trace: mouse, policy: .passThrough).isEmpty)
+    }
+}
+
+/// `[touch] max-contacts` and `edge-margin` in `kioskctl replay`: the same filter, on a recording.
+@Suite struct ReplayTouchLimitTests {
+    /// The tracking ids the replay's output starts (`ABS_MT_TRACKING_ID` ≥ 0).
+    static func startedContacts(_ output: String) -> [Int32] {
+        output.split(separator: "\n").compactMap { line -> Int32? in
+            let fields = line.split(separator: "\t")[0].split(separator: " ")
+            guard fields.count == 5, fields[0] == "E:", fields[2] == "0003", fields[3] == "0039",
+                let value = Int32(fields[4]), value >= 0
+            else { return nil }
+            return value
+        }
+    }
+
+    @Test func aFourFingerDragUnderMaxContactsAndAnEdgeMargin() throws {
+        let trace = try Fixtures.trace("atmel-maxtouch-ts.4-finger-drag-down.evemu")
+        #expect(Self.startedContacts(Replay.run(trace: trace, policy: .passThrough)).count == 4)
+        var one = FilterPolicy()
+        one.maxContacts = 1
+        #expect(Self.startedContacts(Replay.run(trace: trace, policy: one)) == [21], "the first finger down only")
+        var two = FilterPolicy()
+        two.maxContacts = 2
+        #expect(Self.startedContacts(Replay.run(trace: trace, policy: two)).count == 2)
+        // The panel is 0…799 × 0…479; the fingers start at x 415, 258, 133, 639 (ids 21 to 24):
+        // a margin of a fifth (x below 160 or above 639.2) drops the one at x 133 alone.
+        var margin = FilterPolicy()
+        margin.edgeMargin = 0.2
+        #expect(Self.startedContacts(Replay.run(trace: trace, policy: margin)).sorted() == [21, 23, 24])
     }
 }

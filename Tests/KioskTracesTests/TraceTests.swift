@@ -37,7 +37,53 @@ import Testing
                             x: xAxis.fraction(of: first.x), y: yAxis.fraction(of: first.y), width: 0, height: 0)
                     ]))
             ),
+            ("at most 1 contact", Self.limited(1)),
+            ("at most 2 contacts", Self.limited(2)),
+            ("edge margin 0.2", Self.margin(0.2)),
         ]
+    }
+
+    static func limited(_ count: Int) -> FilterPolicy {
+        var policy = FilterPolicy()
+        policy.maxContacts = count
+        return policy
+    }
+
+    static func margin(_ fraction: Double) -> FilterPolicy {
+        var policy = FilterPolicy()
+        policy.edgeMargin = fraction
+        return policy
+    }
+
+    /// `[touch] max-contacts` on real recordings (two to four fingers): never more than N
+    /// contacts live at the clone, each forwarded contact forwarded whole (its events as
+    /// recorded, from its first to its lift), and N of them forwarded (every finger of these
+    /// recordings is down before the first lifts).
+    @Test(arguments: Fixtures.touchTraces, [1, 2])
+    func maxContactsOnRecordings(name: String, limit: Int) throws {
+        let device = try Fixtures.trace(name).devices[0]
+        let slots = Self.slotsOf(device.description)
+        let frames = filterFrames(device.description, device.events, policy: Self.limited(limit))
+        var slot = 0
+        var live: [Int: Int32] = [:]
+        var most = 0
+        for frame in frames {
+            for event in frame where event.type == 3 {
+                if event.code == 0x2f { slot = Int(event.value) }
+                if event.code == 0x39 { live[slot] = event.value >= 0 ? event.value : nil }
+            }
+            most = max(most, live.count)
+        }
+        #expect(most <= limit, "\(name): \(most) contacts live at once under a limit of \(limit)")
+        let input = eventsByContact(device.events, slots: slots)
+        let output = eventsByContact(frames.flatMap { $0 }, slots: slots)
+        #expect(!output.isEmpty, "\(name): nothing forwarded")
+        for (id, events) in output { #expect(events == input[id], "\(name): contact \(id) not forwarded whole") }
+        // In these recordings every finger comes down before the first lifts: the first `limit`.
+        #expect(output.count == min(limit, input.count), "\(name): \(output.count) of \(input.count) forwarded")
+        print(
+            "\(name), max-contacts \(limit): \(output.count) of \(input.count) contacts forwarded, at most \(most) at once"
+        )
     }
 
     @Test(arguments: Fixtures.touchTraces)
@@ -77,7 +123,9 @@ import Testing
     @Test(arguments: Fixtures.touchTraces)
     func regionOverFirstContactRemovesItAndLeavesOthersIdentical(name: String) throws {
         let device = try Fixtures.trace(name).devices[0]
-        let (_, policy) = Self.policies(for: device.description, events: device.events).last!
+        let (_, policy) = Self.policies(for: device.description, events: device.events).first {
+            $0.0 == "first contact locked"
+        }!
         let first = Self.firstContact(device.events)
         let slots = Self.slotsOf(device.description)
         let output = filterFrames(device.description, device.events, policy: policy).flatMap { $0 }

@@ -138,6 +138,29 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 """)
     }
 
+    /// `[touch] max-contacts` and `edge-margin`, under the touch line and in the JSON.
+    @Test func showListsFingersAtOnceAndTheEdgeMargin() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-fingers-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/fingers.toml"
+        try "[touch]\nmax-contacts = 2\nedge-margin = 0.02\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let text = try kioskctl("profile", "show", file)
+        #expect(text.status == 0)
+        #expect(
+            text.stdout.contains(
+                """
+                touch        works everywhere
+                  fingers    at most 2 at once (one more is dropped until it lifts)
+                  edges      contacts that start within 0.02 of an edge are dropped
+                """), "\(text.stdout)")
+        let json = try kioskctl("profile", "show", "--json", file)
+        let touch =
+            (try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["touch"]
+            as? [String: Any]
+        #expect(touch?["max-contacts"] as? Int == 2 && touch?["edge-margin"] as? Double == 0.02, "\(json.stdout)")
+    }
+
     @Test func showJSONIsMachineReadable() throws {
         let result = try kioskctl("profile", "show", "--json", "\(root)/policies/library-catalogue.toml")
         #expect(result.status == 0)
