@@ -37,7 +37,7 @@ APT_PACKAGES += at-spi2-core python3-pyatspi
 # and compile the catalogues (TranslationTests, install-prompt).
 APT_PACKAGES += gettext
 
-.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint clean
+.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
 all: build
 
@@ -139,6 +139,17 @@ bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footp
 # kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).
 bench-footprint: deps-packaging
 	scripts/bench-footprint
+
+# What the Orca screen reader adds at a kiosk (docs/accessibility.md § A screen reader in the kiosk
+# session): Orca, speech-dispatcher and its voice beside a GTK 4 window on Xvfb and a private
+# accessibility bus, each process's RSS, PSS and private memory, Orca's first start and a later one
+# (scripts/orca-memory.sh; about 20 s). It builds nothing and is not part of `make bench` or
+# `make test`; it installs Orca and the espeak-ng voice (a Recommends that --no-install-recommends
+# leaves out) and xprop. Run alone, the script skips (exit 77) when orca is not installed.
+ORCA_PACKAGES := orca speech-dispatcher-espeak-ng x11-utils
+orca-memory:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(ORCA_PACKAGES)"
+	scripts/orca-memory.sh
 
 bench-store: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product StoreBench $(SWIFTFLAGS)
