@@ -20,7 +20,8 @@ import PromptScreen
     /// A screen reader runs in the kiosk session (`SCREEN_READER`): the prompt's changes are
     /// announced to it, through speech-dispatcher where GTK cannot announce.
     private let screenReader: Bool
-    /// The screen last drawn, for what changed (``PromptScreen/announcement(from:to:)``).
+    /// The screen last announced from, for what changed (``PromptScreen/announcement(from:to:)``);
+    /// nil in a new window's first second.
     private var drawn: PromptScreen?
     /// Asks the bus side for `PromptPad` (it answers with `padRead`).
     private let readPad: @MainActor () -> Void
@@ -84,7 +85,8 @@ import PromptScreen
         refresh()
     }
 
-    private func refresh() {
+    /// `tick`: called by the window's once-a-second ticker.
+    private func refresh(tick: Bool = false) {
         guard
             let screen = PromptScreen.scene(
                 status: status, now: Self.now, lastClose: lastClose, warned: warned, tr: language.translation)
@@ -103,10 +105,15 @@ import PromptScreen
         }
         if window == nil {
             window = PromptWindow(tr: language.translation)
-            ticker = Ticker(every: 1000) { [unowned self] in refresh() }
+            ticker = Ticker(every: 1000) { [unowned self] in refresh(tick: true) }
             log("The prompt opened: window shown.")
         }
         window?.show(screen, pad: pad ?? [])
+        // A new window is registered with the screen reader asynchronously, and an announcement
+        // made before that is lost (GTK 4.18: the Debian 13 boot test heard the counts, not the
+        // opening): the opening is announced at the window's first tick, a second after it was
+        // shown, with what the screen says then.
+        guard drawn != nil || tick else { return }
         if let window, let message = PromptScreen.announcement(from: drawn, to: screen) {
             // GTK 4.14 and later: the screen reader says it. Older GTK (Debian 12's 4.8) has no
             // announcement; with a screen reader in the session, speech-dispatcher says it, in
