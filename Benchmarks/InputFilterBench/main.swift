@@ -379,7 +379,7 @@ for name in traceNames {
         Workload(name: short + " +regions", description: device.description, events: device.events, policy: leftStrip))
     workloads.append(
         Workload(
-            name: short + " +max-contacts 2, edge", description: device.description, events: device.events,
+            name: short + " +2 fingers, edge", description: device.description, events: device.events,
             policy: fingers))
 }
 let (syntheticDescription, syntheticEvents) = syntheticTenFinger(seconds: 10)
@@ -393,7 +393,7 @@ workloads.append(
         policy: leftStrip))
 workloads.append(
     Workload(
-        name: "synthetic 10-finger 240 Hz +max-contacts 2, edge", description: syntheticDescription,
+        name: "synthetic 10-finger 240 Hz +2 fingers, edge", description: syntheticDescription,
         events: syntheticEvents, policy: fingers))
 
 // The rules of docs/profiles.md#pointers and its key rules: pointers (real mouse, trackpad and pen recordings) and typing under a
