@@ -188,7 +188,8 @@ public struct Profile: Hashable, Sendable, Encodable {
         }
     }
 
-    /// A `[[device]]` entry: a device that keeps working in a session.
+    /// A `[[device]]` entry: a device that keeps working in a session, or whose pointer is
+    /// hidden from the kiosk for the session (`hide-pointer`), or both.
     public struct Device: Hashable, Sendable, Encodable {
         /// What of its events pass the locks.
         public enum Passes: String, Hashable, Sendable, Encodable {
@@ -198,6 +199,8 @@ public struct Profile: Hashable, Sendable, Encodable {
             case keys
             /// Its pointer events and touch contacts.
             case pointer
+            /// Nothing: an entry with `hide-pointer = true` and no `passes`.
+            case nothing
         }
 
         /// Why it is allowed (`accessibility`, `scanner`, `keypad`, `card-reader`…), for the journal.
@@ -208,6 +211,9 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// udev properties the node must have, each with this value (`ID_PATH`, `ID_SERIAL`…).
         public var udev: [String: String] = [:]
         public var passes: Passes
+        /// `hide-pointer = true`: the device's pointer never reaches the kiosk in a session, and
+        /// its clone has none (docs/profiles.md § Pointers).
+        public var hidePointer: Bool = false
         /// Where the entry is in its file (`line`), for warnings about it.
         public var line: Int
 
