@@ -26,6 +26,9 @@ extension InputBroker {
         /// carries it to libinput through file ``calibrationFile`` (``CloneCalibration``).
         var calibration: CalibrationMatrix?
         var calibrationFile: Int?
+        /// Why the clone was made without the node's pointer (``FilterPolicy/pointerHiding(of:)``);
+        /// nil: it has the node's pointer, as everything else of it.
+        var pointerHidden: PointerHiding?
         @exclusivity(unchecked) var id: DeviceID?
         var input: EventSource?
         var feedback: EventSource?
