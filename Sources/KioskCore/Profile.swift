@@ -226,6 +226,24 @@ public struct Profile: Hashable, Sendable, Encodable {
             for (key, value) in udev.sorted(by: { $0.key < $1.key }) { parts.append("\(key)=\(Text.quoted(value))") }
             return "\(role) (\(parts.joined(separator: ", ")))"
         }
+
+        enum CodingKeys: String, CodingKey {
+            case role, name, vendor, product, udev, passes, line
+            case hidePointer = "hide-pointer"
+        }
+
+        /// As the profile says it: `passes` only when given, `hide-pointer` only when true.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(role, forKey: .role)
+            try c.encodeIfPresent(name, forKey: .name)
+            try c.encodeIfPresent(vendor, forKey: .vendor)
+            try c.encodeIfPresent(product, forKey: .product)
+            try c.encode(udev, forKey: .udev)
+            if passes != .nothing { try c.encode(passes, forKey: .passes) }
+            if hidePointer { try c.encode(true, forKey: .hidePointer) }
+            try c.encode(line, forKey: .line)
+        }
     }
 
     /// N presses of a key within a time, seen even while the key is locked.
