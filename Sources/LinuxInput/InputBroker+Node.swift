@@ -54,7 +54,7 @@ extension InputBroker {
 
     /// The step a lifecycle notice is about, which words it.
     enum Step {
-        case node, open, busy, grab, clone, watch, read, reload, reclone, change
+        case node, open, busy, grab, clone, watch, read, reload, reclone, pointerReclone, change
 
         /// What went wrong at this step.
         private var failure: String {
@@ -67,6 +67,7 @@ extension InputBroker {
             case .read: "Could not read an input device"
             case .reload: "Could not read an input device again after a change"
             case .reclone: "Could not clone an input device again after a change"
+            case .pointerReclone: "Could not clone an input device again to hide or show its pointer"
             case .node, .change: "An input device failed"
             }
         }

@@ -436,7 +436,9 @@ public final class InputBroker {
         do {
             clone = try makeClone(of: renewed, metadata)
         } catch {
-            return perform(lifecycle.failed(device.syspath, at: now), .reclone, metadata.adding(error))
+            return perform(
+                lifecycle.failed(device.syspath, at: now), reason == .change ? .reclone : .pointerReclone,
+                metadata.adding(error))
         }
         unfilter(node)
         if reason == .change { logger.info("Input device changed; cloned it again", metadata: metadata) }
