@@ -191,6 +191,51 @@ struct PointerVMTests {
         try CalibrationVMTests.listDevices()[node]?["Capabilities"]
     }
 
+    static let hiddenEntryProfile = """
+        description = "VM test: pointers allowed, one node's pointer hidden"
+        [pointer]
+        mode = "allowed"
+        [[device]]
+        role = "hdmi-cec"
+        name = "kioskd test cec"
+        hide-pointer = true
+        [passcode]
+        hash = "\(demoPasscodeHash)"
+        """
+
+    @Test(
+        "[[device]] hide-pointer = true with pointers allowed: the node it names gets a clone with nothing in the session, another mouse keeps its pointer"
+    )
+    func hidePointerEntry() throws {
+        let bus = try PrivateBus()
+        let kioskd = try KioskdUnderTest(bus: bus)
+        defer { bus.stop() }
+        try kioskd.writeProfile("hide-cec", Self.hiddenEntryProfile)
+        let cecPhys = "kioskd-vm-test/cec"
+        let cec = try UInputClone(description: FakeDevice.mouse(name: "kioskd test cec", phys: cecPhys))
+        let mouse = try UInputClone(description: FakeDevice.mouse())
+        try kioskd.start(input: true)
+        defer { kioskd.stop() }
+        _ = try Self.waitForClone(of: cecPhys, "was made") { $0.hasPointer }
+        let mouseBefore = try Self.waitForClone(of: Self.mousePhys, "was made") { $0.hasPointer }
+
+        try kioskd.call("StartSession", "s", ["hide-cec"])
+        #expect(try kioskd.property("SessionState") == #"s "active""#)
+        let cecHidden = try Self.waitForClone(of: cecPhys, "lost its pointer") { $0.isEmpty }
+        #expect(try Self.capabilities(cecHidden.node)?.contains("pointer") != true)
+        // The policy change that made the CEC node's clone again is over (one pass on kioskd's
+        // loop): the other mouse was not cloned again, and its clone is still a pointer.
+        let hidden = kioskd.log.split(separator: "\n").filter { $0.contains("Input device's pointer hidden") }
+        #expect(hidden.count == 1 && hidden.first?.contains("kioskd test cec") == true, "\(hidden)")
+        #expect(hidden.first?.contains("hdmi-cec") == true, "\(hidden)")
+        #expect(Self.cloneNow(of: Self.mousePhys) == mouseBefore)
+        #expect(try Self.capabilities(mouseBefore.node)?.contains("pointer") == true)
+
+        try kioskd.endSession(passcode: "1234")
+        _ = try Self.waitForClone(of: cecPhys, "got its pointer back") { $0.hasPointer }
+        withExtendedLifetime((cec, mouse)) {}
+    }
+
     @Test(
         "[pointer] mode = locked: the mouse's clone has no capability and the keyboard-with-touchpad's only its keys (libinput list-devices), a mouse plugged in the session too; the session ended, the mouse's clone is a pointer again"
     )
@@ -227,6 +272,10 @@ struct PointerVMTests {
         #expect(mouseHidden.key.split(separator: " ").allSatisfy { Int($0, radix: 16) == 0 }, "\(mouseHidden)")
         #expect(mouseHidden.properties == "0", "\(mouseHidden)")
         #expect(comboHidden.ev != "1" && comboHidden.properties == "0", "\(comboHidden)")
+        // udev gives the empty clone no class (ID_INPUT_MOUSE, _KEY, …): libinput leaves it out.
+        let classes = try CalibrationVMTests.udevProperties(mouseHidden.node).keys.filter { $0.hasPrefix("ID_INPUT") }
+        print("udev classes of the mouse's empty clone: \(classes.sorted())")
+        #expect(!classes.contains { $0.hasPrefix("ID_INPUT_") }, "\(classes)")
         let mouseListed = try Self.capabilities(mouseHidden.node)
         let comboListed = try Self.capabilities(comboHidden.node)
         print(
