@@ -130,7 +130,8 @@ extension Profile.Device {
             matcher: DeviceMatcher(
                 name: name, vendor: vendor.map { UInt16($0) }, product: product.map { UInt16($0) },
                 udev: udev.map { ($0.key, $0.value) }),
-            passesKeys: passes != .pointer, passesPointer: passes != .keys)
+            passesKeys: passes == .all || passes == .keys, passesPointer: passes == .all || passes == .pointer,
+            hidesPointer: hidePointer)
     }
 }
 

@@ -188,7 +188,8 @@ public struct Profile: Hashable, Sendable, Encodable {
         }
     }
 
-    /// A `[[device]]` entry: a device that keeps working in a session.
+    /// A `[[device]]` entry: a device that keeps working in a session, or whose pointer is
+    /// hidden from the kiosk for the session (`hide-pointer`), or both.
     public struct Device: Hashable, Sendable, Encodable {
         /// What of its events pass the locks.
         public enum Passes: String, Hashable, Sendable, Encodable {
@@ -198,6 +199,8 @@ public struct Profile: Hashable, Sendable, Encodable {
             case keys
             /// Its pointer events and touch contacts.
             case pointer
+            /// Nothing: an entry with `hide-pointer = true` and no `passes`.
+            case nothing
         }
 
         /// Why it is allowed (`accessibility`, `scanner`, `keypad`, `card-reader`…), for the journal.
@@ -208,6 +211,9 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// udev properties the node must have, each with this value (`ID_PATH`, `ID_SERIAL`…).
         public var udev: [String: String] = [:]
         public var passes: Passes
+        /// `hide-pointer = true`: the device's pointer never reaches the kiosk in a session, and
+        /// its clone has none (docs/profiles.md § Pointers).
+        public var hidePointer: Bool = false
         /// Where the entry is in its file (`line`), for warnings about it.
         public var line: Int
 
@@ -219,6 +225,24 @@ public struct Profile: Hashable, Sendable, Encodable {
             if let product { parts.append("product 0x" + String(product, radix: 16, uppercase: false)) }
             for (key, value) in udev.sorted(by: { $0.key < $1.key }) { parts.append("\(key)=\(Text.quoted(value))") }
             return "\(role) (\(parts.joined(separator: ", ")))"
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case role, name, vendor, product, udev, passes, line
+            case hidePointer = "hide-pointer"
+        }
+
+        /// As the profile says it: `passes` only when given, `hide-pointer` only when true.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(role, forKey: .role)
+            try c.encodeIfPresent(name, forKey: .name)
+            try c.encodeIfPresent(vendor, forKey: .vendor)
+            try c.encodeIfPresent(product, forKey: .product)
+            try c.encode(udev, forKey: .udev)
+            if passes != .nothing { try c.encode(passes, forKey: .passes) }
+            if hidePointer { try c.encode(true, forKey: .hidePointer) }
+            try c.encode(line, forKey: .line)
         }
     }
 

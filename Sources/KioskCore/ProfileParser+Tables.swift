@@ -257,7 +257,7 @@ extension ProfileReader {
     }
 
     mutating func device(_ table: TOMLTable, at path: TOMLPath) -> Profile.Device? {
-        checkKeys(table, at: path, allowed: ["role", "name", "vendor", "product", "udev", "passes"])
+        checkKeys(table, at: path, allowed: ["role", "name", "vendor", "product", "udev", "passes", "hide-pointer"])
         let line = map.position(of: path).line
         var problem = false
         var role: String?
@@ -283,13 +283,29 @@ extension ProfileReader {
         } else {
             problem = true
         }
+        var hidePointer = false
+        if let value = table["hide-pointer"] {
+            if expect(value, .bool, at: path + [.key("hide-pointer")]), let hide = value.bool {
+                hidePointer = hide
+            } else {
+                problem = true
+            }
+        }
         var passes: Profile.Device.Passes?
         if let value = table["passes"] {
             passes = choice(value, at: path + [.key("passes")], [Profile.Device.Passes.all, .keys, .pointer])
             if passes == nil { problem = true }
+            if hidePointer, let passes, passes != .keys {
+                error(
+                    "\(ProfileReader.name(path)) has hide-pointer = true and passes = \(Text.quoted(passes.rawValue)): its pointer cannot both pass and be hidden; use passes = \"keys\" or no passes",
+                    at: path + [.key("hide-pointer")])
+                problem = true
+            }
+        } else if hidePointer {
+            passes = .nothing
         } else {
             error(
-                "\(ProfileReader.name(path)) has no passes; say what of the device passes the locks: \"keys\", \"pointer\" or \"all\"",
+                "\(ProfileReader.name(path)) has no passes; say what of the device passes the locks: \"keys\", \"pointer\" or \"all\" (or hide its pointer with hide-pointer = true)",
                 at: path)
             problem = true
         }
@@ -360,7 +376,7 @@ extension ProfileReader {
         guard !problem, let role, let passes else { return nil }
         return Profile.Device(
             role: role, name: name, vendor: ids["vendor"], product: ids["product"], udev: udev, passes: passes,
-            line: line)
+            hidePointer: hidePointer, line: line)
     }
 
     /// udev's device-class properties (`ID_INPUT`, `ID_INPUT_KEYBOARD`, `ID_INPUT_MOUSE`, …):

@@ -208,10 +208,13 @@ struct DeviceFilter {
         while index < end {
             let event = events[index]
             index += 1
-            if event.type == EV.msc && event.code == MSC.scan {
-                if let scan = pendingScan, !shared.holdsAll { output.append(scan) }
-                pendingScan = event
-                continue
+            if event.type == EV.msc {
+                if gate.dropsMisc { continue }  // its clone has no EV_MSC
+                if event.code == MSC.scan {
+                    if let scan = pendingScan, !shared.holdsAll { output.append(scan) }
+                    pendingScan = event
+                    continue
+                }
             }
             if event.type == EV.key && !Touch.ownsKey(event.code) {
                 let forward = keys.decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
@@ -368,23 +371,44 @@ struct DeviceGate {
     var axesArePointer = false
     var keysExempt = false
     var allowance: AllowedDevice?
+    /// Why the device's clone has no pointer (``FilterPolicy/pointerHiding(of:)``); nil: it has.
+    var pointerHidden: PointerHiding?
+    /// The clone without a pointer has no `EV_MSC` (nothing else of the device is left on it):
+    /// the device's `MSC_*` events (a touchpad's `MSC_TIMESTAMP`) are not forwarded.
+    var dropsMisc = false
 
     init() {}
 
     init(description: DeviceDescription, pointerKind: PointerKind, policy: FilterPolicy) {
+        var hidingEntry: AllowedDevice?
         for entry in policy.allowedDevices where entry.matcher.matches(description) {
             if allowance == nil { allowance = entry }
+            if hidingEntry == nil && entry.hidesPointer { hidingEntry = entry }
             keysExempt = keysExempt || entry.passesKeys
             pointerExempt = pointerExempt || entry.passesPointer
         }
-        pointerPasses = pointerExempt || policy.pointer == .allowed
+        if hidingEntry != nil { pointerExempt = false }  // hiding wins: fail closed
+        pointerPasses = hidingEntry == nil && (pointerExempt || policy.pointer == .allowed)
+        let pointerLocked = hidingEntry != nil || policy.pointer == .locked
         axesArePointer = pointerKind == .relative || pointerKind == .joystick
+        if let hidingEntry {
+            pointerHidden = .entry(role: hidingEntry.role)
+        } else {
+            switch pointerKind {
+            case .relative, .touchpad, .joystick: pointerHidden = pointerPasses ? nil : .locked
+            case .absolute: pointerHidden = !pointerPasses && policy.pointer == .locked ? .locked : nil
+            case .none: pointerHidden = nil
+            }
+        }
+        if pointerHidden != nil, description.codes[EV.msc] != nil {
+            dropsMisc = description.withoutPointer().codes[EV.msc] == nil
+        }
         switch pointerKind {
         case .touchpad:
             contacts = pointerPasses ? .forwardAll : .suppressAll
         case .absolute:
             contacts =
-                pointerPasses ? .forwardAll : policy.pointer == .locked ? .suppressAll : .regions
+                pointerPasses ? .forwardAll : pointerLocked ? .suppressAll : .regions
         case .none, .relative, .joystick:
             // Touch contacts of a touchscreen (a relative pointer or joystick has none).
             if pointerExempt {

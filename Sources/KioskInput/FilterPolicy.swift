@@ -94,8 +94,10 @@ public enum PointerPolicy: Sendable, Equatable {
     case regions
 }
 
-/// A device that keeps working in a session: its keys, its pointer, or both pass the locks
-/// (never the escape chords nor the exit gesture, and nothing passes while all input is held).
+/// A device a profile names: its keys, its pointer, or both pass the locks in a session (never
+/// the escape chords nor the exit gesture, and nothing passes while all input is held), or its
+/// pointer is hidden from the kiosk for the session (``hidesPointer``), or both (keys pass, the
+/// pointer is hidden).
 public struct AllowedDevice: Sendable, Equatable {
     /// Why it is allowed, for people: `accessibility`, `scanner`, `keypad`, `card-reader`…
     public var role: String
@@ -104,9 +106,17 @@ public struct AllowedDevice: Sendable, Equatable {
     public var passesKeys: Bool
     /// Its pointer events and touch contacts pass the pointer and touch locks.
     public var passesPointer: Bool
+    /// Its pointer never reaches the kiosk in a session, and its clone has no pointer
+    /// (``FilterPolicy/pointerHiding(of:)``), whatever `[pointer]` says: a node that claims to
+    /// be a pointer and is none (an HDMI-CEC adapter, a touchscreen's side node with a lone
+    /// `BTN_LEFT`). It wins over any other entry that lets the device's pointer through.
+    public var hidesPointer: Bool
 
-    public init(role: String, matcher: DeviceMatcher, passesKeys: Bool, passesPointer: Bool) {
+    public init(
+        role: String, matcher: DeviceMatcher, passesKeys: Bool, passesPointer: Bool, hidesPointer: Bool = false
+    ) {
         self.role = role; self.matcher = matcher; self.passesKeys = passesKeys; self.passesPointer = passesPointer
+        self.hidesPointer = hidesPointer
     }
 }
 

@@ -55,7 +55,9 @@ enum ProfileReport {
             + (a.bounceKeys.map { ["bounce keys \($0.kioskText)"] } ?? [])
         if !features.isEmpty { lines.append("key access   \(features.joined(separator: ", "))") }
         for device in profile.devices {
-            lines.append("  device     \(device.summary): \(device.passes.rawValue) pass")
+            let hidden = device.hidePointer ? (device.passes == .nothing ? "pointer hidden" : ", pointer hidden") : ""
+            let passes = device.passes == .nothing ? "" : "\(device.passes.rawValue) pass"
+            lines.append("  device     \(device.summary): \(passes)\(hidden)")
         }
         if profile.presets.isEmpty { lines.append("presets      none") }
         for preset in profile.presets {

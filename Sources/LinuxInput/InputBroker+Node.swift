@@ -26,6 +26,9 @@ extension InputBroker {
         /// carries it to libinput through file ``calibrationFile`` (``CloneCalibration``).
         var calibration: CalibrationMatrix?
         var calibrationFile: Int?
+        /// Why the clone was made without the node's pointer (``FilterPolicy/pointerHiding(of:)``);
+        /// nil: it has the node's pointer, as everything else of it.
+        var pointerHidden: PointerHiding?
         @exclusivity(unchecked) var id: DeviceID?
         var input: EventSource?
         var feedback: EventSource?
@@ -51,7 +54,7 @@ extension InputBroker {
 
     /// The step a lifecycle notice is about, which words it.
     enum Step {
-        case node, open, busy, grab, clone, watch, read, reload, reclone, change
+        case node, open, busy, grab, clone, watch, read, reload, reclone, pointerReclone, change
 
         /// What went wrong at this step.
         private var failure: String {
@@ -64,6 +67,7 @@ extension InputBroker {
             case .read: "Could not read an input device"
             case .reload: "Could not read an input device again after a change"
             case .reclone: "Could not clone an input device again after a change"
+            case .pointerReclone: "Could not clone an input device again to hide or show its pointer"
             case .node, .change: "An input device failed"
             }
         }

@@ -183,12 +183,20 @@ public final class InputBroker {
         armKeyTimer()
         perform(lifecycle.policyChanged(locksOn: policy != .passThrough, at: now))
         for node in nodesByID { if let node { logAllowance(of: node) } }
+        // A pointer the policy now hides, or shows again: the node is cloned again, with its
+        // pointer left out or back (the filter has released on the old clone what it locks).
+        let recloned = nodesByID.compactMap { $0 }.filter { node in
+            (policy.pointerHiding(of: judged(node)) != nil) != (node.pointerHidden != nil)
+        }
+        for node in recloned { reclone(node.device, node.metadata, for: .pointer) }
     }
 
     /// Says in the journal that a node keeps working through the session's locks (a profile's
     /// `[[device]]` entry matches it).
     private func logAllowance(of node: Node) {
-        guard let id = node.id, let entry = filter.allowance(of: id) else { return }
+        guard let id = node.id, let entry = filter.allowance(of: id), entry.passesKeys || entry.passesPointer else {
+            return
+        }
         let passes = entry.passesKeys && entry.passesPointer ? "all" : entry.passesKeys ? "keys" : "pointer"
         logger.notice(
             "Input device allowed through the session's locks",
@@ -408,22 +416,43 @@ public final class InputBroker {
         logger.debug("Input device changed; its clone still matches it", metadata: metadata)
     }
 
-    /// A new clone for a node re-read for a change; the old one goes (the kernel releases what
-    /// was held on it) and the new one starts from the state now: what is held was never
-    /// forwarded through it.
-    private func reclone(_ device: Device, _ metadata: Logger.Metadata) {
+    /// Why a node is cloned again.
+    enum Reclone {
+        /// A `change`: the node was re-read and its clone no longer matches it.
+        case change
+        /// The policy hides the node's pointer, or shows it again (``FilterPolicy/pointerHiding(of:)``).
+        case pointer
+    }
+
+    /// A new clone for a node re-read for a change, or whose pointer the policy now hides or
+    /// shows; the old one goes (the kernel releases what was held on it) and the new one starts
+    /// from the state now: what is held was never forwarded through it. If the new clone cannot
+    /// be made the node fails as a whole: in a session it is held grabbed and silent, its old
+    /// clone destroyed (``NodeLifecycle/failed(_:at:)``), so a pointer to hide never stays.
+    private func reclone(_ device: Device, _ metadata: Logger.Metadata, for reason: Reclone = .change) {
         guard let node = open[device.syspath] else { return }
         let renewed = Node(device: device, evdev: node.evdev, description: node.evdev.deviceDescription)
         let clone: UInputClone
         do {
             clone = try makeClone(of: renewed, metadata)
         } catch {
-            return perform(lifecycle.failed(device.syspath, at: now), .reclone, metadata.adding(error))
+            return perform(
+                lifecycle.failed(device.syspath, at: now), reason == .change ? .reclone : .pointerReclone,
+                metadata.adding(error))
         }
         unfilter(node)
-        logger.info("Input device changed; cloned it again", metadata: metadata)
+        if reason == .change { logger.info("Input device changed; cloned it again", metadata: metadata) }
         open[device.syspath] = renewed
-        install(renewed, clone: clone, state: renewed.evdev.state, metadata: metadata)
+        install(renewed, clone: clone, state: renewed.evdev.state, metadata: metadata, hiddenBefore: node.pointerHidden)
+    }
+
+    /// The node as the filter judges it: with the calibration kioskd found for it and its udev
+    /// properties (which allowed-device entries may match on).
+    private func judged(_ node: Node) -> DeviceDescription {
+        var judged = node.description
+        judged.calibration = node.calibration
+        judged.udevProperties = node.device.properties
+        return judged
     }
 
     /// The clone of a grabbed node, carrying to libinput the calibration the filter will judge the
@@ -432,11 +461,14 @@ public final class InputBroker {
     /// the clone finds it (``CloneCalibration``). No file, no clone.
     private func makeClone(of node: Node, _ metadata: Logger.Metadata) throws(EvdevError) -> UInputClone {
         node.calibration = calibration(of: node.device, metadata)
+        node.pointerHidden = filter.policy.pointerHiding(of: judged(node))
         if let matrix = node.calibration, calibrations != nil {
             node.calibrationFile = try calibrations?.write(matrix)
         }
         do {
-            return try UInputClone(cloning: node.evdev, uinputPath: uinputPath, calibration: node.calibrationFile)
+            return try UInputClone(
+                cloning: node.evdev, uinputPath: uinputPath, calibration: node.calibrationFile,
+                withoutPointer: node.pointerHidden != nil)
         } catch {
             removeCalibrationFile(of: node)
             throw error
@@ -448,12 +480,13 @@ public final class InputBroker {
         node.calibrationFile = nil
     }
 
-    /// Puts a grabbed node and its new clone under the filter and watches both.
-    private func install(_ node: Node, clone: UInputClone, state: DeviceState, metadata: Logger.Metadata) {
-        var filtered = node.description
-        filtered.calibration = node.calibration
-        filtered.udevProperties = node.device.properties
-        let id = filter.addDevice(filtered, state: state)
+    /// Puts a grabbed node and its new clone under the filter and watches both. `hiddenBefore`:
+    /// why the node's previous clone had no pointer, if it had one and none.
+    private func install(
+        _ node: Node, clone: UInputClone, state: DeviceState, metadata: Logger.Metadata,
+        hiddenBefore: PointerHiding? = nil
+    ) {
+        let id = filter.addDevice(judged(node), state: state)
         node.clone = clone
         node.id = id
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
@@ -485,7 +518,29 @@ public final class InputBroker {
         logger.info(
             "Brokering an input device", metadata: metadata.merging(["device.clone": "\(clone.devnode ?? "?")"]) { $1 })
         logAllowance(of: node)
+        logPointer(of: node, hiddenBefore: hiddenBefore)
         if let summary = node.summary { onDeviceBrokered?(summary) }
+    }
+
+    /// Says in the journal that a node's clone has no pointer now (a cursor would have nowhere
+    /// to go), or has it again.
+    private func logPointer(of node: Node, hiddenBefore: PointerHiding?) {
+        guard (node.pointerHidden != nil) != (hiddenBefore != nil) else { return }
+        var metadata = node.metadata.merging(["device.clone": "\(node.clone?.devnode ?? "?")"]) { $1 }
+        switch node.pointerHidden {
+        case .locked?:
+            metadata["pointer.reason"] = "locked"
+        case .entry(let role)?:
+            metadata["pointer.reason"] = "device-entry"
+            metadata["device.role"] = "\(role)"
+        case nil:
+            metadata["pointer.reason"] = "passes"
+        }
+        if node.pointerHidden != nil {
+            logger.notice("Input device's pointer hidden from the kiosk; its clone has none", metadata: metadata)
+        } else {
+            logger.notice("Input device's pointer shown to the kiosk again; its clone has it", metadata: metadata)
+        }
     }
 
     /// Stops filtering a node and destroys its clone (the kernel releases what was held on it);

@@ -56,10 +56,13 @@ public final class UInputClone {
         return result
     }
 
-    /// The clone's description as the source's: what ``init(cloning:uinputPath:calibration:)``
-    /// asks uinput to create.
-    public static func cloneDescription(of source: DeviceDescription, calibration: Int? = nil) -> DeviceDescription {
-        var clone = source
+    /// The clone's description as the source's: what ``init(cloning:uinputPath:calibration:withoutPointer:)``
+    /// asks uinput to create. `withoutPointer`: the source's pointer is left out
+    /// (``KioskInput/DeviceDescription/withoutPointer()``).
+    public static func cloneDescription(
+        of source: DeviceDescription, calibration: Int? = nil, withoutPointer: Bool = false
+    ) -> DeviceDescription {
+        var clone = withoutPointer ? source.withoutPointer() : source
         clone.name = uinputName(source.name)
         clone.phys = phys(forSource: source.phys, calibration: calibration)
         clone.uniq = nil
@@ -96,17 +99,21 @@ public final class UInputClone {
     private let uinputPath: String
 
     /// Creates the clone of an opened device; `calibration` is the number of the file kioskd
-    /// wrote its calibration to, if any (``phys(forSource:calibration:)``).
+    /// wrote its calibration to, if any (``phys(forSource:calibration:)``); `withoutPointer`:
+    /// the clone presents everything of the device but its pointer
+    /// (``KioskInput/DeviceDescription/withoutPointer()``).
     ///
     /// The corresponding C calls are `open("/dev/uinput")`, `ioctl(UI_SET_PHYS)`
     /// and `libevdev_uinput_create_from_device` (`UI_DEV_SETUP`, `UI_ABS_SETUP`,
     /// `UI_SET_*BIT`, `UI_SET_PROPBIT`, `UI_DEV_CREATE`).
     /// Its axes start where the source's are now.
     public convenience init(
-        cloning source: EvdevDevice, uinputPath: String = "/dev/uinput", calibration: Int? = nil
+        cloning source: EvdevDevice, uinputPath: String = "/dev/uinput", calibration: Int? = nil,
+        withoutPointer: Bool = false
     ) throws(EvdevError) {
         try self.init(
-            description: Self.cloneDescription(of: source.deviceDescription, calibration: calibration),
+            description: Self.cloneDescription(
+                of: source.deviceDescription, calibration: calibration, withoutPointer: withoutPointer),
             axisValues: source.axisValues, uinputPath: uinputPath)
     }
 

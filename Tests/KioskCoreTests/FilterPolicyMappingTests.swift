@@ -252,6 +252,37 @@ import Testing
                 == KeyAccessSettings(slowKeys: 5_000_000, bounceKeys: 10_000))
     }
 
+    /// `hide-pointer = true`: with no passes nothing of the device passes; with passes = "keys"
+    /// its keys do; either way the filter hides its pointer, and a mouse it matches has none on
+    /// its clone even with pointers allowed.
+    @Test func hidePointerEntriesHideThePointer() throws {
+        let parsed = try profile(
+            """
+            [pointer]
+            mode = "allowed"
+
+            [[device]]
+            role = "hdmi-cec"
+            name = "vc4-hdmi"
+            hide-pointer = true
+
+            [[device]]
+            role = "remote"
+            vendor = 0x1234
+            passes = "keys"
+            hide-pointer = true
+            """)
+        #expect(parsed.devices.map(\.passes) == [.nothing, .keys])
+        #expect(parsed.devices.map(\.hidePointer) == [true, true])
+        let devices = parsed.filterPolicy.allowedDevices
+        #expect(!devices[0].passesKeys && !devices[0].passesPointer && devices[0].hidesPointer)
+        #expect(devices[1].passesKeys && !devices[1].passesPointer && devices[1].hidesPointer)
+        let cec = DeviceDescription(name: "vc4-hdmi", codes: [EV.key: [0x110], EV.rel: [0, 1]])
+        #expect(parsed.filterPolicy.pointerHiding(of: cec) == .entry(role: "hdmi-cec"))
+        let other = DeviceDescription(name: "USB Mouse", codes: [EV.key: [0x110], EV.rel: [0, 1]])
+        #expect(parsed.filterPolicy.pointerHiding(of: other) == nil)
+    }
+
     @Test func deviceEntriesBecomeAllowedDevices() throws {
         let parsed = try profile(
             """

@@ -264,6 +264,16 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         ("[[device]]\nrole = \"keypad\"\nproduct = 0x1234\npasses = \"keys\"\n", "3:1", "product but no vendor"),
         ("[[device]]\nname = \"Pad\"\npasses = \"keys\"\n", "1:1", "has no role"),
         ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\n", "1:1", "has no passes"),
+        ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\nhide-pointer = false\n", "1:1", "has no passes"),
+        ("[[device]]\nname = \"CEC\"\nrole = \"hdmi-cec\"\nhide-pointer = \"yes\"\n", "4:16", "a boolean"),
+        (
+            "[[device]]\nname = \"CEC\"\nrole = \"hdmi-cec\"\npasses = \"pointer\"\nhide-pointer = true\n", "5:1",
+            "its pointer cannot both pass and be hidden"
+        ),
+        (
+            "[[device]]\nname = \"CEC\"\nrole = \"hdmi-cec\"\npasses = \"all\"\nhide-pointer = true\n", "5:1",
+            "has hide-pointer = true and passes = \"all\""
+        ),
         ("[[device]]\nname = \"Pad\"\nrole = \"Key Pad\"\npasses = \"keys\"\n", "3:8", "a role is a lower-case word"),
         ("[[device]]\nname = \"Pad\"\nrole = \"keypad\"\npasses = \"everything\"\n", "4:10", "it must be \"all\""),
         ("[[device]]\nvendor = 0x10000\nrole = \"keypad\"\npasses = \"keys\"\n", "2:10", "outside 0x0000…0xffff"),

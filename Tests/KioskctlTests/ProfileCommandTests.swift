@@ -161,6 +161,41 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         #expect(touch?["max-contacts"] as? Int == 2 && touch?["edge-margin"] as? Double == 0.02, "\(json.stdout)")
     }
 
+    /// `hide-pointer` entries: the text says the pointer is hidden; the JSON has the profile's
+    /// own keys (no passes where none was given).
+    @Test func showSaysWhichDevicesPointerIsHidden() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-hide-\(UUID()).toml").path
+        try Data(
+            """
+            [[device]]
+            role = "hdmi-cec"
+            name = "vc4-hdmi"
+            hide-pointer = true
+
+            [[device]]
+            role = "remote"
+            vendor = 0x1234
+            passes = "keys"
+            hide-pointer = true
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = try kioskctl("profile", "show", file)
+        #expect(text.status == 0)
+        #expect(
+            text.stdout.contains(
+                """
+                  device     hdmi-cec (name "vc4-hdmi"): pointer hidden
+                  device     remote (vendor 0x1234): keys pass, pointer hidden
+                """), "\(text.stdout)")
+        let result = try kioskctl("profile", "show", "--json", file)
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let devices = json?["device"] as? [[String: Any]]
+        #expect(devices?.count == 2, "\(result.stdout)")
+        #expect(devices?[0]["passes"] == nil && devices?[0]["hide-pointer"] as? Bool == true, "\(result.stdout)")
+        #expect(devices?[1]["passes"] as? String == "keys" && devices?[1]["hide-pointer"] as? Bool == true)
+    }
+
     @Test func showJSONIsMachineReadable() throws {
         let result = try kioskctl("profile", "show", "--json", "\(root)/policies/library-catalogue.toml")
         #expect(result.status == 0)

@@ -197,6 +197,46 @@ extension BrokerTests {
         #expect(try !harness.devices.contains { $0.path == path })
     }
 
+    /// docs/input-enforcement.md § No cursor where no one may point: hiding a pointer clones its
+    /// node again, and a clone that cannot be made fails closed.
+    @Test(
+        "a mouse whose clone cannot be made again when the session locks pointers stays grabbed and silent, its old clone (a pointer) gone"
+    )
+    func aFailedPointerRecloneHoldsTheNode() throws {
+        // Clones are made through a link to /dev/uinput, which the test removes once the mouse
+        // is brokered: the reclone the locked pointer calls for then fails.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-uinput-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let link = directory + "/uinput"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/uinput")
+        let harness = try BrokerHarness(uinputPath: link)
+        defer { try? harness.stop() }
+        let mouse = try UInputClone(description: FakeDevice.mouse(phys: "kioskd-vm-test/reclone-fails"))
+        let path = try #require(mouse.devnode)
+        try harness.waitUntil(path)
+        let clone = try #require(try harness.devices.first { $0.path == path }?.clonePath)
+        #expect(FileManager.default.fileExists(atPath: clone))
+
+        try FileManager.default.removeItem(atPath: link)
+        try harness.setPolicy(FilterPolicy(pointer: .locked))
+        let entry = try waitFor("the held log line") {
+            harness.log.entries(containing: "held silent until the session ends").first {
+                $0.metadata["device.path"] == path
+            }
+        }
+        #expect(entry.level == .error)
+        #expect(entry.message.hasPrefix("Could not clone an input device again to hide or show its pointer"))
+        // Grabbed still: a second grab is refused. Its clone is gone, not left a pointer.
+        let other = try EvdevDevice(path: path)
+        defer { other.close() }
+        #expect(throws: EvdevError.self) { try other.grab() }
+        #expect(try !harness.devices.contains { $0.path == path })
+        let gone = eventually(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: clone) }
+        #expect(gone, "the mouse's old clone \(clone) is still there")
+        #expect(harness.log.entries(containing: "Input device's pointer hidden").isEmpty)
+    }
+
     @Test(
         "a node whose clone failed outside a session, and one held silent through a session, are tried again: the next session has both grabbed, cloned and locked"
     )

@@ -70,6 +70,14 @@ import Testing
                 .releasedToRetry, .reclone, .error,
                 "Could not clone an input device again after a change; it is released and tried again later"
             ),
+            (
+                .heldSilent, .pointerReclone, .error,
+                "Could not clone an input device again to hide or show its pointer; it is held silent until the session ends"
+            ),
+            (
+                .releasedToRetry, .pointerReclone, .error,
+                "Could not clone an input device again to hide or show its pointer; it is released and tried again later"
+            ),
             (.tookGrab, .grab, .info, "Took the grab of an input device another process had held"),
             (.removed, .node, .info, "Input device removed"),
             (.releasedNothingToLock, .change, .info, "Input device changed and has nothing a profile locks; released"),

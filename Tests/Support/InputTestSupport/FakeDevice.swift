@@ -61,6 +61,35 @@ public enum FakeDevice {
             ])
     }
 
+    /// A keyboard with a touchpad on one node (as Logitech's K400): KEY_ESC…KEY_F12 (so udev
+    /// calls it a keyboard), a 5-slot clickpad (BTN_LEFT, BTN_TOOL_FINGER…TRIPLETAP, BTN_TOUCH,
+    /// INPUT_PROP_POINTER and _BUTTONPAD), MSC_SCAN and the keyboard LEDs.
+    public static func keyboardTouchpad(
+        name: String = "kioskd test keyboard with touchpad", phys: String = "kioskd-vm-test/combo"
+    ) -> DeviceDescription {
+        let axes: [(String, DeviceDescription.AbsInfo)] = [
+            ("ABS_X", .init(minimum: 0, maximum: 1000, resolution: 12)),
+            ("ABS_Y", .init(minimum: 0, maximum: 600, resolution: 12)),
+            ("ABS_MT_SLOT", .init(minimum: 0, maximum: 4)),
+            ("ABS_MT_TRACKING_ID", .init(minimum: 0, maximum: 65535)),
+            ("ABS_MT_POSITION_X", .init(minimum: 0, maximum: 1000, resolution: 12)),
+            ("ABS_MT_POSITION_Y", .init(minimum: 0, maximum: 600, resolution: 12)),
+        ]
+        let buttons = ["BTN_LEFT", "BTN_TOOL_FINGER", "BTN_TOUCH", "BTN_TOOL_DOUBLETAP", "BTN_TOOL_TRIPLETAP"]
+        return DeviceDescription(
+            name: name, phys: phys, id: .init(bus: 0x03, vendor: 0x046d, product: 0x4024, version: 0x0111),
+            properties: [
+                EventCodes.property(named: "INPUT_PROP_POINTER")!, EventCodes.property(named: "INPUT_PROP_BUTTONPAD")!,
+            ],
+            codes: [
+                type("EV_KEY"): Set(1...88).union(buttons.map(code)),
+                type("EV_ABS"): Set(axes.map { code($0.0) }),
+                type("EV_MSC"): [code("MSC_SCAN")],
+                type("EV_LED"): [code("LED_NUML"), code("LED_CAPSL"), code("LED_SCROLLL")],
+            ],
+            absInfo: Dictionary(uniqueKeysWithValues: axes.map { (code($0.0), $0.1) }))
+    }
+
     /// A pen display's pen node (as a Wacom's): ABS_X 0…9999, ABS_Y 0…5999, pressure 0…2047,
     /// distance, BTN_TOOL_PEN, BTN_TOOL_RUBBER, BTN_TOUCH, BTN_STYLUS, BTN_STYLUS2, MSC_SERIAL,
     /// INPUT_PROP_DIRECT.
