@@ -102,6 +102,14 @@ public struct Profile: Hashable, Sendable, Encodable {
         public static let maxContactsRange = 1...10
         public static let edgeMarginRange = 0.0...0.2
 
+        /// Why `kioskctl profile check` warns about `max-contacts = 1`: it also takes pinch zoom,
+        /// which visitors with low vision use to enlarge a page; nil otherwise.
+        public var pinchWarning: String? {
+            guard maxContacts == 1 else { return nil }
+            return
+                "touch.max-contacts = 1 also takes pinch zoom from visitors with low vision who enlarge the page with it; unless the app has its own zoom control, set 2 (two fingers still pinch, three-finger gestures are dropped)"
+        }
+
         enum CodingKeys: String, CodingKey {
             case mode
             case lockedRegions = "locked-region"

@@ -45,6 +45,7 @@ struct ProfileCommand: ParsableCommand {
                     if let warning = profile.session.extensionWarning {
                         printError("\(file): warning: \(warning)")
                     }
+                    if let warning = profile.touch.pinchWarning { printError("\(file): warning: \(warning)") }
                     for warning in profile.assistiveKeyWarnings { printError("\(file): warning: \(warning)") }
                 } catch {
                     failed = true

@@ -56,6 +56,25 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
         }
     }
 
+    /// One finger at once takes pinch zoom from visitors with low vision: check says so; two
+    /// fingers, or no limit, no warning.
+    @Test func checkWarnsThatOneFingerTakesPinchZoom() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (name, text, warns) in [
+            ("one", "[touch]\nmax-contacts = 1\n", true), ("two", "[touch]\nmax-contacts = 2\n", false),
+            ("none", "[touch]\n", false),
+        ] {
+            let file = "\(directory)/\(name).toml"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let result = try kioskctl("profile", "check", file)
+            #expect(result.status == 0, "\(name): \(result)")
+            #expect(
+                result.stderr.contains("touch.max-contacts = 1 also takes pinch zoom") == warns, "\(name): \(result)")
+        }
+    }
+
     /// A hash anyone can read is guessed offline; kioskd refuses it, check warns.
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("root owns the files kioskd trusts"))))
     func checkWarnsAboutAHashOthersCanRead_needsRoot() throws {
