@@ -94,7 +94,7 @@ struct AbsoluteStrokes: TouchContacts {
         }
         if decision == .idle && strokeIsDown {
             let locked = locator.startIsLocked(
-                x: source[Int(ABS.x)], y: source[Int(ABS.y)], time: events[end].time, rule: rule, shared: &shared)
+                x: source[Int(ABS.x)], y: source[Int(ABS.y)], time: events[end].time, gate: gate, shared: &shared)
             decision = locked ? .suppressed : .forwarded
         }
         forwarding = isForwarding

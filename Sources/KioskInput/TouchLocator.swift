@@ -22,20 +22,11 @@ struct TouchLocator {
         calibration = description.calibration
     }
 
-    /// Whether a contact starting at device coordinates (x, y) at `time` must be suppressed:
-    /// one on the prompt's pad or in the touch gesture's corner is read there and always is;
-    /// otherwise as ``isLocked(x:y:rule:shared:)``.
-    func startIsLocked(x: Int32, y: Int32, time: Int64, rule: ContactRule, shared: inout SharedState) -> Bool {
-        if shared.watchesContactStarts, let point = screenPoint(x: x, y: y),
-            shared.noteContactStart(at: point, time: time)
-        {
-            return true
-        }
-        return isLocked(x: x, y: y, rule: rule, shared: shared)
-    }
-
-    /// A touchscreen's contact: as ``startIsLocked(x:y:time:rule:shared:)`` with the gate's
-    /// rule, and one that starts in the gate's edge margin (``DeviceGate/edgeMargin``) always is.
+    /// Whether a contact (or an absolute pointer's stroke) starting at device coordinates (x, y)
+    /// at `time` must be suppressed: one on the prompt's pad or in the touch gesture's corner is
+    /// read there and always is; one in the gate's edge margin (``DeviceGate/edgeMargin``, a
+    /// touchscreen's only) always is; otherwise as ``isLocked(x:y:rule:shared:)`` with the gate's
+    /// rule.
     func startIsLocked(x: Int32, y: Int32, time: Int64, gate: DeviceGate, shared: inout SharedState) -> Bool {
         if shared.watchesContactStarts, let point = screenPoint(x: x, y: y),
             shared.noteContactStart(at: point, time: time)
