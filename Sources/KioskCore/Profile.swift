@@ -319,31 +319,6 @@ public struct Profile: Hashable, Sendable, Encodable {
                 "session.time-limit \(timeLimit.kioskText) cannot be extended by the person at the kiosk; unless the limit is staff's rather than a visitor's, add session.visitor-extensions (10 or more: WCAG 2.2.1 asks that a visitor can extend a time limit)"
         }
 
-        /// Whether `text` is a language as gettext's `LANGUAGE` takes it: two or three lowercase
-        /// letters, then optionally `_` and a territory (two capitals or three digits) and `@` and a
-        /// variant (`de`, `pt_BR`, `es_419`, `sr@latin`). No codeset: kioskd's screens are UTF-8.
-        public static func isLanguage(_ text: String) -> Bool {
-            var rest = Substring(text)
-            func take(_ allowed: (Character) -> Bool) -> Int {
-                let run = rest.prefix(while: allowed)
-                rest = rest.dropFirst(run.count)
-                return run.count
-            }
-            func isLower(_ c: Character) -> Bool { c >= "a" && c <= "z" }
-            guard (2...3).contains(take(isLower)) else { return false }
-            if rest.first == "_" {
-                rest = rest.dropFirst()
-                let letters = take { $0 >= "A" && $0 <= "Z" }
-                let digits = letters == 0 ? take { $0 >= "0" && $0 <= "9" } : 0
-                guard letters == 2 || digits == 3 else { return false }
-            }
-            if rest.first == "@" {
-                rest = rest.dropFirst()
-                guard (1...16).contains(take(isLower)) else { return false }
-            }
-            return rest.isEmpty
-        }
-
         /// What one extension adds: `extend-by`, else the time limit itself (at most a day).
         public var extensionLength: Duration? {
             guard visitorExtensions != nil, let timeLimit else { return nil }

@@ -629,7 +629,7 @@ extension ProfileReader {
             ])
         let languagePath = path + [.key("language")]
         if let value = table["language"], expect(value, .string, at: languagePath), let language = value.string {
-            if Profile.Session.isLanguage(language) {
+            if KioskWire.isLanguage(language) {
                 session.language = language
             } else {
                 error(

@@ -1,3 +1,5 @@
+import KioskClient
+
 /// The display's words in the visitor's language, the GNOME way: each English text is a gettext
 /// message id (extracted from this module into po/kioskd-prompt.pot, `make pot`), looked up in
 /// the language's catalogue (kioskd-prompt supplies gettext's lookups; docs/prompt.md#language).
@@ -73,12 +75,13 @@ public struct Translation: Sendable {
 }
 
 extension Translation {
-    /// The language to show: the profile's (`Language`) when set, else the kiosk's locale as
+    /// The language to show: the profile's (`Language`) when set and a language
+    /// (``KioskWire/isLanguage(_:)``: anything else on the bus is ignored), else the kiosk's locale as
     /// gettext would read it from `environment` (`LANGUAGE`, then the first of `LC_ALL`,
     /// `LC_MESSAGES`, `LANG`, without its codeset: `de_DE.UTF-8` is `de_DE`); nil for English as
     /// written (none set, or the C or POSIX locale).
     public static func language(profile: String, environment: [String: String]) -> String? {
-        if !profile.isEmpty { return profile }
+        if KioskWire.isLanguage(profile) { return profile }
         if let list = environment["LANGUAGE"], !list.isEmpty { return list }
         guard
             let locale = ["LC_ALL", "LC_MESSAGES", "LANG"].lazy.compactMap({ environment[$0] }).first(where: {

@@ -87,6 +87,9 @@ import Testing
         ("", ["LANG": "sr_RS.UTF-8@latin"], "sr_RS@latin"),
         ("", ["LANG": "de_AT"], "de_AT"),
         ("", ["LANGUAGE": "", "LC_ALL": "", "LANG": "nl_NL.UTF-8"], "nl_NL"),
+        // What is no language on the bus is ignored: the kiosk's, never a path for gettext.
+        ("../../tmp/x", ["LANG": "de_DE.UTF-8"], "de_DE"),
+        ("de_DE.UTF-8", ["LANG": "fr_FR.UTF-8"], "fr_FR"),
     ])
     func theLanguageIsTheProfilesElseTheKiosks(_ profile: String, _ environment: [String: String], _ expected: String) {
         #expect(Translation.language(profile: profile, environment: environment) == expected)
