@@ -34,7 +34,7 @@ APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 # launcher and registry, and python3-pyatspi, the reader.
 APT_PACKAGES += at-spi2-core python3-pyatspi
 # Its translations (po/, gettext's tools): xgettext extracts the texts, msgcmp and msgfmt check
-# and compile the catalogues (TranslationTests, install-prompt).
+# and compile the catalogues (check-po, PromptDisplayTests and AccessibleTreeTests, install-prompt).
 APT_PACKAGES += gettext
 
 .PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
