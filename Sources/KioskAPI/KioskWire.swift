@@ -32,6 +32,9 @@ public enum KioskWire {
         public static let requestSession = "RequestSession"
         public static let releaseSession = "ReleaseSession"
         public static let resetPasscodeThrottle = "ResetPasscodeThrottle"
+        /// An admin woke the display kioskd held dark (`[idle]`), or said it went dark.
+        public static let wake = "Wake"
+        public static let blank = "Blank"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -40,6 +43,8 @@ public enum KioskWire {
         public static let promptClosed = "PromptClosed"
         /// The visitor took the offer of more time: the seconds added, the extensions left.
         public static let timeExtended = "TimeExtended"
+        /// Nobody used the kiosk for `[idle] reset-after`: the app goes back to its start page.
+        public static let idleReset = "IdleReset"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -69,6 +74,12 @@ public enum KioskWire {
         public static let timeOffer = "TimeOffer"
         /// How many more times the visitor may extend the time limit (0 without the offer).
         public static let visitorExtensionsLeft = "VisitorExtensionsLeft"
+        // Properties of idle time (`[idle]`)
+        /// When the idle reset comes unless the visitor answers "Still there?" (wall clock µs);
+        /// 0 while the screen is not up.
+        public static let idleWarning = "IdleWarning"
+        /// `on` or `off`: the display as kioskd wants it (``DisplayPower``).
+        public static let displayPower = "DisplayPower"
     }
 
     /// Polkit actions checked by the admin methods.
@@ -78,6 +89,8 @@ public enum KioskWire {
         public static let setPasscode = "org.kioskd.GuidedAccess1.set-passcode"
         /// An app starting and ending its own session (RequestSession, ReleaseSession).
         public static let requestSession = "org.kioskd.GuidedAccess1.request-session"
+        /// Waking the display kioskd holds dark, or saying it went dark (Wake, Blank).
+        public static let displayPower = "org.kioskd.GuidedAccess1.display-power"
     }
 
     /// The limits of docs/dbus-api.md; input beyond them is `InvalidArgs` and changes nothing.

@@ -36,6 +36,26 @@ public enum TimeOfferState: String, Hashable, Sendable {
     }
 }
 
+/// `DisplayPower`'s values: the display as kioskd wants it (`[idle] blank-after`,
+/// `display-off`, `Wake`, `Blank`). A process in the kiosk session follows it; kioskd never
+/// drives a display.
+public enum DisplayPower: String, Hashable, Sendable {
+    case on
+    /// Dark: the first key, button or touch only wakes it.
+    case off
+    /// A value this build does not know, from a newer kioskd: taken as ``on`` (a display is
+    /// never kept dark on a guess).
+    case unknown
+
+    /// Decodes a `DisplayPower` a daemon sent: a value this build does not know is ``unknown``.
+    public init(wire text: String) {
+        self = DisplayPower(rawValue: text) ?? .unknown
+    }
+
+    /// Whether the display is to be dark.
+    public var isOff: Bool { self == .off }
+}
+
 /// Why the prompt closed (`PromptClosed`'s argument). Every reason but ``accepted`` leaves the
 /// locks as they were.
 public enum PromptCloseReason: String, Hashable, Sendable, CaseIterable {

@@ -171,7 +171,7 @@ public actor GuidedAccessClient {
 
     /// Everything the client hears: the app's restriction changes, status changes,
     /// `ExitRequested` (kioskd opens its passcode prompt), `TimeLimitWarning`, `TimeExtended` (the
-    /// person at the kiosk took the offer of more time), `PromptClosed`, kioskd stopping and
+    /// person at the kiosk took the offer of more time), `IdleReset`, `PromptClosed`, kioskd stopping and
     /// starting, and `.disconnected` when the bus connection drops (the client reconnects).
     public nonisolated func events() -> AsyncStream<ManagerEvent> {
         subscribe { .event($0) }
@@ -264,6 +264,7 @@ public actor GuidedAccessClient {
         if case .restrictionStateChanged(_, let id, let state) = event {
             delegate?.guidedAccessRestriction(withIdentifier: id, didChange: state)
         }
+        if event == .idleReset { delegate?.guidedAccessIdleReset() }
         shared.withLock { shared in
             // Yield under the lock, so a stream that subscribes meanwhile gets its first
             // element before any later one.

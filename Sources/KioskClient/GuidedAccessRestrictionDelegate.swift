@@ -21,10 +21,16 @@ public protocol GuidedAccessRestrictionDelegate: Sendable {
     /// made while this app was not connected).
     func guidedAccessRestriction(
         withIdentifier restrictionIdentifier: String, didChange newRestrictionState: RestrictionState)
+
+    /// Nobody used the kiosk for the session profile's `[idle] reset-after` (`IdleReset`): go
+    /// back to the start page and forget the last visitor's input. Once per idle period, on the
+    /// client's thread as the other calls. Optional: by default nothing happens.
+    func guidedAccessIdleReset()
 }
 
 extension GuidedAccessRestrictionDelegate {
     public func detailTextForGuidedAccessRestriction(withIdentifier restrictionIdentifier: String) -> String? { nil }
+    public func guidedAccessIdleReset() {}
 }
 
 /// A restriction of the registered app that changed state.

@@ -144,7 +144,9 @@ public final class KioskManager: Sendable {
     /// `ListProfiles` (admin, as StartSession).
     public func listProfiles() async throws -> [ProfileInfo] {
         let reply = try await call(KioskWire.Member.listProfiles)
-        guard let entries = reply.first?.array else { throw KioskClientError.unexpected("ListProfiles replied \(reply)") }
+        guard let entries = reply.first?.array else {
+            throw KioskClientError.unexpected("ListProfiles replied \(reply)")
+        }
         return try entries.map { entry in
             guard let f = entry.fields, f.count == 4, let name = f[0].string, let description = f[1].string,
                 let checks = f[2].bool, let holdsHash = f[3].bool
@@ -168,6 +170,17 @@ public final class KioskManager: Sendable {
     /// `ReleaseSession`: the app that requested the active session ends it.
     public func releaseSession(appID: String) async throws {
         try await call(KioskWire.Member.releaseSession, [.string(appID)])
+    }
+
+    /// `Wake` (admin, `display-power`): the display kioskd holds dark (`[idle]`) is wanted on.
+    public func wake() async throws {
+        try await call(KioskWire.Member.wake)
+    }
+
+    /// `Blank` (admin, `display-power`): the display went dark by other means; the next key or
+    /// touch only wakes it.
+    public func blank() async throws {
+        try await call(KioskWire.Member.blank)
     }
 
     /// `ConfirmSession` (admin): the trial session stays.

@@ -34,6 +34,12 @@ public struct KioskStatus: Hashable, Sendable {
     /// `[session] language`, "de"); empty when the kiosk's locale decides, when inactive, or when
     /// the daemon has no such property.
     public var language: String = ""
+    /// While "Still there?" is up (`IdleWarning`, `[idle] reset-warning`): when the idle reset
+    /// comes unless someone answers (CLOCK_REALTIME); nil otherwise, or when the daemon has no
+    /// such property.
+    public var idleWarning: Timestamp?
+    /// The display as kioskd wants it (`DisplayPower`); on when the daemon has no such property.
+    public var displayPower: DisplayPower = .on
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -129,6 +135,10 @@ public enum ManagerEvent: Hashable, Sendable {
     /// many seconds more, and this many extensions are left (docs/dbus-api.md § Time the visitor
     /// can extend). The new deadline comes with the `statusChanged` that follows.
     case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
+    /// `IdleReset`: nobody used the kiosk for the profile's `[idle] reset-after`: go back to the
+    /// start page and forget the visitor's input (docs/dbus-api.md § Idle time and the dark
+    /// display).
+    case idleReset
     /// `PromptClosed`: the passcode prompt at the kiosk closed, for this reason.
     case promptClosed(KioskPrompt.CloseReason)
     /// kioskd took its bus name (it started, or restarted).

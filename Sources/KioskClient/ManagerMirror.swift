@@ -89,6 +89,7 @@ final class ManagerMirror {
         try match(ManagerWire.exitRequestedRule)
         try match(ManagerWire.timeLimitWarningRule)
         try match(ManagerWire.timeExtendedRule)
+        try match(ManagerWire.idleResetRule)
         try match(ManagerWire.promptClosedRule)
         switch scope {
         case .allApps: try match(ManagerWire.restrictionRule(app: nil))
@@ -168,7 +169,7 @@ final class ManagerMirror {
         switch signal {
         case .owner: return sender == ManagerWire.driver
         case .disconnected: return sender == ManagerWire.local
-        case .restriction, .properties, .exitRequested, .timeLimitWarning, .timeExtended, .promptClosed:
+        case .restriction, .properties, .exitRequested, .timeLimitWarning, .timeExtended, .idleReset, .promptClosed:
             return sender == owner
         }
     }
@@ -197,6 +198,8 @@ final class ManagerMirror {
             onEvent(.timeLimitWarning(secondsLeft: seconds))
         case .timeExtended(let seconds, let left):
             onEvent(.timeExtended(secondsAdded: seconds, extensionsLeft: left))
+        case .idleReset:
+            onEvent(.idleReset)
         case .promptClosed(let reason):
             onEvent(.promptClosed(reason))
         case .owner(let owner):

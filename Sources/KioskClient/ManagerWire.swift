@@ -36,6 +36,7 @@ enum ManagerWire {
     static let exitRequestedRule = rule(member: KioskWire.Member.exitRequested)
     static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
     static let timeExtendedRule = rule(member: KioskWire.Member.timeExtended)
+    static let idleResetRule = rule(member: KioskWire.Member.idleReset)
     static let promptClosedRule = rule(member: KioskWire.Member.promptClosed)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(
@@ -111,6 +112,12 @@ enum ManagerWire {
             case KioskWire.Member.visitorExtensionsLeft:
                 guard let count = value.uint64 else { throw .unexpected("VisitorExtensionsLeft is not a uint32") }
                 status.visitorExtensionsLeft = Int(clamping: count)
+            case KioskWire.Member.idleWarning:
+                guard let usec = value.uint64 else { throw .unexpected("IdleWarning is not a uint64") }
+                status.idleWarning = wallClock(usec)
+            case KioskWire.Member.displayPower:
+                guard let text = value.string else { throw .unexpected("DisplayPower is not a string") }
+                status.displayPower = DisplayPower(wire: text)
             default:
                 continue  // a property this client does not know
             }
@@ -182,6 +189,7 @@ enum ManagerWire {
         case exitRequested
         case timeLimitWarning(secondsLeft: UInt64)
         case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
+        case idleReset
         case promptClosed(KioskPrompt.CloseReason)
         /// kioskd's name got a new owner (non-empty) or lost it (empty).
         case owner(String)
@@ -206,6 +214,8 @@ enum ManagerWire {
                 let left = UInt32(exactly: wide)
             else { return nil }
             return .timeExtended(secondsAdded: seconds, extensionsLeft: left)
+        case (KioskWire.managerInterface, KioskWire.Member.idleReset):
+            return .idleReset
         case (KioskWire.managerInterface, KioskWire.Member.promptClosed):
             guard let text = values.first?.string, let reason = KioskPrompt.CloseReason(rawValue: text) else {
                 return nil

@@ -423,6 +423,8 @@ public struct Profile: Hashable, Sendable, Encodable {
     /// Presets in the order the file gives them.
     public var presets: [Preset] = []
     public var session = Session()
+    /// `[idle]`: the reset, the dark screen (Profile+Idle.swift).
+    public var idle = Idle()
     /// A crypt(3) hash of the passcode that ends this profile's sessions; when `nil`, the
     /// passcode set with `kioskctl passcode set` applies.
     public var passcodeHash: String?
@@ -430,7 +432,7 @@ public struct Profile: Hashable, Sendable, Encodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case app, description, buttons, touch, pointer, accessibility, presets, session
+        case app, description, buttons, touch, pointer, accessibility, presets, session, idle
         case appOwner = "app-owner"
         case devices = "device"
         case passcodeHash = "passcode-hash"

@@ -9,7 +9,7 @@ extension ProfileReader {
 
     static let topKeys = [
         "app", "app-owner", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions",
-        "session",
+        "session", "idle",
         "passcode",
     ]
 
@@ -64,6 +64,9 @@ extension ProfileReader {
         }
         if let value = root["session"], let table = table(value, at: [.key("session")]) {
             profile.session = session(table, at: [.key("session")])
+        }
+        if let value = root["idle"], let table = table(value, at: [.key("idle")]) {
+            profile.idle = idle(table, at: [.key("idle")])
         }
         if profile.session.appMayRequest && profile.app == nil {
             error(

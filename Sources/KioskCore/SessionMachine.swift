@@ -39,6 +39,9 @@ public struct SessionMachine: Sendable, Equatable {
     /// Why a restored session runs on the strictest locks (`SessionProblem`): its profile could not
     /// be loaded and no last good copy was kept; "" otherwise.
     public var restoreProblem = ""
+    /// Idle time (`[idle]`): the "Still there?" screen, the reset, the display wanted dark. In
+    /// memory only (SessionMachine+Idle.swift).
+    public var idle = IdlePhase()
 
     public init(state: KioskState, profile: Profile?, promptTimeout: Duration = .seconds(30)) {
         self.state = state
@@ -70,6 +73,17 @@ public struct SessionMachine: Sendable, Equatable {
         /// The person at the kiosk took the offer of more time (the filter read the key or touch
         /// that takes it).
         case visitorExtends
+        /// Time passed for idle (its timer fired, the local minute changed, or a recording's
+        /// clock moved on), with the last physical input as the performer saw it.
+        case idle(IdleInput)
+        /// The person at the kiosk answered the "Still there?" screen (a key, button or touch let
+        /// go, read by the filter).
+        case stillHere
+        /// A key or touch on the dark display woke it (read by the filter, swallowed until let go).
+        case wake
+        /// An admin said the display is dark (`kioskctl blank`: the next key or touch only wakes
+        /// it) or woke it (`kioskctl wake`).
+        case adminDisplay(on: Bool)
     }
 
     /// The offer of more time at the kiosk: from `warn-before` before the end of an active
@@ -137,6 +151,15 @@ public struct SessionMachine: Sendable, Equatable {
         /// The visitor took the offer (``Event/visitorExtends``): the end moved by `by`, the
         /// session's timer is set anew; the audit entry and `TimeExtended`.
         case visitorExtended(by: Duration, extensionsLeft: Int)
+        /// The "Still there?" screen came up or went (``idle``'s `warningUntil`): what a display
+        /// shows (`IdleWarning`), and what the filter takes.
+        case idleWarningChanged
+        /// Nobody touched the kiosk for `[idle] reset-after`: `IdleReset`, or the kiosk session
+        /// restarted (`reset`); once per idle period.
+        case idleReset(Profile.Idle.ResetMode)
+        /// kioskd wants the display on or off (`DisplayPower`), and why; while it is off the
+        /// filter holds all input and the first key or touch only wakes it.
+        case displayPowerChanged(on: Bool, DisplayReason)
     }
 
     /// A profile file as read: the profile, and its text (kept should a later reload fail).
@@ -180,11 +203,27 @@ public struct SessionMachine: Sendable, Equatable {
     /// The warning marks still ahead of a new end are pending again (the session's rule drops
     /// those already behind it, so none comes due at once).
     public mutating func apply(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {
+        let pausedBefore = idlePaused
+        var effects = try applyChange(change, at: now)
+        effects += idleAfterStep(pausedBefore: pausedBefore, at: now)
+        return effects
+    }
+
+    /// What is left of idle after a step: a pause that ended is activity; a session no longer
+    /// active closes the screen and wants the display on.
+    private mutating func idleAfterStep(pausedBefore: Bool, at now: Timestamp) -> [Effect] {
+        if pausedBefore && !idlePaused { pauseEnded(at: now) }
+        return state.session.state == .active ? [] : idleEnded()
+    }
+
+    private mutating func applyChange(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {
         switch change {
         case .start(let name, let loaded, let trial, let app):
             let changes = try state.startSession(
                 profileName: name, profile: loaded.profile, at: now, trial: trial, requestedBy: app)
             take(loaded)
+            idle = IdlePhase()
+            idle.activeAt = now
             return [.save(keepIfSaveFails: false), .sessionStarted(changes)]
         case .end(let ending):
             let ended = try end(ending)
@@ -305,7 +344,22 @@ public struct SessionMachine: Sendable, Equatable {
 
     /// Runs `event` at `now`.
     public mutating func handle(_ event: Event, at now: Timestamp) -> [Effect] {
+        let pausedBefore = idlePaused
+        var effects = handleEvent(event, at: now)
+        effects += idleAfterStep(pausedBefore: pausedBefore, at: now)
+        return effects
+    }
+
+    private mutating func handleEvent(_ event: Event, at now: Timestamp) -> [Effect] {
         switch event {
+        case .idle(let input):
+            return idleTime(input, at: now)
+        case .stillHere:
+            return stillHere(at: now)
+        case .wake:
+            return wake(at: now, by: .input)
+        case .adminDisplay(let on):
+            return on ? wake(at: now, by: .admin) : toldBlank(at: now)
         case .visitorExtends:
             return visitorExtends(at: now)
         case .exitGesture:
@@ -383,6 +437,7 @@ public struct SessionMachine: Sendable, Equatable {
             return prompt.state == .open && !state.session.isActive ? close(.ended) : []
         case .restored(let loaded, let lastGood):
             guard state.session.isActive else { return [] }
+            idle.activeAt = max(idle.activeAt, now)  // kioskd just started: a full idle period
             switch loaded {
             case .success(let loaded):
                 take(loaded)
@@ -406,8 +461,13 @@ public struct SessionMachine: Sendable, Equatable {
     /// effects are performed on it with ``Event/sessionChanged``).
     public mutating func adopt(_ planned: SessionMachine) {
         let prompt = self.prompt
+        let idle = self.idle
+        let sameSession = planned.state.session.identity == state.session.identity
         self = planned
         self.prompt = prompt
+        // Idle time went on too, unless the change started or ended a session (then the
+        // planned one is the new session's, or none).
+        if sameSession { self.idle = idle }
     }
 
     private mutating func close(_ reason: PromptCloseReason) -> [Effect] {

@@ -14,6 +14,11 @@ public protocol SessionEnforcer: AnyObject {
     /// kioskd's offer of more time came up with extensions left, or went: while it is up,
     /// nothing reaches the kiosk and a key or touch let go takes it (``FilterPolicy/offersTime``).
     func setTimeOffer(open: Bool)
+    /// The "Still there?" screen is up (`warning`), kioskd wants the display dark
+    /// (`displayOff`): while either is, nothing reaches the kiosk; a key or touch let go answers
+    /// the screen (``FilterPolicy/asksPresence``), the first press wakes the display
+    /// (``FilterPolicy/displayOff``).
+    func setIdle(warning: Bool, displayOff: Bool)
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -27,6 +32,7 @@ public protocol SessionEnforcer: AnyObject {
 extension SessionEnforcer {
     public func setPrompt(open: Bool) {}
     public func setTimeOffer(open: Bool) {}
+    public func setIdle(warning: Bool, displayOff: Bool) {}
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -79,6 +85,13 @@ final class InputEnforcement: SessionEnforcer {
     private var last: (state: KioskState, profile: Profile?)?
     private var promptOpen = false
     private var offerOpen = false
+    private var idle = (warning: false, displayOff: false)
+
+    func setIdle(warning: Bool, displayOff: Bool) {
+        guard idle != (warning, displayOff) else { return }
+        idle = (warning, displayOff)
+        if let last { enforce(last.state, profile: last.profile) }
+    }
 
     func setPrompt(open: Bool) {
         promptOpen = open
@@ -95,6 +108,8 @@ final class InputEnforcement: SessionEnforcer {
         var next = state.filterPolicy(profile: profile)
         if promptOpen && state.session.isActive { next.readsPasscode = true }
         if offerOpen && state.session.state == .active { next.offersTime = true }
+        if idle.warning && state.session.state == .active { next.asksPresence = true }
+        if idle.displayOff && state.session.state == .active { next.displayOff = true }
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"
@@ -108,7 +123,8 @@ final class InputEnforcement: SessionEnforcer {
             metadata: [
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
                 "input.hold-all": "\(next.holdAllInput)", "input.prompt": "\(next.readsPasscode)",
-                "input.offer": "\(next.offersTime)",
+                "input.offer": "\(next.offersTime)", "input.still-there": "\(next.asksPresence)",
+                "input.display-off": "\(next.displayOff)",
             ])
     }
 

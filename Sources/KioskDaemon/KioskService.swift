@@ -93,7 +93,13 @@ public enum KioskService {
         manager.restoreSession()
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
-        broker?.onTookOffer = { [unowned manager] in manager.visitorExtends() }
+        broker?.onTookOffer = { [unowned manager] in manager.visitorAnswered() }
+        broker?.onWoke = { [unowned manager] in manager.displayWoken() }
+        if let broker {
+            manager.timeSinceInput = { [unowned broker, unowned loop] in
+                broker.lastInput == 0 ? nil : .microseconds(Int64(loop.now(.monotonic)) - broker.lastInput)
+            }
+        }
         broker?.deviceAllowedMessageID = MessageID.deviceAllowed.rawValue
         broker?.start()
         try bus.requestName(KioskWire.busName)

@@ -71,8 +71,12 @@ extension ManagerObject {
     /// Performs the machine's `effects`, in order (a `save` is the plan's, written before); what
     /// one throws (`refused`, `wrongPasscode`) answers the step's requester.
     func perform(_ effects: [Effect], _ step: MachineStep) throws {
+        // A step may end a pause, start or end a session: idle time's next look moves.
+        defer { scheduleIdleTimer() }
         for effect in effects {
             switch effect {
+            case .idleWarningChanged, .idleReset, .displayPowerChanged:
+                performIdle(effect)
             case .save:
                 break
             case .exitRequested:

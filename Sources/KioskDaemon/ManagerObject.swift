@@ -88,6 +88,10 @@ public final class ManagerObject {
     var waitingPasscodeAttempts: [PasscodeAttempt] = []
     var passcodeAttemptInFlight: (any Requester)?
     var promptTimer: EventSource?
+    /// Idle time's timer (ManagerObject+Idle.swift), and how long ago the last physical input
+    /// came (the broker's stamp; nil: no broker, or no input yet).
+    var idleTimer: EventSource?
+    public var timeSinceInput: (() -> Duration?)?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -177,6 +181,8 @@ public final class ManagerObject {
                 method(Member.resetPasscodeThrottle, in: [("s", "source")]) { [unowned self] in
                     try resetPasscodeThrottle($0)
                 },
+                method(Member.wake) { [unowned self] in try wake($0) },
+                method(Member.blank) { [unowned self] in try blank($0) },
             ],
             signals: [
                 BusSignal(
@@ -186,6 +192,7 @@ public final class ManagerObject {
                 BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
                 BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
+                BusSignal(Member.idleReset),
             ],
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
@@ -203,7 +210,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + [
+            ] + promptProperties + idleProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

@@ -26,6 +26,8 @@ enum MessageID: String, CaseIterable {
     case promptClosed = "10f6d8ea61744fe88852532fb4c53efe"
     case deviceAllowed = "46f49faca6464e348459f0afc43ac936"
     case visitorExtended = "e3613e09cc09436587f8a79059f85e7c"
+    case idleReset = "8b5960c52fc1494f9ef66b4038c6460d"
+    case displayPower = "8f608263ff3343edaa8ad0dd8cb81caf"
 
     /// The entry's metadata: `MESSAGE_ID` once the journal handler upper-snakes the key.
     var metadata: Logger.Metadata { ["message.id": "\(rawValue)"] }

@@ -49,6 +49,15 @@ public struct FilterPolicy: Sendable, Equatable {
     /// the offer (``RunResult/tookOffer``), on its release; never the exit gesture's key or a tap
     /// in its corner, nor anything while ``readsPasscode``.
     public var offersTime = false
+    /// kioskd asks whether the visitor is still there (`[idle] reset-warning`): nothing reaches
+    /// the kiosk, and a key, button or touch pressed and let go answers, as it takes the offer
+    /// of more time (``RunResult/tookOffer``, the same rules).
+    public var asksPresence = false
+    /// kioskd wants the display dark (`[idle] blank-after`, `display-off`, `kioskctl blank`):
+    /// nothing reaches the kiosk, and the first press of a key, button or touch wakes it
+    /// (``RunResult/woke``); that key, button or contact is swallowed until let go, even once
+    /// the display is on.
+    public var displayOff = false
     /// Sticky, slow and bounce keys (``KeyAccessSettings``), on every keyboard but those an
     /// allowed device's entry lets through: off by default.
     public var keyAccess = KeyAccessSettings()

@@ -145,10 +145,11 @@ struct PerEventState {
         shared.exitRequested = false
         shared.promptKey = nil
         shared.tookOffer = false
+        shared.woke = false
         let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
         return FilterResult(
             exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey,
-            tookOffer: shared.tookOffer)
+            tookOffer: shared.tookOffer, woke: shared.woke)
     }
 
     @inline(__always)
@@ -161,9 +162,11 @@ struct PerEventState {
         }
         shared.exitRequested = false
         shared.tookOffer = false
+        shared.woke = false
         let resync = devices[device.rawValue]!.process(
             run: events, shared: &shared, into: &output, promptKeys: &promptKeys)
-        return RunResult(exitRequested: shared.exitRequested, resyncNeeded: resync, tookOffer: shared.tookOffer)
+        return RunResult(
+            exitRequested: shared.exitRequested, resyncNeeded: resync, tookOffer: shared.tookOffer, woke: shared.woke)
     }
 
     mutating func applyPolicyChange(into output: inout OutputBuffer) {
@@ -200,8 +203,11 @@ struct SharedState {
     private var gestureTaps = 0
     var exitRequested = false
     var promptKey: PromptKey?
-    /// The visitor took the offer of more time (``FilterPolicy/offersTime``) with this event or run.
+    /// The visitor took the offer of more time (``FilterPolicy/offersTime``), or answered "Still
+    /// there?" (``FilterPolicy/asksPresence``), with this event or run.
     var tookOffer = false
+    /// A press woke the dark display (``FilterPolicy/displayOff``) with this event or run.
+    var woke = false
     /// A key, button or touch was pressed while the offer is up: its release takes it.
     private var offerPressed = false
     /// The contact starting now is a tap of the touch exit gesture: it takes no offer.
@@ -230,23 +236,30 @@ struct SharedState {
             tapTimes = Array(repeating: 0, count: new.touchExitGesture?.taps ?? 0)
             gestureTaps = 0
         }
-        if !new.offersTime || new.readsPasscode {
+        if !(new.offersTime || new.asksPresence) || new.readsPasscode {
             offerPressed = false
             offerSkipsTouch = false
         }
         policy = new
     }
 
-    /// Nothing reaches the kiosk: an expired session, the passcode prompt is open, or the offer
-    /// of more time is up.
-    var holdsAll: Bool { policy.holdAllInput || policy.readsPasscode || policy.offersTime }
+    /// Nothing reaches the kiosk: an expired session, the passcode prompt is open, the offer
+    /// of more time or "Still there?" is up, or the display is dark.
+    var holdsAll: Bool {
+        policy.holdAllInput || policy.readsPasscode || policy.offersTime || policy.asksPresence || policy.displayOff
+    }
 
     /// A physical key, button or touch (`BTN_TOUCH`) going down or up while the offer of more
     /// time is up: pressed and let go, it takes the offer, on the release. Never the exit
     /// gesture's key (nor a tap in its corner), nor anything while the prompt reads the passcode.
     @inline(__always)
     mutating func noteOfferKey(_ code: UInt16, down: Bool) {
-        guard policy.offersTime, !policy.readsPasscode, code != policy.exitGesture?.key else { return }
+        if policy.displayOff {
+            if down { woke = true }  // the exit gesture's key too: staff see what they do
+            return
+        }
+        guard policy.offersTime || policy.asksPresence, !policy.readsPasscode, code != policy.exitGesture?.key
+        else { return }
         if down {
             if code == BTN.touch && offerSkipsTouch {
                 offerSkipsTouch = false
@@ -337,7 +350,7 @@ struct SharedState {
             return true
         }
         guard let gesture = policy.touchExitGesture, gesture.contains(point), !tapTimes.isEmpty else { return false }
-        if policy.offersTime { offerSkipsTouch = true }
+        if policy.offersTime || policy.asksPresence { offerSkipsTouch = true }
         let count = tapTimes.count
         tapTimes[gestureTaps % count] = time
         gestureTaps += 1

@@ -214,11 +214,15 @@ public struct FilterResult: Sendable, Equatable {
     /// The offer of more time is up (``FilterPolicy/offersTime``) and this event let go of a key,
     /// button or touch pressed since: the visitor took it.
     public var tookOffer = false
+    /// The display is dark (``FilterPolicy/displayOff``) and this event pressed a key, button or
+    /// touch: it wakes the display, and reaches no app.
+    public var woke = false
     public init(
-        exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false
+        exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false,
+        woke: Bool = false
     ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
-        self.tookOffer = tookOffer
+        self.tookOffer = tookOffer; self.woke = woke
     }
 }
 
@@ -231,7 +235,10 @@ public struct RunResult: Sendable, Equatable {
     public var resyncNeeded = false
     /// The visitor took the offer of more time in the run, as ``FilterResult/tookOffer``.
     public var tookOffer = false
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false) {
+    /// A press woke the dark display in the run, as ``FilterResult/woke``.
+    public var woke = false
+    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false, woke: Bool = false) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.tookOffer = tookOffer
+        self.woke = woke
     }
 }

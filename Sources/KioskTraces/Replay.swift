@@ -27,12 +27,22 @@ public enum Replay {
     /// The profile's keyboard access features (sticky, slow and bounce keys) run as on the
     /// kiosk; slow keys' deadline comes on the recording's clock, a held key's press printed
     /// with its deadline's time before the recording's next event.
+    ///
+    /// With `idle` (the profile's `[idle]`), idle time runs on the same machine and clock, from
+    /// the recording's previous event: `# IdleWarning, reset at T s` where "Still there?" would
+    /// come up (nothing forwarded while it is up; a key or touch let go answers it,
+    /// `# IdleWarning closed`), `# IdleReset at T s`, `# Blank at T s` where kioskd would want
+    /// the display dark (nothing forwarded), `# Wake (swallowed)` where a press woke it (that
+    /// key or contact reaches nothing until let go). T counts from the recording's first event.
+    /// A recording has no wall clock: `display-off` windows are not modelled.
     public static func run(
         trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
-        session: Profile.Session? = nil
+        session: Profile.Session? = nil, idle: Profile.Idle? = nil
     ) -> String {
         var text = ""
-        for line in lines(trace: trace, policy: policy, passcode: passcode, expired: expired, session: session) {
+        for line in lines(
+            trace: trace, policy: policy, passcode: passcode, expired: expired, session: session, idle: idle)
+        {
             text += line
             text += "\n"
         }
@@ -42,7 +52,7 @@ public enum Replay {
     /// The filtered frames, each tagged with the index of its device in `trace.devices`.
     public static func frames(
         trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
-        session: Profile.Session? = nil
+        session: Profile.Session? = nil, idle: Profile.Idle? = nil
     ) -> [(device: Int, events: [InputEvent], note: String?)] {
         let filter = InputFilter(policy: policy)
         let ids = trace.devices.map { filter.addDevice($0.description) }
@@ -51,8 +61,15 @@ public enum Replay {
         var pendingResync: Set<Int> = []
         var result: [(device: Int, events: [InputEvent], note: String?)] = []
         let start = mergedByFrame(trace).first.map { Timestamp(microseconds: $0.1.time) } ?? Timestamp(microseconds: 0)
-        var machine = sessionMachine(at: start, expired: expired, session: session)
+        var machine = sessionMachine(at: start, expired: expired, session: session, idle: idle)
         let timed = session?.timeLimit != nil
+        let idles = !(idle?.isEmpty ?? true)
+        /// The time of the recording's previous event: idle time's last input.
+        var lastInput: Timestamp?
+        func seconds(_ t: Timestamp) -> String {
+            let tenths = (t - start).microseconds / 100_000
+            return "\(tenths / 10).\(tenths % 10) s"
+        }
         /// The policy kioskd's enforcer would apply now: the profile's, holding all input once
         /// the session expired, reading the passcode while the prompt is open, reading the key that
         /// takes the offer of more time while it is up; none once the
@@ -63,6 +80,10 @@ public enum Replay {
             if machine.state.session.state == .expired { now.holdAllInput = true }
             if machine.prompt.state != .closed { now.readsPasscode = true }
             if let offer = machine.offer, offer.extensionsLeft > 0 { now.offersTime = true }
+            if machine.state.session.state == .active {
+                if machine.idle.warningUntil != nil { now.asksPresence = true }
+                if machine.idle.displayOff { now.displayOff = true }
+            }
             return now
         }
         func collect() {
@@ -104,6 +125,22 @@ public enum Replay {
                             (0, [], machine.offer.map { "TimeOffer \($0.extensionsLeft) left" } ?? "TimeOffer closed"))
                     case .visitorExtended(let amount, let left):
                         result.append((0, [], "TimeExtended \(amount.kioskText), \(left) left"))
+                    case .idleWarningChanged:
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append(
+                            (
+                                0, [],
+                                machine.idle.warningUntil.map { "IdleWarning, reset at \(seconds($0))" }
+                                    ?? "IdleWarning closed"
+                            ))
+                    case .idleReset:
+                        result.append((0, [], "IdleReset at \(seconds(Timestamp(microseconds: now)))"))
+                    case .displayPowerChanged(let on, _):
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append(
+                            (0, [], on ? "Wake (swallowed)" : "Blank at \(seconds(Timestamp(microseconds: now)))"))
                     case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged,
                         .trialConfirmed,
                         .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
@@ -117,6 +154,19 @@ public enum Replay {
             let now = event.time
             if passcode != nil { kiosk(.clock, at: now) }
             if timed { kiosk(.sessionTime, at: now) }
+            if idles {
+                // Idle time's timer, on the recording's clock: each thing due before this event,
+                // at its own time.
+                let input = SessionMachine.IdleInput(lastInput: lastInput)
+                var looks = 0  // each look does what is due, so at most one per threshold
+                while looks < 4, let due = machine.idleWakeup(input, at: Timestamp(microseconds: now - 1)),
+                    due.microseconds <= now
+                {
+                    kiosk(.idle(input), at: due.microseconds)
+                    looks += 1
+                }
+                lastInput = Timestamp(microseconds: now)
+            }
             // Slow keys' timer, on the recording's clock: a key held long enough counts at its
             // deadline, before whatever the recording has next.
             if let due = filter.keyDeadline, due <= now {
@@ -138,7 +188,10 @@ public enum Replay {
                 if passcode != nil { kiosk(.exitGesture, at: now) }
             }
             if let key = outcome.promptKey, passcode != nil { kiosk(.promptKey(key), at: now) }
-            if outcome.tookOffer { kiosk(.visitorExtends, at: now) }
+            if outcome.woke { kiosk(.wake, at: now) }
+            if outcome.tookOffer {
+                kiosk(machine.idle.warningUntil != nil ? .stillHere : .visitorExtends, at: now)
+            }
         }
         return result
     }
@@ -146,14 +199,20 @@ public enum Replay {
     /// The session a replay runs: active from the recording's first event (expired at once with
     /// `expired`), with the profile's `session` settings (its time limit), its passcode judged by
     /// the replay's `passcode`.
-    static func sessionMachine(at start: Timestamp, expired: Bool, session: Profile.Session? = nil) -> SessionMachine {
+    static func sessionMachine(
+        at start: Timestamp, expired: Bool, session: Profile.Session? = nil, idle: Profile.Idle? = nil
+    ) -> SessionMachine {
         var state = KioskState()
         var profile = Profile()
         if let session { profile.session = session }
+        if let idle { profile.idle = idle }
         _ = try? state.startSession(profileName: "replay", profile: profile, at: start)
         if expired { _ = try? state.session.setDeadline(start, warnings: [], at: start) }
-        // The profile's session settings: the offer of more time (`visitor-extensions`) comes as on the kiosk.
-        return SessionMachine(state: state, profile: session == nil ? nil : profile)
+        // The profile's session settings: the offer of more time (`visitor-extensions`) and idle
+        // time come as on the kiosk.
+        var machine = SessionMachine(state: state, profile: session == nil && idle == nil ? nil : profile)
+        machine.idle.activeAt = start
+        return machine
     }
 
     /// The comment a replay prints where the prompt closed.
@@ -189,11 +248,13 @@ public enum Replay {
 
     static func lines(
         trace: Trace, policy: FilterPolicy, passcode: ((String) -> Bool)? = nil, expired: Bool = false,
-        session: Profile.Session? = nil
+        session: Profile.Session? = nil, idle: Profile.Idle? = nil
     ) -> [String] {
         var lines: [String] = allowedDeviceNotes(trace: trace, policy: policy)
         var lastDevice = -1
-        for frame in frames(trace: trace, policy: policy, passcode: passcode, expired: expired, session: session) {
+        for frame in frames(
+            trace: trace, policy: policy, passcode: passcode, expired: expired, session: session, idle: idle)
+        {
             if let note = frame.note {
                 lines.append("# \(note)")
                 continue

@@ -28,6 +28,8 @@ struct Kioskctl: AsyncParsableCommand {
             ProfilesCommand.self,
             ReloadCommand.self,
             ConfirmCommand.self,
+            WakeCommand.self,
+            BlankCommand.self,
             PasscodeCommand.self,
             MonitorCommand.self,
             // Offline, no daemon:

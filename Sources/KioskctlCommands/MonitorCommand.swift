@@ -54,6 +54,8 @@ struct MonitorCommand: AsyncParsableCommand {
                 line += "; prompt \(status.prompt.state.rawValue), \(status.prompt.length) typed"
             }
             return line
+        case .idleReset:
+            return "idle reset: nobody used the kiosk, back to the start"
         case .exitRequested:
             return "exit requested: show the passcode prompt"
         case .promptClosed(let reason):
@@ -113,6 +115,8 @@ struct EventJSON: Encodable {
             if status.prompt.state != .closed {
                 (promptState, promptLength) = (status.prompt.state.rawValue, status.prompt.length)
             }
+        case .idleReset:
+            self.event = "idle-reset"
         case .exitRequested:
             self.event = "exit-requested"
         case .promptClosed(let why):

@@ -46,6 +46,7 @@ struct ProfileCommand: ParsableCommand {
                         printError("\(file): warning: \(warning)")
                     }
                     if let warning = profile.touch.pinchWarning { printError("\(file): warning: \(warning)") }
+                    if let warning = profile.idle.warningWarning { printError("\(file): warning: \(warning)") }
                     for warning in profile.assistiveKeyWarnings { printError("\(file): warning: \(warning)") }
                 } catch {
                     failed = true

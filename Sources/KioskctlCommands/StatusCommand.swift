@@ -66,6 +66,12 @@ struct StatusSummary {
             let wrapped = TextLayout.wrap(warning, width: 80 - 13, maxLines: 4)
             lines.append("warning      " + wrapped.joined(separator: "\n             "))
         }
+        if status.sessionState == .active {
+            lines.append("display      \(status.displayPower.isOff ? "off (the next touch only wakes it)" : "on")")
+        }
+        if let reset = status.idleWarning {
+            lines.append("still there? shown: idle reset at \(Self.deadline(reset, now: now))")
+        }
         lines += [
             "apps         \(apps)",
             "restrictions \(restrictions), \(denied) denied",
@@ -100,7 +106,9 @@ struct StatusSummary {
             sessionDeadline: UInt64(max(0, status.sessionDeadline?.microseconds ?? 0)),
             sessionProblem: status.sessionProblem,
             sessionWarnings: status.sessionWarnings.isEmpty ? nil : status.sessionWarnings, apps: apps,
-            restrictions: restrictions, denied: denied, version: status.version)
+            restrictions: restrictions, denied: denied, version: status.version,
+            displayPower: status.displayPower.isOff ? "off" : "on",
+            idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) })
     }
 }
 
@@ -118,6 +126,10 @@ struct StatusJSON: Encodable {
     var restrictions: Int
     var denied: Int
     var version: String
+    /// `on` or `off`: the display as kioskd wants it (`DisplayPower`, `[idle]`).
+    var displayPower: String = "on"
+    /// Only while "Still there?" is up: when the idle reset comes (µs, CLOCK_REALTIME).
+    var idleWarning: UInt64? = nil
     /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
     var escapePaths: [EscapePathJSON]? = nil
 
@@ -125,6 +137,7 @@ struct StatusJSON: Encodable {
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", sessionWarnings = "session_warnings", apps, restrictions, denied
         case version
+        case displayPower = "display_power", idleWarning = "idle_warning_usec"
         case escapePaths = "escape_paths"
     }
 }

@@ -27,12 +27,17 @@ extension InputBroker {
                 return readFailed(node, error)
             }
             if !promptKeys.isEmpty { promptKeys.removeAll(keepingCapacity: true) }
+            if let last = batch.events.last {
+                // Idle time (`[idle]`): the last physical input, swallowed or not, on the
+                // events' clock (CLOCK_MONOTONIC); one store a read.
+                lastInput = Int64(last.time.tv_sec) &* 1_000_000 &+ Int64(last.time.tv_usec)
+            }
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
             if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
             if timesKeys { armKeyTimer() }
-            if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
-                handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
+            if result.exitRequested || result.tookOffer || result.woke || !promptKeys.isEmpty {
+                handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer, woke: result.woke)
             }
             if batch.status == .drained { return }
         }
@@ -77,8 +82,9 @@ extension InputBroker {
     /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever
     /// listens, once the batch's frames are out.
     @inline(never)
-    private func handOver(exitRequested: Bool, tookOffer: Bool) {
+    private func handOver(exitRequested: Bool, tookOffer: Bool, woke: Bool) {
         loop.requestCycle()  // the callbacks send on the bus and set timers
+        if woke { onWoke?() }
         if exitRequested { onExitRequested?() }
         for key in promptKeys { onPromptKey?(key) }
         if tookOffer { onTookOffer?() }

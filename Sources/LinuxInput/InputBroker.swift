@@ -47,6 +47,12 @@ public final class InputBroker {
     /// Called on the loop when the visitor took the offer of more time (``FilterPolicy/offersTime``:
     /// a key, button or touch let go), after the frame's output is written.
     public var onTookOffer: (() -> Void)?
+    /// Called on the loop when a press woke the dark display (``FilterPolicy/displayOff``),
+    /// after the frame's output is written.
+    public var onWoke: (() -> Void)?
+    /// When the last physical input came from any brokered device (µs of CLOCK_MONOTONIC, the
+    /// events' own stamp), swallowed or not; 0 before the first. Idle time reads it.
+    @exclusivity(unchecked) public internal(set) var lastInput: Int64 = 0
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.

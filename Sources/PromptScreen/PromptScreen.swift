@@ -45,7 +45,9 @@ public struct PromptScreen: Hashable, Sendable {
     ) -> PromptScreen? {
         guard let status else { return nil }
         // The passcode prompt first: the offer's countdown goes on behind it.
-        guard status.prompt.state != .closed else { return offer(status: status, now: now, tr: tr) }
+        guard status.prompt.state != .closed else {
+            return offer(status: status, now: now, tr: tr) ?? stillThere(status: status, now: now, tr: tr)
+        }
         let prompt = status.prompt
         let typed = max(0, prompt.length)
         var message: String
@@ -97,6 +99,26 @@ public struct PromptScreen: Hashable, Sendable {
             banner: left.map { tr("%s left in this session", $0) },
             bannerLabel: remaining.map { tr("%s left in this session", spokenDuration($0, tr: tr)) }, closing: nil,
             button: tr("More time"), showsPad: false)
+    }
+
+    /// "Still there?" (`IdleWarning`, `[idle] reset-warning`): the seconds until the kiosk starts
+    /// over, and the one simple action that keeps the visitor's work. Nil while it is not up.
+    static func stillThere(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> PromptScreen? {
+        guard status.sessionState == .active, let reset = status.idleWarning else { return nil }
+        let remaining = max(.zero, reset - now)
+        return PromptScreen(
+            title: tr("Still there?"), dots: "", dotsLabel: "",
+            message: tr("Press any key or touch the screen to keep going. Otherwise the kiosk starts over."),
+            // TRANSLATORS: %s is a clock ("0:19") on the screen, words ("19 seconds") when read out.
+            banner: tr("Starting over in %s", clock(remaining)),
+            bannerLabel: tr("Starting over in %s", spokenDuration(remaining, tr: tr)), closing: nil,
+            button: tr("Keep going"), showsPad: false)
+    }
+
+    /// The sentence spoken when "Still there?" comes up (on a second sense beside the screen).
+    public static func stillThereSentence(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> String {
+        let left = status.idleWarning.map { tr("%s left.", spokenDuration(max(.zero, $0 - now), tr: tr)) + " " }
+        return tr("Still there?") + " " + (left ?? "") + tr("Press any key or touch the screen.")
     }
 
     /// What a screen reader is told when the screen goes from `old` to `new`, for the passcode

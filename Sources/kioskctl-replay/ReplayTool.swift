@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import KioskCore
-import KioskFiles
 import KioskCrypt
+import KioskFiles
 import KioskInput
 import KioskTraces
 
@@ -44,6 +44,7 @@ struct ReplayTool: ParsableCommand {
         let recording: Trace
         let hash: String?
         let session: Profile.Session
+        let idle: Profile.Idle
         do {
             let loaded = try Self.loadProfile(profile)
             var resolved = loaded.filterPolicy
@@ -51,6 +52,7 @@ struct ReplayTool: ParsableCommand {
             policy = resolved
             hash = loaded.passcodeHash
             session = loaded.session
+            idle = loaded.idle
             recording = try Self.loadTrace(trace)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
@@ -60,7 +62,8 @@ struct ReplayTool: ParsableCommand {
         // passcode set` is kioskd's, not in the file). A hash libcrypt cannot use rejects.
         let check = hash.map { hash in { (typed: String) in (try? Passcode.verify(typed, against: hash)) ?? false } }
         print(
-            Replay.run(trace: recording, policy: policy, passcode: check, expired: expired, session: session),
+            Replay.run(
+                trace: recording, policy: policy, passcode: check, expired: expired, session: session, idle: idle),
             terminator: "")
     }
 

@@ -28,8 +28,16 @@ import PromptScreen
     private var padRequested = false
     /// The offer of more time as last spoken: said again only when it comes up anew or runs out.
     private var spokenOffer: TimeOfferState = .closed
+    /// "Still there?" as last spoken: said once each time it comes up.
+    private var spokeStillThere = false
+    /// Turns the display off and on as kioskd wants it.
+    private let displayControl: DisplayControl
 
-    init(speaker: Speaker, language: Language, screenReader: Bool, readPad: @escaping @MainActor () -> Void) {
+    init(
+        speaker: Speaker, language: Language, screenReader: Bool, displayControl: DisplayControl,
+        readPad: @escaping @MainActor () -> Void
+    ) {
+        self.displayControl = displayControl
         self.speaker = speaker
         self.language = language
         self.screenReader = screenReader
@@ -45,6 +53,8 @@ import PromptScreen
                 log("Language: \(language.current ?? "English, as written") (\(language.voice ?? "no catalogue")).")
             }
             speakOffer(next)
+            speakStillThere(next)
+            displayControl.follow(next.sessionState == .active ? next.displayPower : .on)
         case .promptClosed(let reason):
             // Closed now, whichever of this signal and PropertiesChanged comes first.
             lastClose = (reason, Self.now)
@@ -58,10 +68,11 @@ import PromptScreen
             pad = nil  // a restarted kioskd is read afresh
             padRequested = false
         case .daemonStopped, .disconnected:
+            displayControl.follow(.on)  // never dark without kioskd to wake it
             status = nil  // no kioskd, no prompt: the window goes
             pad = nil
             padRequested = false
-        case .exitRequested, .restrictionStateChanged, .timeExtended:
+        case .exitRequested, .restrictionStateChanged, .timeExtended, .idleReset:
             break  // PromptState says when to draw
         }
         refresh()
@@ -74,6 +85,15 @@ import PromptScreen
         defer { spokenOffer = offer }
         guard offer != spokenOffer, offer == .open || offer == .exhausted else { return }
         say(PromptScreen.offerSentence(status: status, now: Self.now, tr: language.translation))
+    }
+
+    /// "Still there?" is announced on a second sense too, once each time it comes up: the
+    /// visitor must notice it to keep their work.
+    private func speakStillThere(_ status: KioskStatus) {
+        let up = status.sessionState == .active && status.idleWarning != nil
+        defer { spokeStillThere = up }
+        guard up, !spokeStillThere else { return }
+        say(PromptScreen.stillThereSentence(status: status, now: Self.now, tr: language.translation))
     }
 
     /// Speaks in the voice of the language shown.

@@ -13,7 +13,7 @@ func log(_ line: String) {
 }
 
 let usage = """
-    Usage: kioskd-prompt [--speak-command COMMAND] [--locale-dir DIR]
+    Usage: kioskd-prompt [--speak-command COMMAND] [--display-command COMMAND] [--locale-dir DIR]
 
     Draws kioskd's passcode prompt full screen while it is open, and speaks time-limit
     warnings when the session's profile asks for it. It reads kioskd's state on the system
@@ -22,6 +22,9 @@ let usage = """
       --speak-command COMMAND  the text-to-speech command, run as COMMAND SENTENCE
                                (default: spd-say when SCREEN_READER is set, as the
                                kiosk session sets it, else espeak-ng)
+      --display-command COMMAND  turns the display off and on as kioskd wants it
+                               ([idle] blank-after), run as COMMAND off and COMMAND on
+                               (default: wlopm under Wayland, xset under X11)
       --locale-dir DIR         where the translations are, DIR/LANG/LC_MESSAGES/
                                kioskd-prompt.mo (default: ../share/locale from the
                                binary's directory, here \(defaultLocaleDirectory()))
@@ -35,6 +38,7 @@ let usage = """
 let screenReader = !(getenv("SCREEN_READER").map { String(cString: $0) } ?? "").isEmpty
 var speakCommand = screenReader ? "spd-say" : "espeak-ng"
 var localeDirectory = defaultLocaleDirectory()
+var displayCommand: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -44,6 +48,12 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         speakCommand = value
+    case "--display-command":
+        guard let value = arguments.popFirst(), !value.isEmpty else {
+            log("--display-command needs a command\n\(usage)")
+            exit(64)
+        }
+        displayCommand = value
     case "--locale-dir":
         guard let value = arguments.popFirst(), !value.isEmpty else {
             log("--locale-dir needs a directory\n\(usage)")
@@ -105,7 +115,10 @@ for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
 // After gtk_init, which sets the locale from the environment.
 let language = Language(localeDirectory: localeDirectory, environment: environment)
 let bridge = BusBridge()
-let display = PromptDisplay(speaker: Speaker(command: speakCommand), language: language, screenReader: screenReader) {
+let display = PromptDisplay(
+    speaker: Speaker(command: speakCommand), language: language, screenReader: screenReader,
+    displayControl: DisplayControl(command: displayCommand)
+) {
     bridge.readPad { keys in display.padRead(keys) }
 }
 // Detached: a task made here would inherit the main actor, whose queue GLib's loop never runs.

@@ -175,6 +175,7 @@ struct Scenario: CustomStringConvertible {
             var exit = false
             var flagged = false
             var took = false
+            var woke = false
             var keys: [PromptKey] = []
             if let runCut {
                 let first = min(runCut, events.count)
@@ -185,6 +186,7 @@ struct Scenario: CustomStringConvertible {
                     if result.exitRequested { exit = true }
                     if result.resyncNeeded { flagged = true }
                     if result.tookOffer { took = true }
+                    if result.woke { woke = true }
                 }
             } else {
                 for event in events {
@@ -193,6 +195,7 @@ struct Scenario: CustomStringConvertible {
                     if result.resyncNeeded { flagged = true }
                     if let key = result.promptKey { keys.append(key) }
                     if result.tookOffer { took = true }
+                    if result.woke { woke = true }
                 }
             }
             let promptKeys = keys.map { key in
@@ -206,6 +209,7 @@ struct Scenario: CustomStringConvertible {
             actual += promptKeys
             if exit { actual.append("exit-requested") }
             if took { actual.append("took-offer") }
+            if woke { actual.append("woke") }
             noteDeadline()
         }
         return (actual, expected)
@@ -366,6 +370,8 @@ struct Scenario: CustomStringConvertible {
                 policy.keyAccess.bounceKeys = Int64((Double(parts[1])! * 1_000_000).rounded())
             case "prompt": policy.readsPasscode = true
             case "offer": policy.offersTime = true
+            case "still-there": policy.asksPresence = true
+            case "display-off": policy.displayOff = true
             case "touch-gesture":  // touch-gesture=top-left:TAPS:SECONDS
                 let g = parts[1].split(separator: ":").map(String.init)
                 policy.touchExitGesture = TouchExitGesture(

@@ -160,6 +160,64 @@ import Testing
         }
     }
 
+    /// The dark display (`DisplayPower`, `[idle] blank-after`): kioskd-prompt turns the display
+    /// off and on as kioskd wants it — under X11 with `xset dpms force`, with `--display-command`
+    /// when given — and on when kioskd leaves the bus. A command that fails is said in its log.
+    /// The commands are stand-ins on `PATH` that write down how they were run (the real `wlopm`
+    /// under labwc is the Debian 13 boot test's).
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
+    )
+    func theDisplayFollowsDisplayPowerAndComesOnWhenKioskdGoes() async throws {
+        for hook in [false, true] {
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            let bin = bus.directory.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let ran = bus.directory.appendingPathComponent("ran").path
+            for name in ["xset", "display-power"] {
+                let path = bin.appendingPathComponent(name).path
+                try "#!/bin/sh\nprintf '%s %s\\n' \"$(basename \"$0\")\" \"$*\" >>\(ran)\n".write(
+                    toFile: path, atomically: true, encoding: .utf8)
+                chmod(path, 0o755)
+            }
+            let xvfb = try await XvfbPrompt.start(
+                on: bus, environment: ["PATH": "\(bin.path):/usr/bin:/bin"],
+                arguments: hook ? ["--display-command", "display-power"] : [])
+            defer { xvfb.stop() }
+            let standIn = try StandInKioskd(bus: bus)
+            let (off, on) =
+                hook ? ("display-power off", "display-power on") : ("xset dpms force off", "xset dpms force on")
+            try standIn.set(["SessionState": "active", "DisplayPower": "off"])
+            #expect(
+                try await Self.poll({ Self.text(ran) }) { $0 == off + "\n" } == off + "\n",
+                "hook \(hook): \(Self.text(ran)); \(Self.text(xvfb.log))")
+            try standIn.set(["DisplayPower": "on"])
+            #expect(try await Self.poll({ Self.text(ran) }) { $0.hasSuffix(on + "\n") }.hasSuffix(on + "\n"))
+            try standIn.set(["DisplayPower": "off"])
+            _ = try await Self.poll({ Self.text(ran) }) { $0.hasSuffix(off + "\n") }
+            // kioskd goes away while the display is dark: it comes on.
+            standIn.stop()
+            #expect(
+                try await Self.poll({ Self.text(ran) }) { $0.hasSuffix(on + "\n") }
+                    == [off, on, off, on].map { $0 + "\n" }
+                    .joined(), "\(Self.text(ran))")
+        }
+        // A command that fails is said in the log; nothing is retried behind the admin's back.
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let xvfb = try await XvfbPrompt.start(on: bus, arguments: ["--display-command", "false"])
+        defer { xvfb.stop() }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        try standIn.set(["SessionState": "active", "DisplayPower": "off"])
+        #expect(
+            try await Self.poll({ Self.text(xvfb.log) }) { $0.contains("failed") }.contains(
+                "/usr/bin/false off failed"),
+            "\(Self.text(xvfb.log))")
+    }
+
     /// With a screen reader in the kiosk session (`SCREEN_READER`, which kiosk-session passes
     /// on), the display speaks through speech-dispatcher's `spd-say`, as Orca does; without one,
     /// through `espeak-ng`. Each is a stand-in here, found on `PATH` as the real ones are.

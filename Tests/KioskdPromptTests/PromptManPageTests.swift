@@ -16,7 +16,8 @@ import Testing
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("packaging/man/kioskd-prompt.1"),
             encoding: .utf8)
-        #expect(Self.flags(help.stdout) == ["--speak-command", "--locale-dir", "--version", "--help"])
+        #expect(
+            Self.flags(help.stdout) == ["--speak-command", "--display-command", "--locale-dir", "--version", "--help"])
         #expect(Self.flags(page) == Self.flags(help.stdout))
     }
 

@@ -157,4 +157,44 @@ import Testing
         #expect(Self.scene(Self.offering(.unknown)) == nil)
         #expect(Self.scene(Self.offering(.open, session: .expired)) == nil)
     }
+
+    // MARK: "Still there?"
+
+    static func stillThere(
+        resetIn: Duration?, prompt: KioskPrompt.State = .closed, offer: TimeOfferState = .closed
+    )
+        -> KioskStatus
+    {
+        var status = status(prompt, sessionLeft: .seconds(30))
+        status.idleWarning = resetIn.map { now + $0 }
+        status.timeOffer = offer
+        return status
+    }
+
+    @Test func stillThereCountsDownToTheStartOverWithALargeButton() throws {
+        let screen = try #require(Self.scene(Self.stillThere(resetIn: .seconds(19))))
+        #expect(screen.title == "Still there?")
+        #expect(
+            screen.message == "Press any key or touch the screen to keep going. Otherwise the kiosk starts over.")
+        #expect(screen.banner == "Starting over in 0:19")
+        #expect(screen.bannerLabel == "Starting over in 19 seconds", "what a screen reader reads")
+        #expect(screen.button == "Keep going" && !screen.showsPad && screen.dots.isEmpty)
+        #expect(
+            PromptScreen.stillThereSentence(status: Self.stillThere(resetIn: .seconds(20)), now: Self.now)
+                == "Still there? 20 seconds left. Press any key or touch the screen.")
+        let marked = try #require(
+            PromptScreen.scene(
+                status: Self.stillThere(resetIn: .seconds(19)), now: Self.now, lastClose: nil, warned: false,
+                tr: TranslationTests.marked))
+        for text in [marked.title, marked.message, marked.banner, marked.bannerLabel, marked.button] {
+            #expect(TranslationTests.isMarked(text), "every text goes through the translation: \(marked)")
+        }
+    }
+
+    /// The passcode prompt and the offer of more time come first; without `IdleWarning`, no screen.
+    @Test func thePromptAndTheOfferComeBeforeStillThere() throws {
+        #expect(Self.scene(Self.stillThere(resetIn: nil)) == nil)
+        #expect(Self.scene(Self.stillThere(resetIn: .seconds(5), prompt: .open))?.showsPad == true)
+        #expect(Self.scene(Self.stillThere(resetIn: .seconds(5), offer: .open))?.title == "Need more time?")
+    }
 }

@@ -9,6 +9,7 @@ import Synchronization
 /// read from the test.
 public final class RecordingEnforcer: SessionEnforcer, Sendable {
     private let handed = Mutex<[(state: KioskState, policy: FilterPolicy)]>([])
+    private let idleHanded = Mutex<(warning: Bool, displayOff: Bool)>((false, false))
 
     public init() {}
 
@@ -16,6 +17,13 @@ public final class RecordingEnforcer: SessionEnforcer, Sendable {
         let policy = state.filterPolicy(profile: profile)
         handed.withLock { $0.append((state, policy)) }
     }
+
+    public func setIdle(warning: Bool, displayOff: Bool) {
+        idleHanded.withLock { $0 = (warning, displayOff) }
+    }
+
+    /// What idle time last asked the filter for: "Still there?" up, the display dark.
+    public var idle: (warning: Bool, displayOff: Bool) { idleHanded.withLock { $0 } }
 
     /// The policy last handed over (pass-through before the first).
     public var policy: FilterPolicy { handed.withLock { $0.last?.policy ?? .passThrough } }

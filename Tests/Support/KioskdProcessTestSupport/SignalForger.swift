@@ -64,6 +64,7 @@ public enum SignalForger {
             send(dest, PATH, IFACE, "PromptClosed", "s", "accepted")
             send(dest, PATH, IFACE, "TimeLimitWarning", "t", dbus.UInt64(\(forgedWarningSeconds)))
             send(dest, PATH, IFACE, "TimeExtended", "tu", dbus.UInt64(600), dbus.UInt32(9))
+            send(dest, PATH, IFACE, "IdleReset")
 
         for dest in targets:
             manager_signals(dest)
