@@ -66,6 +66,8 @@ public enum Replay {
         let idles = !(idle?.isEmpty ?? true)
         /// The time of the recording's previous event: idle time's last input.
         var lastInput: Timestamp?
+        /// When idle time was last looked at: what came due after it is due now.
+        var idleLooked = start
         func seconds(_ t: Timestamp) -> String {
             let tenths = (t - start).microseconds / 100_000
             return "\(tenths / 10).\(tenths % 10) s"
@@ -159,13 +161,13 @@ public enum Replay {
                 // at its own time.
                 let input = SessionMachine.IdleInput(lastInput: lastInput)
                 var looks = 0  // each look does what is due, so at most one per threshold
-                while looks < 4, let due = machine.idleWakeup(input, at: Timestamp(microseconds: now - 1)),
-                    due.microseconds <= now
-                {
+                while looks < 4, let due = machine.idleWakeup(input, at: idleLooked), due.microseconds <= now {
                     kiosk(.idle(input), at: due.microseconds)
+                    idleLooked = due
                     looks += 1
                 }
                 lastInput = Timestamp(microseconds: now)
+                idleLooked = Timestamp(microseconds: now)
             }
             // Slow keys' timer, on the recording's clock: a key held long enough counts at its
             // deadline, before whatever the recording has next.

@@ -66,8 +66,8 @@ struct StatusSummary {
             let wrapped = TextLayout.wrap(warning, width: 80 - 13, maxLines: 4)
             lines.append("warning      " + wrapped.joined(separator: "\n             "))
         }
-        if status.sessionState == .active {
-            lines.append("display      \(status.displayPower.isOff ? "off (the next touch only wakes it)" : "on")")
+        if status.displayPower.isOff {
+            lines.append("display      off: the next key or touch only wakes it")
         }
         if let reset = status.idleWarning {
             lines.append("still there? shown: idle reset at \(Self.deadline(reset, now: now))")

@@ -61,6 +61,8 @@ import Testing
         ("ReleaseSession", ["org.example.Nope"], .error(.noSession)),
         ("StartTrialSession", ["museum", "5"], .error(.invalidArgument)),
         ("SetSessionDeadline", ["0"], .error(.noSession)),
+        ("Blank", [], .error(.noSession)),
+        ("Wake", [], .error(.noSession)),
         ("ListProfiles", [], .reply("([('museum', '', true, false)],)")),
         ("StartSession", ["nope"], .error(.unknownProfile)),
         ("StartSession", ["../museum"], .error(.invalidArgument)),
@@ -70,6 +72,10 @@ import Testing
         ("Properties.Get", [KioskWire.managerInterface, "SessionState"], .reply("(<'active'>,)")),
         ("Properties.Get", [KioskWire.managerInterface, "ActiveProfile"], .reply("(<'museum'>,)")),
         ("GetRestrictionState", [app, share], .reply("('deny',)")),
+        ("Blank", [], .reply("()")),
+        ("Properties.Get", [KioskWire.managerInterface, "DisplayPower"], .reply("(<'off'>,)")),
+        ("Wake", [], .reply("()")),
+        ("Properties.Get", [KioskWire.managerInterface, "DisplayPower"], .reply("(<'on'>,)")),
         ("StartSession", ["museum"], .error(.sessionActive)),
         ("ExtendSession", ["60"], .error(.invalidArgument)),
         ("ExtendSession", ["0"], .error(.invalidArgument)),
@@ -82,7 +88,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -192,10 +198,13 @@ import Testing
     /// PromptPad as gdbus prints it is GVariant's text for doubles: read it back as numbers and
     /// compare them with the pad, then stand `<PAD>` in its place.
     static func withPadChecked(_ text: String) -> String {
-        guard let start = text.range(of: "'PromptPad': <["), let end = text.range(of: "]>", range: start.upperBound..<text.endIndex)
+        guard let start = text.range(of: "'PromptPad': <["),
+            let end = text.range(of: "]>", range: start.upperBound..<text.endIndex)
         else { return text }
         let body = text[start.upperBound..<end.lowerBound]
-        let keys = body.split(separator: ")").map { $0.drop { $0 == "," || $0 == " " || $0 == "(" } }.filter { !$0.isEmpty }
+        let keys = body.split(separator: ")").map { $0.drop { $0 == "," || $0 == " " || $0 == "(" } }.filter {
+            !$0.isEmpty
+        }
         let parsed = keys.map { key -> String in
             let parts = key.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             let numbers = parts.dropFirst().compactMap(Double.init).map { ($0 * 1000).rounded() / 1000 }

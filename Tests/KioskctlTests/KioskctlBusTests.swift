@@ -69,6 +69,7 @@ import Testing
           "active_profile" : "\(profile)",
           "apps" : 1,
           "denied" : \(denied),
+          "display_power" : "on",
           "restrictions" : 2,
           "session_deadline_usec" : 0,
           "session_state" : "\(state)",
