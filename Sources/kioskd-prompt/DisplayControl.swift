@@ -30,6 +30,30 @@ import KioskAPI
 
     init(command: String?) { self.command = command }
 
+    /// Says how the display will be turned off, at the kiosk session's start: the method, or why
+    /// there is none (then a profile's `[idle] blank-after` holds input until a touch but leaves
+    /// the screen lit). wlopm is run once to list the outputs, which fails on a compositor
+    /// without wlr-output-power-management-v1 (cage): that is said too.
+    func probe() {
+        let method = self.method ?? Self.choose(command: command)
+        self.method = method
+        switch method {
+        case .none(let why):
+            reportOnce(why)
+        case .command(let path):
+            log("The display is turned off and on with \(path).")
+        case .xset(let path):
+            log("The display is turned off and on with \(path) dpms force (X11).")
+        case .wlopm(let path):
+            log("The display is turned off and on with \(path) (wlr-output-power-management-v1).")
+            run(
+                [path],
+                failure:
+                    "the compositor offers no output power control, so the display is not turned off; kioskd still holds input until the next touch wakes it"
+            )
+        }
+    }
+
     /// Follows kioskd's wish (`on` when kioskd is gone or no session is active).
     func follow(_ power: DisplayPower) {
         let off = power.isOff
@@ -87,8 +111,9 @@ import KioskAPI
         log(line)
     }
 
-    /// Runs `argv` without waiting for it; its exit is watched, and a failure said once.
-    private func run(_ argv: [String]) {
+    /// Runs `argv` without waiting for it; its exit is watched, and a failure said (with
+    /// `failure`, when given, instead of the generic sentence).
+    private func run(_ argv: [String], failure: String? = nil) {
         var args: [UnsafeMutablePointer<gchar>?] = argv.map { g_strdup($0) } + [nil]
         defer { args.forEach { g_free($0) } }
         var pid: GPid = 0
@@ -101,21 +126,27 @@ import KioskAPI
             g_error_free(error)
             return
         }
-        let name = strdup(argv.joined(separator: " "))
+        let name = strdup(argv.joined(separator: " ") + "\u{1F}" + (failure ?? ""))
         g_child_watch_add(
             pid,
             { pid, status, data in
                 g_spawn_close_pid(pid)
                 guard let data else { return }
-                let line = String(cString: data.assumingMemoryBound(to: CChar.self))
+                let parts = String(cString: data.assumingMemoryBound(to: CChar.self)).split(
+                    separator: "\u{1F}", omittingEmptySubsequences: false)
                 free(data)
                 var error: UnsafeMutablePointer<GError>?
                 if g_spawn_check_wait_status(status, &error) == 0 {
                     // wlopm says why on stderr (the journal); e.g. a compositor without
                     // wlr-output-power-management-v1, as cage.
-                    log(
-                        "\(line) failed (\(error.map { String(cString: $0.pointee.message) } ?? "status \(status)")): the display may stay lit; kioskd still holds input until the next touch"
-                    )
+                    let why = error.map { String(cString: $0.pointee.message) } ?? "status \(status)"
+                    if parts.count > 1, !parts[1].isEmpty {
+                        log("\(parts[0]) failed (\(why)): \(parts[1])")
+                    } else {
+                        log(
+                            "\(parts[0]) failed (\(why)): the display may stay lit; kioskd still holds input until the next touch"
+                        )
+                    }
                     g_error_free(error)
                 }
             }, name)

@@ -115,9 +115,12 @@ for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
 // After gtk_init, which sets the locale from the environment.
 let language = Language(localeDirectory: localeDirectory, environment: environment)
 let bridge = BusBridge()
+let displayControl = DisplayControl(command: displayCommand)
+// Said once as the kiosk session starts: how the display is turned off, or why it cannot be.
+displayControl.probe()
 let display = PromptDisplay(
     speaker: Speaker(command: speakCommand), language: language, screenReader: screenReader,
-    displayControl: DisplayControl(command: displayCommand)
+    displayControl: displayControl
 ) {
     bridge.readPad { keys in display.padRead(keys) }
 }
