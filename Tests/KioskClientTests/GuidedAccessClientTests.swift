@@ -36,10 +36,20 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
     }
 
     var all: [RestrictionChange] { calls.withLock { $0 } }
+    /// How many times `guidedAccessIdleReset()` was called.
+    let idleResets = Mutex(0)
+
+    func guidedAccessIdleReset() {
+        idleResets.withLock { $0 += 1 }
+    }
 
     /// Waits until `count` calls came (or 5 s passed) and returns them.
     func wait(count: Int, timeout: Duration = .seconds(20)) async -> [RestrictionChange] {
-        await eventually(timeout: timeout) { all } until: { $0.count >= count }
+        await eventually(timeout: timeout) {
+            all
+        } until: {
+            $0.count >= count
+        }
     }
 }
 
@@ -75,6 +85,48 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
             kioskd.stop()
             bus.stop()
         }
+    }
+
+    /// `[idle]`: after `reset-after` with nobody at the kiosk, the delegate's
+    /// `guidedAccessIdleReset()` is called once and the events stream has `.idleReset`; the
+    /// status carries `DisplayPower` as an admin's `Blank` and `Wake` set it.
+    @Test func theIdleResetReachesTheDelegateAndTheDisplayPowerTheStatus() async throws {
+        let f = try await Fixture()
+        defer { Task { await f.stop() } }
+        try f.kioskd.writeProfile(
+            "idle",
+            """
+            app = "\(Self.app)"
+            [idle]
+            reset-after = "10s"
+            [passcode]
+            hash = "\(KioskdProcess.passcodeHash)"
+            """)
+        let events = Recorder(f.client.events())
+        try await f.client.register(appID: Self.app, delegate: f.delegate)
+        try await f.admin.startSession(profile: "idle")
+        try await f.admin.blank()
+        #expect(
+            await eventually {
+                f.client.status?.displayPower
+            } until: {
+                $0 == .off
+            } == .off)
+        try await f.admin.wake()
+        #expect(
+            await eventually {
+                f.client.status?.displayPower
+            } until: {
+                $0 == .on
+            } == .on)
+        // Nobody touches the kiosk (no input devices here): the reset 10 s after the wake.
+        let resets = await eventually(timeout: .seconds(40)) {
+            f.delegate.idleResets.withLock { $0 }
+        } until: {
+            $0 >= 1
+        }
+        #expect(resets == 1)
+        #expect(await events.wait { $0.contains(.idleReset) }.filter { $0 == .idleReset }.count == 1)
     }
 
     @Test func registerThroughTheDelegateAndHearEachChange() async throws {
