@@ -241,13 +241,13 @@ struct SharedState {
             offerSkipsTouch = false
         }
         policy = new
+        holdsAll = new.holdAllInput || new.readsPasscode || new.offersTime || new.asksPresence || new.displayOff
     }
 
     /// Nothing reaches the kiosk: an expired session, the passcode prompt is open, the offer
-    /// of more time or "Still there?" is up, or the display is dark.
-    var holdsAll: Bool {
-        policy.holdAllInput || policy.readsPasscode || policy.offersTime || policy.asksPresence || policy.displayOff
-    }
+    /// of more time or "Still there?" is up, or the display is dark. Worked out once per policy
+    /// (read on every event: one load, not five).
+    private(set) var holdsAll = false
 
     /// A physical key, button or touch (`BTN_TOUCH`) going down or up while the offer of more
     /// time is up: pressed and let go, it takes the offer, on the release. Never the exit
