@@ -102,6 +102,13 @@ import Testing
         #expect(force.stdout == "\(denied)\n", "\(force)")
         #expect(kioskd.stateBytes == during)
         #expect(try client.property("SessionState") == .string("active"))
+        // Nor say the display is dark, nor wake it (display-power); the rule's admin may.
+        let display = try Python.run("print(error_name(m.Blank))\nprint(error_name(m.Wake))", bus: bus, as: Self.nobody)
+        #expect(display.stdout == "\(denied)\n\(denied)\n", "\(display)")
+        #expect(try client.property("DisplayPower") == .string("on"))
+        let blank = try Python.run("print(error_name(m.Blank))", bus: bus, as: Self.admin)
+        #expect(blank.stdout == "ok\n", "\(blank)")
+        #expect(try client.property("DisplayPower") == .string("off"))
     }
 
     @Test(.enabled(if: Root.isRoot, Comment(rawValue: Root.needs("polkitd in a mount namespace, and setpriv"))))
