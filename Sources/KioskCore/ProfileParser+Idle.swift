@@ -7,17 +7,7 @@ extension ProfileReader {
     mutating func idle(_ table: TOMLTable, at path: TOMLPath) -> Profile.Idle {
         var idle = Profile.Idle()
         checkKeys(table, at: path, allowed: ["reset-after", "reset", "reset-warning", "blank-after", "display-off"])
-        let range = Profile.Idle.idleRange
-        let resetPath = path + [.key("reset-after")]
-        if let value = table["reset-after"], let after = duration(value, at: resetPath) {
-            if range.contains(after) {
-                idle.resetAfter = after
-            } else {
-                error(
-                    "idle.reset-after is \(after.kioskText); give \(range.lowerBound.kioskText) to \(range.upperBound.kioskText)",
-                    at: resetPath, value: true)
-            }
-        }
+        idle.resetAfter = idleTime(table, "reset-after", at: path)
         let modePath = path + [.key("reset")]
         if let value = table["reset"] {
             if let mode = choice(value, at: modePath, [Profile.Idle.ResetMode.signal, .restartApp]) {
@@ -41,16 +31,7 @@ extension ProfileReader {
                 idle.resetWarning = warning
             }
         }
-        let blankPath = path + [.key("blank-after")]
-        if let value = table["blank-after"], let after = duration(value, at: blankPath) {
-            if range.contains(after) {
-                idle.blankAfter = after
-            } else {
-                error(
-                    "idle.blank-after is \(after.kioskText); give \(range.lowerBound.kioskText) to \(range.upperBound.kioskText)",
-                    at: blankPath, value: true)
-            }
-        }
+        idle.blankAfter = idleTime(table, "blank-after", at: path)
         let windowsPath = path + [.key("display-off")]
         if let value = table["display-off"], let array = array(value, at: windowsPath) {
             if table["blank-after"] == nil {
@@ -71,5 +52,20 @@ extension ProfileReader {
             }
         }
         return idle
+    }
+
+    /// `reset-after` or `blank-after`: a duration in ``Profile/Idle/idleRange``, refused at its
+    /// line otherwise.
+    private mutating func idleTime(_ table: TOMLTable, _ key: String, at path: TOMLPath) -> Duration? {
+        let keyPath = path + [.key(key)]
+        guard let value = table[key], let after = duration(value, at: keyPath) else { return nil }
+        let range = Profile.Idle.idleRange
+        guard range.contains(after) else {
+            error(
+                "idle.\(key) is \(after.kioskText); give \(range.lowerBound.kioskText) to \(range.upperBound.kioskText)",
+                at: keyPath, value: true)
+            return nil
+        }
+        return after
     }
 }

@@ -9,22 +9,6 @@ import Testing
 @Suite struct ReplayIdleTests {
     static let keyboard = DeviceDescription(name: "kbd", codes: [1: Set(1..<0x100)])
 
-    /// KEY_B (48) pressed and let go at each of `seconds` (from the recording's first event, at 1 s).
-    static func keys(at seconds: [Int]) -> [InputEvent] {
-        var events: [InputEvent] = []
-        for second in seconds {
-            for (offset, value) in [(Int64(0), Int32(1)), (20_000, 0)] {
-                let time = 1_000_000 + Int64(second) * 1_000_000 + offset
-                let (s, u) = (Int(time / 1_000_000), Int(time % 1_000_000))
-                events += [
-                    InputEvent(seconds: s, microseconds: u, type: 1, code: 48, value: value),
-                    InputEvent(seconds: s, microseconds: u, type: 0, code: 0, value: 0),
-                ]
-            }
-        }
-        return events
-    }
-
     @Test func stillThereTheResetTheDarkDisplayAndTheSwallowedWake() throws {
         let profile = try ProfileParser.parse(
             source: """
@@ -38,7 +22,7 @@ import Testing
         // went dark at 415 s, so this key only wakes it; at 601 s it passes.
         let frames = Replay.frames(
             trace: Trace(devices: [
-                Trace.Device(description: Self.keyboard, events: Self.keys(at: [0, 110, 115, 600, 601]))
+                Trace.Device(description: Self.keyboard, events: keyPresses(48, at: [0, 110, 115, 600, 601]))
             ]),
             policy: profile.filterPolicy, idle: profile.idle)
         let notes = frames.compactMap(\.note)
@@ -55,7 +39,7 @@ import Testing
         // And as kioskctl replay prints them.
         let printed = Replay.run(
             trace: Trace(devices: [
-                Trace.Device(description: Self.keyboard, events: Self.keys(at: [0, 600]))
+                Trace.Device(description: Self.keyboard, events: keyPresses(48, at: [0, 600]))
             ]),
             policy: profile.filterPolicy, idle: profile.idle)
         #expect(printed.contains("# IdleReset at 120.0 s\n# Blank at 300.0 s\n# Wake (swallowed)\n"), "\(printed)")

@@ -22,17 +22,7 @@ import Testing
         // the end moves to 300 s); at 160 s (no offer: it passes); at 299 s (a recording's clock
         // moves only with its events: the offer comes late, with 1 s left, and the key takes it:
         // the end is 420 s); at 430 s, after an offer nobody answered: the limit expired.
-        var events: [InputEvent] = []
-        for second in [0, 150, 160, 299, 430] {
-            for (offset, value) in [(Int64(0), Int32(1)), (20_000, 0)] {
-                let time = 1_000_000 + Int64(second) * 1_000_000 + offset
-                let (s, u) = (Int(time / 1_000_000), Int(time % 1_000_000))
-                events += [
-                    InputEvent(seconds: s, microseconds: u, type: 1, code: 48, value: value),
-                    InputEvent(seconds: s, microseconds: u, type: 0, code: 0, value: 0),
-                ]
-            }
-        }
+        let events = keyPresses(48, at: [0, 150, 160, 299, 430])
         let frames = Replay.frames(
             trace: Trace(devices: [Trace.Device(description: Self.keyboard, events: events)]),
             policy: profile.filterPolicy, session: profile.session)
