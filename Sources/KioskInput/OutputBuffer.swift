@@ -214,11 +214,15 @@ public struct FilterResult: Sendable, Equatable {
     /// The offer of more time is up (``FilterPolicy/offersTime``) and this event let go of a key,
     /// button or touch pressed since: the visitor took it.
     public var tookOffer = false
+    /// The cleaning gesture (``FilterPolicy/cleaningGesture``, ``FilterPolicy/touchCleaningGesture``)
+    /// completed with this event: start cleaning.
+    public var cleaningRequested = false
     public init(
-        exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false
+        exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false,
+        cleaningRequested: Bool = false
     ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
-        self.tookOffer = tookOffer
+        self.tookOffer = tookOffer; self.cleaningRequested = cleaningRequested
     }
 }
 
@@ -231,7 +235,13 @@ public struct RunResult: Sendable, Equatable {
     public var resyncNeeded = false
     /// The visitor took the offer of more time in the run, as ``FilterResult/tookOffer``.
     public var tookOffer = false
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false) {
+    /// The cleaning gesture completed in the run, as ``FilterResult/cleaningRequested``.
+    public var cleaningRequested = false
+    public init(
+        exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false,
+        cleaningRequested: Bool = false
+    ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.tookOffer = tookOffer
+        self.cleaningRequested = cleaningRequested
     }
 }

@@ -31,8 +31,10 @@ extension InputBroker {
             if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
             if timesKeys { armKeyTimer() }
-            if result.exitRequested || result.tookOffer || !promptKeys.isEmpty {
-                handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer)
+            if result.exitRequested || result.tookOffer || result.cleaningRequested || !promptKeys.isEmpty {
+                handOver(
+                    exitRequested: result.exitRequested, tookOffer: result.tookOffer,
+                    cleaningRequested: result.cleaningRequested)
             }
             if batch.status == .drained { return }
         }
@@ -77,8 +79,9 @@ extension InputBroker {
     /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever
     /// listens, once the batch's frames are out.
     @inline(never)
-    private func handOver(exitRequested: Bool, tookOffer: Bool) {
+    private func handOver(exitRequested: Bool, tookOffer: Bool, cleaningRequested: Bool) {
         loop.requestCycle()  // the callbacks send on the bus and set timers
+        if cleaningRequested { onCleaningRequested?() }
         if exitRequested { onExitRequested?() }
         for key in promptKeys { onPromptKey?(key) }
         if tookOffer { onTookOffer?() }

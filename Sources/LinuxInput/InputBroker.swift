@@ -47,6 +47,9 @@ public final class InputBroker {
     /// Called on the loop when the visitor took the offer of more time (``FilterPolicy/offersTime``:
     /// a key, button or touch let go), after the frame's output is written.
     public var onTookOffer: (() -> Void)?
+    /// Called on the loop when the cleaning gesture completes (``FilterPolicy/cleaningGesture``),
+    /// after the frame's output is written.
+    public var onCleaningRequested: (() -> Void)?
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.
