@@ -32,6 +32,9 @@ public enum KioskWire {
         public static let requestSession = "RequestSession"
         public static let releaseSession = "ReleaseSession"
         public static let resetPasscodeThrottle = "ResetPasscodeThrottle"
+        /// Cleaning the screen: input held for a while (docs/dbus-api.md § Cleaning the screen).
+        public static let startCleaning = "StartCleaning"
+        public static let stopCleaning = "StopCleaning"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -40,6 +43,10 @@ public enum KioskWire {
         public static let promptClosed = "PromptClosed"
         /// The visitor took the offer of more time: the seconds added, the extensions left.
         public static let timeExtended = "TimeExtended"
+        /// Cleaning the screen started (or again): its length in seconds.
+        public static let cleaningStarted = "CleaningStarted"
+        /// Cleaning the screen ended (its time, `StopCleaning`, or the prompt opened).
+        public static let cleaningEnded = "CleaningEnded"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -69,6 +76,8 @@ public enum KioskWire {
         public static let timeOffer = "TimeOffer"
         /// How many more times the visitor may extend the time limit (0 without the offer).
         public static let visitorExtensionsLeft = "VisitorExtensionsLeft"
+        /// When cleaning the screen ends (wall clock µs); 0 when it does not run.
+        public static let cleaningUntil = "CleaningUntil"
     }
 
     /// Polkit actions checked by the admin methods.
@@ -78,6 +87,8 @@ public enum KioskWire {
         public static let setPasscode = "org.kioskd.GuidedAccess1.set-passcode"
         /// An app starting and ending its own session (RequestSession, ReleaseSession).
         public static let requestSession = "org.kioskd.GuidedAccess1.request-session"
+        /// Cleaning the screen (StartCleaning, StopCleaning).
+        public static let clean = "org.kioskd.GuidedAccess1.clean"
     }
 
     /// The limits of docs/dbus-api.md; input beyond them is `InvalidArgs` and changes nothing.

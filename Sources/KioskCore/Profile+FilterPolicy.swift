@@ -165,7 +165,7 @@ extension FilterPolicy {
     /// kiosk under this policy, so logind must not act on them either: kioskd then holds its
     /// power-, suspend-, hibernate- and reboot-key inhibitor.
     public var locksPowerKeys: Bool {
-        holdAllInput
+        holdAllInput || cleaning
             || Profile.Buttons.powerKeys.contains { name in
                 EventCodes.code(named: name).map { lockedKeys.contains($0.code) } ?? false
             }

@@ -14,6 +14,9 @@ public protocol SessionEnforcer: AnyObject {
     /// kioskd's offer of more time came up with extensions left, or went: while it is up,
     /// nothing reaches the kiosk and a key or touch let go takes it (``FilterPolicy/offersTime``).
     func setTimeOffer(open: Bool)
+    /// Cleaning the screen started or ended: while it runs, every touch, pointer and key is held
+    /// but what assistive technology needs (``FilterPolicy/cleaning``), with or without a session.
+    func setCleaning(_ on: Bool)
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -27,6 +30,7 @@ public protocol SessionEnforcer: AnyObject {
 extension SessionEnforcer {
     public func setPrompt(open: Bool) {}
     public func setTimeOffer(open: Bool) {}
+    public func setCleaning(_ on: Bool) {}
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -79,6 +83,7 @@ final class InputEnforcement: SessionEnforcer {
     private var last: (state: KioskState, profile: Profile?)?
     private var promptOpen = false
     private var offerOpen = false
+    private var cleaning = false
 
     func setPrompt(open: Bool) {
         promptOpen = open
@@ -90,11 +95,17 @@ final class InputEnforcement: SessionEnforcer {
         if let last { enforce(last.state, profile: last.profile) }
     }
 
+    func setCleaning(_ on: Bool) {
+        cleaning = on
+        enforce(last?.state ?? KioskState(), profile: last?.profile)
+    }
+
     func enforce(_ state: KioskState, profile: Profile?) {
         last = (state, profile)
         var next = state.filterPolicy(profile: profile)
         if promptOpen && state.session.isActive { next.readsPasscode = true }
         if offerOpen && state.session.state == .active { next.offersTime = true }
+        next.cleaning = cleaning
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"
@@ -108,7 +119,7 @@ final class InputEnforcement: SessionEnforcer {
             metadata: [
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
                 "input.hold-all": "\(next.holdAllInput)", "input.prompt": "\(next.readsPasscode)",
-                "input.offer": "\(next.offersTime)",
+                "input.offer": "\(next.offersTime)", "input.cleaning": "\(next.cleaning)",
             ])
     }
 

@@ -94,6 +94,7 @@ public enum KioskService {
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
         broker?.onTookOffer = { [unowned manager] in manager.visitorExtends() }
+        broker?.onCleaningRequested = { [unowned manager] in manager.requestCleaning() }
         broker?.deviceAllowedMessageID = MessageID.deviceAllowed.rawValue
         broker?.start()
         try bus.requestName(KioskWire.busName)

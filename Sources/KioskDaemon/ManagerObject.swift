@@ -88,6 +88,8 @@ public final class ManagerObject {
     var waitingPasscodeAttempts: [PasscodeAttempt] = []
     var passcodeAttemptInFlight: (any Requester)?
     var promptTimer: EventSource?
+    /// Ends the cleaning of the screen by time (ManagerObject+Cleaning.swift).
+    var cleaningTimer: EventSource?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -177,7 +179,7 @@ public final class ManagerObject {
                 method(Member.resetPasscodeThrottle, in: [("s", "source")]) { [unowned self] in
                     try resetPasscodeThrottle($0)
                 },
-            ],
+            ] + cleaningMethods,
             signals: [
                 BusSignal(
                     Member.restrictionStateChanged,
@@ -186,7 +188,7 @@ public final class ManagerObject {
                 BusSignal(Member.timeLimitWarning, arguments: [("t", "seconds_left")]),
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
                 BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
-            ],
+            ] + Self.cleaningSignals,
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
                 BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
@@ -203,7 +205,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + [
+            ] + promptProperties + cleaningProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

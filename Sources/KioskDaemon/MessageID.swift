@@ -26,6 +26,8 @@ enum MessageID: String, CaseIterable {
     case promptClosed = "10f6d8ea61744fe88852532fb4c53efe"
     case deviceAllowed = "46f49faca6464e348459f0afc43ac936"
     case visitorExtended = "e3613e09cc09436587f8a79059f85e7c"
+    case cleaningStarted = "3f0818f278b44b29a39b0385188299b7"
+    case cleaningEnded = "613957d44d304b6f8c1a28f663d80b58"
 
     /// The entry's metadata: `MESSAGE_ID` once the journal handler upper-snakes the key.
     var metadata: Logger.Metadata { ["message.id": "\(rawValue)"] }

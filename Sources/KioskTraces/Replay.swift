@@ -24,6 +24,12 @@ public enum Replay {
     /// `# SessionExpired` where the time runs out, after which nothing is forwarded (the exit
     /// gesture and the prompt still work).
     ///
+    /// With `session`, the profile's cleaning gesture (`[session] cleaning-gesture`) starts
+    /// cleaning the screen as on the kiosk: `# Cleaning 30s` where it starts, nothing forwarded
+    /// but what assistive technology keeps (`[accessibility]`, `[[device]]`), and
+    /// `# CleaningEnded` at the first event after its time (or where the exit gesture opens the
+    /// prompt).
+    ///
     /// The profile's keyboard access features (sticky, slow and bounce keys) run as on the
     /// kiosk; slow keys' deadline comes on the recording's clock, a held key's press printed
     /// with its deadline's time before the recording's next event.
@@ -63,6 +69,7 @@ public enum Replay {
             if machine.state.session.state == .expired { now.holdAllInput = true }
             if machine.prompt.state != .closed { now.readsPasscode = true }
             if let offer = machine.offer, offer.extensionsLeft > 0 { now.offersTime = true }
+            if machine.cleaning != nil { now.cleaning = true }
             return now
         }
         func collect() {
@@ -104,6 +111,14 @@ public enum Replay {
                             (0, [], machine.offer.map { "TimeOffer \($0.extensionsLeft) left" } ?? "TimeOffer closed"))
                     case .visitorExtended(let amount, let left):
                         result.append((0, [], "TimeExtended \(amount.kioskText), \(left) left"))
+                    case .cleaningStarted(let length):
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append((0, [], "Cleaning \(length.kioskText)"))
+                    case .cleaningEnded:
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append((0, [], "CleaningEnded"))
                     case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged,
                         .trialConfirmed,
                         .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
@@ -115,7 +130,7 @@ public enum Replay {
         for (deviceIndex, event) in mergedByFrame(trace) {
             let id = ids[deviceIndex]
             let now = event.time
-            if passcode != nil { kiosk(.clock, at: now) }
+            if passcode != nil || machine.cleaning != nil { kiosk(.clock, at: now) }
             if timed { kiosk(.sessionTime, at: now) }
             // Slow keys' timer, on the recording's clock: a key held long enough counts at its
             // deadline, before whatever the recording has next.
@@ -139,6 +154,7 @@ public enum Replay {
             }
             if let key = outcome.promptKey, passcode != nil { kiosk(.promptKey(key), at: now) }
             if outcome.tookOffer { kiosk(.visitorExtends, at: now) }
+            if outcome.cleaningRequested { kiosk(.cleaningGesture, at: now) }
         }
         return result
     }

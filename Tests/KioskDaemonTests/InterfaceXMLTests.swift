@@ -29,18 +29,20 @@ import FoundationXML
                 M.getRestrictionState,
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
                 M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
-                M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle,
+                M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle, M.startCleaning,
+                M.stopCleaning,
             ])
         #expect(
             Set(xml.signals.keys) == [
                 M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed, M.timeExtended,
+                M.cleaningStarted, M.cleaningEnded,
             ])
         #expect(
             Set(xml.properties.keys) == [
                 M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
-                M.language, M.timeOffer, M.visitorExtensionsLeft, M.version,
+                M.language, M.timeOffer, M.visitorExtensionsLeft, M.cleaningUntil, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

@@ -9,6 +9,7 @@ import Synchronization
 /// read from the test.
 public final class RecordingEnforcer: SessionEnforcer, Sendable {
     private let handed = Mutex<[(state: KioskState, policy: FilterPolicy)]>([])
+    private let cleaningTold = Mutex<[Bool]>([])
 
     public init() {}
 
@@ -16,6 +17,14 @@ public final class RecordingEnforcer: SessionEnforcer, Sendable {
         let policy = state.filterPolicy(profile: profile)
         handed.withLock { $0.append((state, policy)) }
     }
+
+    /// Cleaning started (true) or ended (false), each time the manager said so.
+    public func setCleaning(_ on: Bool) {
+        cleaningTold.withLock { $0.append(on) }
+    }
+
+    /// What ``setCleaning(_:)`` was told, in order.
+    public var cleaningChanges: [Bool] { cleaningTold.withLock { $0 } }
 
     /// The policy last handed over (pass-through before the first).
     public var policy: FilterPolicy { handed.withLock { $0.last?.policy ?? .passThrough } }
