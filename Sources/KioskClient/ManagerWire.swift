@@ -37,6 +37,8 @@ enum ManagerWire {
     static let timeLimitWarningRule = rule(member: KioskWire.Member.timeLimitWarning)
     static let timeExtendedRule = rule(member: KioskWire.Member.timeExtended)
     static let promptClosedRule = rule(member: KioskWire.Member.promptClosed)
+    static let cleaningStartedRule = rule(member: KioskWire.Member.cleaningStarted)
+    static let cleaningEndedRule = rule(member: KioskWire.Member.cleaningEnded)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(
         sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
@@ -111,6 +113,9 @@ enum ManagerWire {
             case KioskWire.Member.visitorExtensionsLeft:
                 guard let count = value.uint64 else { throw .unexpected("VisitorExtensionsLeft is not a uint32") }
                 status.visitorExtensionsLeft = Int(clamping: count)
+            case KioskWire.Member.cleaningUntil:
+                guard let usec = value.uint64 else { throw .unexpected("CleaningUntil is not a uint64") }
+                status.cleaningUntil = wallClock(usec)
             default:
                 continue  // a property this client does not know
             }
@@ -183,6 +188,8 @@ enum ManagerWire {
         case timeLimitWarning(secondsLeft: UInt64)
         case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
         case promptClosed(KioskPrompt.CloseReason)
+        case cleaningStarted(seconds: UInt64)
+        case cleaningEnded
         /// kioskd's name got a new owner (non-empty) or lost it (empty).
         case owner(String)
         case disconnected
@@ -211,6 +218,11 @@ enum ManagerWire {
                 return nil
             }
             return .promptClosed(reason)
+        case (KioskWire.managerInterface, KioskWire.Member.cleaningStarted):
+            guard let seconds = values.first?.uint64 else { return nil }
+            return .cleaningStarted(seconds: seconds)
+        case (KioskWire.managerInterface, KioskWire.Member.cleaningEnded):
+            return .cleaningEnded
         case (properties, "PropertiesChanged"):
             guard values.count == 3, values[0].string == KioskWire.managerInterface,
                 let changed = values[1].dictionary, let invalidated = values[2].strings

@@ -63,6 +63,10 @@ struct MonitorCommand: AsyncParsableCommand {
         case .timeExtended(let seconds, let left):
             return
                 "time extended by the visitor: \(Duration.seconds(Int64(clamping: seconds)).kioskText) more, \(left) extensions left"
+        case .cleaningStarted(let seconds):
+            return "cleaning: input held for \(Duration.seconds(Int64(clamping: seconds)).kioskText)"
+        case .cleaningEnded:
+            return "cleaning ended: input flows again"
         case .daemonStarted:
             return "kioskd is running"
         case .daemonStopped:
@@ -90,13 +94,14 @@ struct EventJSON: Encodable {
     var promptState: String?
     var promptLength: Int?
     var reason: String?
+    var seconds: UInt64?
 
     enum CodingKeys: String, CodingKey {
         case event, app, id, state
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", secondsLeft = "seconds_left"
         case secondsAdded = "seconds_added", extensionsLeft = "extensions_left"
-        case promptState = "prompt_state", promptLength = "prompt_length", reason
+        case promptState = "prompt_state", promptLength = "prompt_length", reason, seconds
     }
 
     init(_ event: ManagerEvent) {
@@ -124,6 +129,11 @@ struct EventJSON: Encodable {
         case .timeExtended(let seconds, let left):
             self.event = "time-extended"
             (secondsAdded, extensionsLeft) = (seconds, left)
+        case .cleaningStarted(let length):
+            self.event = "cleaning-started"
+            seconds = length
+        case .cleaningEnded:
+            self.event = "cleaning-ended"
         case .daemonStarted:
             self.event = "kioskd-started"
         case .daemonStopped:
