@@ -16,4 +16,17 @@ import Testing
         #expect(object["seconds_added"] as? Int == 600 && object["extensions_left"] as? Int == 9)
         #expect(object.count == 3, "\(object)")
     }
+
+    @Test func aCleaningsStartAndEndAreOneLineAndOneObjectEach() throws {
+        #expect(MonitorCommand.line(.cleaningStarted(seconds: 90)) == "cleaning: input held for 1m30s")
+        #expect(MonitorCommand.line(.cleaningEnded) == "cleaning ended: input flows again")
+        let started = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(EventJSON(.cleaningStarted(seconds: 90))))
+                as? [String: Any])
+        #expect(started["event"] as? String == "cleaning-started" && started["seconds"] as? Int == 90)
+        #expect(started.count == 2, "\(started)")
+        let ended = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(EventJSON(.cleaningEnded))) as? [String: Any])
+        #expect(ended as NSDictionary == ["event": "cleaning-ended"])
+    }
 }
