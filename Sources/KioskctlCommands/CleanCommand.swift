@@ -51,13 +51,21 @@ struct CleanCommand: AsyncParsableCommand {
     func run() async throws {
         if stop {
             try await options.run("stop cleaning the screen") { try await $0.stopCleaning() }
+            if options.json { return try await report() }
             print("Cleaning ended: input reaches the kiosk again as the locks say.")
             return
         }
         let seconds = try Self.seconds(duration)
         try await options.run("start cleaning the screen") { try await $0.startCleaning(seconds: seconds) }
+        if options.json { return try await report() }
         print(
             "Cleaning: touch, pointers and keys are held for \(Duration.seconds(Int64(seconds)).kioskText); `kioskctl clean --stop` ends it early."
         )
+    }
+
+    /// `--json`: when the cleaning ends now, `{"cleaning_until_usec": N}` (0: none runs).
+    private func report() async throws {
+        let status = try await options.run("read the status") { try await $0.status() }
+        Output.json(["cleaning_until_usec": UInt64(max(0, status.cleaningUntil?.microseconds ?? 0))])
     }
 }

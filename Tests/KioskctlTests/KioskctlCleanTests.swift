@@ -42,6 +42,12 @@ extension KioskctlBusTests {
         #expect(stopped.stdout == "Cleaning ended: input reaches the kiosk again as the locks say.\n")
         #expect(try await f.manager.status().cleaningUntil == nil)
         #expect(try f.ctl("clean", "--stop").status == 0, "nothing to stop is no error")
+        // --json: when it ends, 0 for none.
+        let json = try f.ctl("--json", "clean", "1m")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let usec = try #require(object?["cleaning_until_usec"] as? Int64, "\(json)")
+        #expect(usec == (try await f.manager.status().cleaningUntil?.microseconds), "\(json)")
+        #expect(try f.ctl("--json", "clean", "--stop").stdout.contains("\"cleaning_until_usec\" : 0"))
     }
 
     @Test func monitorPrintsACleaningsStartAndEnd() async throws {
