@@ -723,7 +723,7 @@ extension ProfileReader {
                 if touchGesture != nil {
                     error("\(name) has two touch gestures; give at most one", at: gesturePath)
                 }
-                touchGesture = touchExitGesture(gesture, at: gesturePath)
+                touchGesture = touchExitGesture(gesture, at: gesturePath, name: name)
             } else {
                 if keyGesture != nil {
                     error("\(name) has two key gestures; give at most one", at: gesturePath)
@@ -769,11 +769,13 @@ extension ProfileReader {
         session.cleaningTime = time
     }
 
-    mutating func touchExitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.TouchExitGesture? {
+    mutating func touchExitGesture(
+        _ table: TOMLTable, at path: TOMLPath, name: String = "session.exit-gesture"
+    ) -> Profile.TouchExitGesture? {
         checkKeys(table, at: path, allowed: ["corner", "taps", "within"])
         guard let cornerValue = table["corner"], let tapsValue = table["taps"], let withinValue = table["within"] else {
             error(
-                "a touch exit gesture needs corner, taps and within, like { corner = \"top-left\", taps = 5, within = \"3s\" }",
+                "\(name == "session.exit-gesture" ? "a touch exit gesture" : "\(name)'s touch gesture") needs corner, taps and within, like { corner = \"top-left\", taps = 5, within = \"3s\" }",
                 at: path)
             return nil
         }

@@ -249,6 +249,10 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "3:17", "outside 5s…5m"
         ),
         ("[session]\ncleaning-time = \"30s\"\n", "2:1", "needs a session.cleaning-gesture"),
+        (
+            "[session]\ncleaning-gesture = { corner = \"top-right\", taps = 4 }\n", "2:1",
+            "session.cleaning-gesture's touch gesture needs corner, taps and within"
+        ),
         ("[buttons]\nextra-locked-keys = [\"KEY_F11\", \"F12\"]\n", "2:33", "\"F12\", which is not an evdev key name"),
         ("[passcode]\nhash = \"1234\"\n", "2:8", "must never be a plain passcode"),
         ("[passcode]\nhash = \"$1$abc$defghijklmnopqrstuvwxyz\"\n", "2:8", "does not accept"),
