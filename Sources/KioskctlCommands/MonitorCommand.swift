@@ -53,6 +53,9 @@ struct MonitorCommand: AsyncParsableCommand {
             if status.prompt.state != .closed {
                 line += "; prompt \(status.prompt.state.rawValue), \(status.prompt.length) typed"
             }
+            if let until = status.cleaningUntil {
+                line += "; cleaning until \(StatusSummary.deadline(until, now: Date()))"
+            }
             return line
         case .exitRequested:
             return "exit requested: show the passcode prompt"
@@ -95,6 +98,8 @@ struct EventJSON: Encodable {
     var promptLength: Int?
     var reason: String?
     var seconds: UInt64?
+    /// Only while the screen is cleaned, as the prompt's keys.
+    var cleaningUntil: UInt64?
 
     enum CodingKeys: String, CodingKey {
         case event, app, id, state
@@ -102,6 +107,7 @@ struct EventJSON: Encodable {
         case sessionProblem = "session_problem", secondsLeft = "seconds_left"
         case secondsAdded = "seconds_added", extensionsLeft = "extensions_left"
         case promptState = "prompt_state", promptLength = "prompt_length", reason, seconds
+        case cleaningUntil = "cleaning_until_usec"
     }
 
     init(_ event: ManagerEvent) {
@@ -118,6 +124,7 @@ struct EventJSON: Encodable {
             if status.prompt.state != .closed {
                 (promptState, promptLength) = (status.prompt.state.rawValue, status.prompt.length)
             }
+            cleaningUntil = status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) }
         case .exitRequested:
             self.event = "exit-requested"
         case .promptClosed(let why):
