@@ -423,6 +423,24 @@ workloads.append(
     Workload(
         name: "synthetic typing +sticky, slow, bounce keys", description: keyboardDescription, events: typingEvents,
         policy: typingAccessPolicy))
+// Cleaning the screen (docs/input-enforcement.md#cleaning-the-screen): every touch held, and
+// typing held but the keys an allowed-device entry and allowed-keys pass, the cleaning gesture
+// counted on every press.
+var cleaningTouch = FilterPolicy.passThrough
+cleaningTouch.cleaning = true
+cleaningTouch.touchCleaningGesture = TouchExitGesture(corner: .topRight, taps: 4, within: 2_000_000)
+workloads.append(
+    Workload(
+        name: "synthetic 10-finger 240 Hz +cleaning", description: syntheticDescription, events: syntheticEvents,
+        policy: cleaningTouch))
+var cleaningTyping = typingPolicy
+cleaningTyping.cleaning = true
+cleaningTyping.cleaningPassKeys = [57]  // KEY_SPACE
+cleaningTyping.cleaningGesture = ExitGesture(key: 88, presses: 5, within: 3_000_000)  // KEY_F12
+workloads.append(
+    Workload(
+        name: "synthetic typing +cleaning", description: keyboardDescription, events: typingEvents,
+        policy: cleaningTyping))
 
 let minimumEvents = 4_000_000
 print("")

@@ -35,6 +35,9 @@ public enum KioskWire {
         /// An admin woke the display kioskd held dark (`[idle]`), or said it went dark.
         public static let wake = "Wake"
         public static let blank = "Blank"
+        /// Cleaning the screen: input held for a while (docs/dbus-api.md § Cleaning the screen).
+        public static let startCleaning = "StartCleaning"
+        public static let stopCleaning = "StopCleaning"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -45,6 +48,10 @@ public enum KioskWire {
         public static let timeExtended = "TimeExtended"
         /// Nobody used the kiosk for `[idle] reset-after`: the app goes back to its start page.
         public static let idleReset = "IdleReset"
+        /// Cleaning the screen started (or again): its length in seconds.
+        public static let cleaningStarted = "CleaningStarted"
+        /// Cleaning the screen ended (its time, `StopCleaning`, or the prompt opened).
+        public static let cleaningEnded = "CleaningEnded"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -80,6 +87,8 @@ public enum KioskWire {
         public static let idleWarning = "IdleWarning"
         /// `on` or `off`: the display as kioskd wants it (``DisplayPower``).
         public static let displayPower = "DisplayPower"
+        /// When cleaning the screen ends (wall clock µs); 0 when it does not run.
+        public static let cleaningUntil = "CleaningUntil"
     }
 
     /// Polkit actions checked by the admin methods.
@@ -91,6 +100,8 @@ public enum KioskWire {
         public static let requestSession = "org.kioskd.GuidedAccess1.request-session"
         /// Waking the display kioskd holds dark, or saying it went dark (Wake, Blank).
         public static let displayPower = "org.kioskd.GuidedAccess1.display-power"
+        /// Cleaning the screen (StartCleaning, StopCleaning).
+        public static let clean = "org.kioskd.GuidedAccess1.clean"
     }
 
     /// The limits of docs/dbus-api.md; input beyond them is `InvalidArgs` and changes nothing.

@@ -121,6 +121,18 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.extendSession, [.int64(seconds)])
     }
 
+    /// `StartCleaning` (the polkit action `clean`): every touch, pointer and key at the kiosk is
+    /// held for `seconds` (5 to 300) but what assistive technology needs, so that the screen can
+    /// be wiped (docs/dbus-api.md § Cleaning the screen).
+    public func startCleaning(seconds: UInt64) async throws {
+        try await call(KioskWire.Member.startCleaning, [.uint64(seconds)])
+    }
+
+    /// `StopCleaning` (the polkit action `clean`): ends the cleaning now, if one runs.
+    public func stopCleaning() async throws {
+        try await call(KioskWire.Member.stopCleaning)
+    }
+
     /// `SetSessionDeadline` (admin): the time limit ends at `deadline` (wall clock); nil removes it.
     public func setSessionDeadline(_ deadline: Timestamp?) async throws {
         try await call(KioskWire.Member.setSessionDeadline, [.uint64(UInt64(max(0, deadline?.microseconds ?? 0)))])

@@ -40,6 +40,9 @@ public struct KioskStatus: Hashable, Sendable {
     public var idleWarning: Timestamp?
     /// The display as kioskd wants it (`DisplayPower`); on when the daemon has no such property.
     public var displayPower: DisplayPower = .on
+    /// When cleaning the screen ends (`CleaningUntil`, wall clock); nil when it does not run, or
+    /// when the daemon has no such property.
+    public var cleaningUntil: Timestamp?
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -141,6 +144,12 @@ public enum ManagerEvent: Hashable, Sendable {
     case idleReset
     /// `PromptClosed`: the passcode prompt at the kiosk closed, for this reason.
     case promptClosed(KioskPrompt.CloseReason)
+    /// `CleaningStarted`: input at the kiosk is held for this many seconds while its screen is
+    /// wiped (docs/dbus-api.md § Cleaning the screen); the end comes with the `statusChanged`
+    /// that follows (``KioskStatus/cleaningUntil``).
+    case cleaningStarted(seconds: UInt64)
+    /// `CleaningEnded`: input flows again as the locks say.
+    case cleaningEnded
     /// kioskd took its bus name (it started, or restarted).
     case daemonStarted
     /// kioskd gave its bus name up (it stopped or crashed).

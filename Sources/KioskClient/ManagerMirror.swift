@@ -91,6 +91,8 @@ final class ManagerMirror {
         try match(ManagerWire.timeExtendedRule)
         try match(ManagerWire.idleResetRule)
         try match(ManagerWire.promptClosedRule)
+        try match(ManagerWire.cleaningStartedRule)
+        try match(ManagerWire.cleaningEndedRule)
         switch scope {
         case .allApps: try match(ManagerWire.restrictionRule(app: nil))
         case .none: if let app { appSlot = try match(ManagerWire.restrictionRule(app: app)) }
@@ -169,7 +171,8 @@ final class ManagerMirror {
         switch signal {
         case .owner: return sender == ManagerWire.driver
         case .disconnected: return sender == ManagerWire.local
-        case .restriction, .properties, .exitRequested, .timeLimitWarning, .timeExtended, .idleReset, .promptClosed:
+        case .restriction, .properties, .exitRequested, .timeLimitWarning, .timeExtended, .idleReset, .promptClosed,
+            .cleaningStarted, .cleaningEnded:
             return sender == owner
         }
     }
@@ -202,6 +205,10 @@ final class ManagerMirror {
             onEvent(.idleReset)
         case .promptClosed(let reason):
             onEvent(.promptClosed(reason))
+        case .cleaningStarted(let seconds):
+            onEvent(.cleaningStarted(seconds: seconds))
+        case .cleaningEnded:
+            onEvent(.cleaningEnded)
         case .owner(let owner):
             self.owner = owner.isEmpty ? nil : owner
             if owner.isEmpty {

@@ -38,6 +38,8 @@ enum ManagerWire {
     static let timeExtendedRule = rule(member: KioskWire.Member.timeExtended)
     static let idleResetRule = rule(member: KioskWire.Member.idleReset)
     static let promptClosedRule = rule(member: KioskWire.Member.promptClosed)
+    static let cleaningStartedRule = rule(member: KioskWire.Member.cleaningStarted)
+    static let cleaningEndedRule = rule(member: KioskWire.Member.cleaningEnded)
     /// The bus driver's `NameOwnerChanged` for kioskd's name: it started, stopped or restarted.
     static let ownerRule = rule(
         sender: driver, path: driverPath, interface: driver, member: "NameOwnerChanged",
@@ -118,6 +120,9 @@ enum ManagerWire {
             case KioskWire.Member.displayPower:
                 guard let text = value.string else { throw .unexpected("DisplayPower is not a string") }
                 status.displayPower = DisplayPower(wire: text)
+            case KioskWire.Member.cleaningUntil:
+                guard let usec = value.uint64 else { throw .unexpected("CleaningUntil is not a uint64") }
+                status.cleaningUntil = wallClock(usec)
             default:
                 continue  // a property this client does not know
             }
@@ -191,6 +196,8 @@ enum ManagerWire {
         case timeExtended(secondsAdded: UInt64, extensionsLeft: UInt32)
         case idleReset
         case promptClosed(KioskPrompt.CloseReason)
+        case cleaningStarted(seconds: UInt64)
+        case cleaningEnded
         /// kioskd's name got a new owner (non-empty) or lost it (empty).
         case owner(String)
         case disconnected
@@ -221,6 +228,11 @@ enum ManagerWire {
                 return nil
             }
             return .promptClosed(reason)
+        case (KioskWire.managerInterface, KioskWire.Member.cleaningStarted):
+            guard let seconds = values.first?.uint64 else { return nil }
+            return .cleaningStarted(seconds: seconds)
+        case (KioskWire.managerInterface, KioskWire.Member.cleaningEnded):
+            return .cleaningEnded
         case (properties, "PropertiesChanged"):
             guard values.count == 3, values[0].string == KioskWire.managerInterface,
                 let changed = values[1].dictionary, let invalidated = values[2].strings

@@ -83,6 +83,12 @@ extension Profile {
             touchExitGesture: session.touchExitGesture.map {
                 KioskInput.TouchExitGesture(corner: $0.corner, taps: $0.taps, within: $0.within.microseconds)
             })
+        policy.cleaningPassKeys = Set(
+            (accessibility.allowedKeys + screenReaderKeys).compactMap { EventCodes.code(named: $0)?.code })
+        policy.cleaningGesture = session.cleaningGesture?.filterGesture
+        policy.touchCleaningGesture = session.touchCleaningGesture.map {
+            KioskInput.TouchExitGesture(corner: $0.corner, taps: $0.taps, within: $0.within.microseconds)
+        }
         policy.maxContacts = touch.maxContacts
         policy.edgeMargin = touch.edgeMargin ?? 0
         policy.keyAccess = KeyAccessSettings(
@@ -159,7 +165,7 @@ extension FilterPolicy {
     /// kiosk under this policy, so logind must not act on them either: kioskd then holds its
     /// power-, suspend-, hibernate- and reboot-key inhibitor.
     public var locksPowerKeys: Bool {
-        holdAllInput
+        holdAllInput || cleaning
             || Profile.Buttons.powerKeys.contains { name in
                 EventCodes.code(named: name).map { lockedKeys.contains($0.code) } ?? false
             }

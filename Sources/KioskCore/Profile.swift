@@ -302,6 +302,17 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// The language kioskd's own screens show and speak during the session (`de`, `pt_BR`:
         /// a gettext language); nil: the kiosk's locale.
         public var language: String?
+        /// `cleaning-gesture`'s key presses: they start cleaning the screen (docs/profiles.md §
+        /// Cleaning the screen).
+        public var cleaningGesture: ExitGesture?
+        /// `cleaning-gesture`'s corner taps.
+        public var touchCleaningGesture: TouchExitGesture?
+        /// How long the cleaning gesture holds input (`cleaning-time`, 5 s to 5 min).
+        public var cleaningTime: Duration = Self.defaultCleaningTime
+
+        /// The shortest and longest cleaning, by the gesture and over the bus alike.
+        public static let cleaningTimeRange: ClosedRange<Duration> = .seconds(5) ... .seconds(300)
+        public static let defaultCleaningTime: Duration = .seconds(30)
 
         /// WCAG 2.2.1's floor: at least ten extensions; at most a hundred.
         public static let visitorExtensionRange = 10...100
@@ -344,6 +355,9 @@ public struct Profile: Hashable, Sendable, Encodable {
             case extendBy = "extend-by"
             case warnBefore = "warn-before"
             case language
+            case cleaningGesture = "cleaning-gesture"
+            case touchCleaningGesture = "touch-cleaning-gesture"
+            case cleaningTime = "cleaning-time"
         }
 
         public init() {}
@@ -363,6 +377,11 @@ public struct Profile: Hashable, Sendable, Encodable {
                 try c.encode(DurationText(warnBefore), forKey: .warnBefore)
             }
             try c.encodeIfPresent(language, forKey: .language)
+            if cleaningGesture != nil || touchCleaningGesture != nil {
+                try c.encodeIfPresent(cleaningGesture, forKey: .cleaningGesture)
+                try c.encodeIfPresent(touchCleaningGesture, forKey: .touchCleaningGesture)
+                try c.encode(DurationText(cleaningTime), forKey: .cleaningTime)
+            }
         }
     }
 

@@ -628,7 +628,7 @@ extension ProfileReader {
             table, at: path,
             allowed: [
                 "time-limit", "warnings", "exit-gesture", "speak-warnings", "keep-awake", "app-may-request",
-                "visitor-extensions", "extend-by", "warn-before", "language",
+                "visitor-extensions", "extend-by", "warn-before", "language", "cleaning-gesture", "cleaning-time",
             ])
         let languagePath = path + [.key("language")]
         if let value = table["language"], expect(value, .string, at: languagePath), let language = value.string {
@@ -687,50 +687,98 @@ extension ProfileReader {
             session.warnings.sort(by: >)
         }
         visitorExtensions(table, at: path, into: &session)
-        // One gesture (a table: a key's presses or a corner's taps), or both (an array of the two).
-        let gesturePath = path + [.key("exit-gesture")]
-        if let value = table["exit-gesture"] {
-            var gestures: [(TOMLTable, TOMLPath)] = []
-            if value.type == .array, let array = value.array {
-                for (index, element) in array.enumerated() {
-                    if let gesture = self.table(element, at: gesturePath + [.index(index)]) {
-                        gestures.append((gesture, gesturePath + [.index(index)]))
-                    }
-                }
-                if array.count > 2 {
-                    error(
-                        "session.exit-gesture has \(array.count) gestures; give at most one key gesture and one touch gesture",
-                        at: gesturePath, value: true)
-                }
-            } else if let gesture = self.table(
-                value, at: gesturePath,
-                what:
-                    "a table like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" } or { corner = \"top-left\", taps = 5, within = \"3s\" }, or an array of both"
-            ) {
-                gestures.append((gesture, gesturePath))
-            }
-            for (gesture, gesturePath) in gestures {
-                if gesture["corner"] != nil || gesture["taps"] != nil {
-                    if session.touchExitGesture != nil {
-                        error("session.exit-gesture has two touch gestures; give at most one", at: gesturePath)
-                    }
-                    session.touchExitGesture = touchExitGesture(gesture, at: gesturePath)
-                } else {
-                    if session.exitGesture != nil {
-                        error("session.exit-gesture has two key gestures; give at most one", at: gesturePath)
-                    }
-                    session.exitGesture = exitGesture(gesture, at: gesturePath)
-                }
-            }
-        }
+        (session.exitGesture, session.touchExitGesture) = gestures(table, "exit-gesture", at: path)
+        cleaning(table, at: path, into: &session)
         return session
     }
 
-    mutating func touchExitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.TouchExitGesture? {
+    /// `[session]`'s `key` gesture: one (a table: a key's presses or a corner's taps), or both (an
+    /// array of the two), parsed the same way for the exit gesture and the cleaning gesture.
+    mutating func gestures(
+        _ table: TOMLTable, _ key: String, at path: TOMLPath
+    ) -> (Profile.ExitGesture?, Profile.TouchExitGesture?) {
+        let name = "session.\(key)"
+        let gesturePath = path + [.key(key)]
+        var keyGesture: Profile.ExitGesture?
+        var touchGesture: Profile.TouchExitGesture?
+        guard let value = table[key] else { return (nil, nil) }
+        var gestures: [(TOMLTable, TOMLPath)] = []
+        if value.type == .array, let array = value.array {
+            for (index, element) in array.enumerated() {
+                if let gesture = self.table(element, at: gesturePath + [.index(index)]) {
+                    gestures.append((gesture, gesturePath + [.index(index)]))
+                }
+            }
+            if array.count > 2 {
+                error(
+                    "\(name) has \(array.count) gestures; give at most one key gesture and one touch gesture",
+                    at: gesturePath, value: true)
+            }
+        } else if let gesture = self.table(
+            value, at: gesturePath,
+            what:
+                "a table like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" } or { corner = \"top-left\", taps = 5, within = \"3s\" }, or an array of both"
+        ) {
+            gestures.append((gesture, gesturePath))
+        }
+        for (gesture, gesturePath) in gestures {
+            if gesture["corner"] != nil || gesture["taps"] != nil {
+                if touchGesture != nil {
+                    error("\(name) has two touch gestures; give at most one", at: gesturePath)
+                }
+                touchGesture = touchExitGesture(gesture, at: gesturePath, name: name)
+            } else {
+                if keyGesture != nil {
+                    error("\(name) has two key gestures; give at most one", at: gesturePath)
+                }
+                keyGesture = exitGesture(gesture, at: gesturePath, name: name)
+            }
+        }
+        return (keyGesture, touchGesture)
+    }
+
+    /// `cleaning-gesture` and `cleaning-time` (docs/profiles.md § Cleaning the screen): a gesture
+    /// the exit gesture is not (the same key pressed as often, or the same corner tapped as
+    /// often, would make both at once).
+    mutating func cleaning(_ table: TOMLTable, at path: TOMLPath, into session: inout Profile.Session) {
+        let gesturePath = path + [.key("cleaning-gesture")]
+        let (key, touch) = gestures(table, "cleaning-gesture", at: path)
+        if let key, let exit = session.exitGesture, key.key == exit.key, key.presses == exit.presses {
+            error(
+                "session.cleaning-gesture is \(key.presses) presses of \(key.key), as session.exit-gesture is; give a gesture of its own (another key, or another number of presses)",
+                at: gesturePath)
+        } else {
+            session.cleaningGesture = key
+        }
+        if let touch, let exit = session.touchExitGesture, touch.corner == exit.corner, touch.taps == exit.taps {
+            error(
+                "session.cleaning-gesture is \(touch.taps) taps in the \(touch.corner.rawValue) corner, as session.exit-gesture is; give a gesture of its own (another corner, or another number of taps)",
+                at: gesturePath)
+        } else {
+            session.touchCleaningGesture = touch
+        }
+        let timePath = path + [.key("cleaning-time")]
+        guard let value = table["cleaning-time"], let time = duration(value, at: timePath) else { return }
+        let range = Profile.Session.cleaningTimeRange
+        guard range.contains(time) else {
+            error(
+                "session.cleaning-time is \(time.kioskText), outside \(range.lowerBound.kioskText)…\(range.upperBound.kioskText)",
+                at: timePath, value: true)
+            return
+        }
+        if table["cleaning-gesture"] == nil {
+            error("session.cleaning-time needs a session.cleaning-gesture to start the cleaning", at: timePath)
+        }
+        session.cleaningTime = time
+    }
+
+    mutating func touchExitGesture(
+        _ table: TOMLTable, at path: TOMLPath, name: String = "session.exit-gesture"
+    ) -> Profile.TouchExitGesture? {
         checkKeys(table, at: path, allowed: ["corner", "taps", "within"])
         guard let cornerValue = table["corner"], let tapsValue = table["taps"], let withinValue = table["within"] else {
             error(
-                "a touch exit gesture needs corner, taps and within, like { corner = \"top-left\", taps = 5, within = \"3s\" }",
+                "\(name == "session.exit-gesture" ? "a touch exit gesture" : "\(name)'s touch gesture") needs corner, taps and within, like { corner = \"top-left\", taps = 5, within = \"3s\" }",
                 at: path)
             return nil
         }
@@ -753,11 +801,13 @@ extension ProfileReader {
         return Profile.TouchExitGesture(corner: corner, taps: taps, within: within)
     }
 
-    mutating func exitGesture(_ table: TOMLTable, at path: TOMLPath) -> Profile.ExitGesture? {
+    mutating func exitGesture(
+        _ table: TOMLTable, at path: TOMLPath, name: String = "session.exit-gesture"
+    ) -> Profile.ExitGesture? {
         checkKeys(table, at: path, allowed: ["key", "presses", "within"])
         guard let keyValue = table["key"], let pressesValue = table["presses"], let withinValue = table["within"] else {
             error(
-                "session.exit-gesture needs key, presses and within, like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" }",
+                "\(name) needs key, presses and within, like { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" }",
                 at: path)
             return nil
         }
@@ -765,20 +815,20 @@ extension ProfileReader {
         guard let key = string(keyValue, at: keyPath, what: "an evdev key name like \"KEY_POWER\"") else { return nil }
         guard EventCodes.isKeyName(key) else {
             error(
-                "session.exit-gesture.key is \(Text.quoted(key)), which is not an evdev key name (like \"KEY_POWER\")",
+                "\(name).key is \(Text.quoted(key)), which is not an evdev key name (like \"KEY_POWER\")",
                 at: keyPath, value: true)
             return nil
         }
         let pressesPath = path + [.key("presses")]
         guard expect(pressesValue, .int, at: pressesPath), let presses = pressesValue.int else { return nil }
         guard (1...10).contains(presses) else {
-            error("session.exit-gesture.presses is \(presses), outside 1…10", at: pressesPath, value: true)
+            error("\(name).presses is \(presses), outside 1…10", at: pressesPath, value: true)
             return nil
         }
         let withinPath = path + [.key("within")]
         guard let within = duration(withinValue, at: withinPath) else { return nil }
         guard within >= .milliseconds(100) && within <= .seconds(10) else {
-            error("session.exit-gesture.within is \(within.kioskText), outside 100ms…10s", at: withinPath, value: true)
+            error("\(name).within is \(within.kioskText), outside 100ms…10s", at: withinPath, value: true)
             return nil
         }
         return Profile.ExitGesture(key: key, presses: presses, within: within)

@@ -7,8 +7,8 @@ import KioskInput
 ///
 /// Idle time runs from the later of the last physical input on any brokered device (the
 /// performer's, swallowed input included) and ``activeAt``: the session's start, the end of a
-/// pause (the prompt, the offer of more time closed), an answer to the screen, a wake. It does
-/// not run while a pause is up: the passcode prompt, the offer of more time. Only an active
+/// pause (the prompt, the offer of more time, cleaning), an answer to the screen, a wake. It
+/// does not run while a pause is up: the passcode prompt, the offer of more time, cleaning. Only an active
 /// session has idle time; once it expires or ends, the screen closes and the display is wanted on.
 public struct IdlePhase: Sendable, Equatable {
     /// The last activity kioskd counts besides the devices' input (kiosk clock).
@@ -45,8 +45,9 @@ extension SessionMachine {
         return idle
     }
 
-    /// Idle time does not run: the prompt is open or the offer of more time is up.
-    var idlePaused: Bool { prompt.state != .closed || offer != nil }
+    /// Idle time does not run: the prompt is open, the offer of more time is up, or the screen
+    /// is being cleaned.
+    var idlePaused: Bool { prompt.state != .closed || offer != nil || cleaning != nil }
 
     /// When idle time began, by `input`.
     func idleSince(_ input: IdleInput) -> Timestamp {

@@ -27,6 +27,8 @@ public struct SessionMachine: Sendable, Equatable {
     /// only: it follows from the session's time, so a restart offers again while the time left
     /// is under `warn-before`.
     public var offer: TimeOffer?
+    /// Cleaning the screen (``CleaningPhase``), while it runs. In memory only, like the prompt.
+    public var cleaning: CleaningPhase?
     /// The active session's profile (its passcode hash ends the session before the set one); nil
     /// without a session, or for a restored session whose profile could not be loaded (the
     /// strictest locks).
@@ -55,7 +57,8 @@ public struct SessionMachine: Sendable, Equatable {
         case exitGesture
         /// A key of the prompt, read by the filter (digits, Backspace, Enter, Esc, a pad touch).
         case promptKey(PromptKey)
-        /// Time passed for the prompt (its timer fired, or a recording's clock moved on).
+        /// Time passed for the prompt and the cleaning (a timer fired, or a recording's clock
+        /// moved on): a prompt waiting too long times out, a cleaning whose time is up ends.
         case clock
         /// Time passed for the session (its timer fired, or a recording's clock moved on): due
         /// time-limit warnings, the expiry, a trial nobody confirmed in time.
@@ -84,6 +87,8 @@ public struct SessionMachine: Sendable, Equatable {
         /// An admin said the display is dark (`kioskctl blank`: the next key or touch only wakes
         /// it) or woke it (`kioskctl wake`).
         case adminDisplay(on: Bool)
+        /// The profile's cleaning gesture was completed (`[session] cleaning-gesture`).
+        case cleaningGesture
     }
 
     /// The offer of more time at the kiosk: from `warn-before` before the end of an active
@@ -160,6 +165,13 @@ public struct SessionMachine: Sendable, Equatable {
         /// kioskd wants the display on or off (`DisplayPower`), and why; while it is off the
         /// filter holds all input and the first key or touch only wakes it.
         case displayPowerChanged(on: Bool, DisplayReason)
+        /// Cleaning started (or started again) for `length` (``cleaning``): the filter holds
+        /// input but what assistive technology needs; `CleaningStarted`, `CleaningUntil`, its
+        /// timer set for the end.
+        case cleaningStarted(Duration)
+        /// Cleaning ended (its time, `StopCleaning`, or the prompt opened): input flows as the
+        /// locks say; `CleaningEnded`, `CleaningUntil` 0.
+        case cleaningEnded
     }
 
     /// A profile file as read: the profile, and its text (kept should a later reload fail).
@@ -195,6 +207,11 @@ public struct SessionMachine: Sendable, Equatable {
         /// `ReloadProfiles` (or SIGHUP): the session's profile file read again for the session
         /// `readFor`, or why it no longer loads.
         case reload(Result<LoadedProfile, KioskError>, readFor: GuidedSession.Identity?)
+        /// `StartCleaning`: cleaning for this long (5 s to 5 min), from now; with or without a
+        /// session. Nothing is saved (``cleaning`` is in memory only).
+        case startCleaning(Duration)
+        /// `StopCleaning`: cleaning ends now; nothing happens when none runs.
+        case stopCleaning
     }
 
     /// Applies a bus call's `change` at `now`: the session's own rules refuse it (and nothing
@@ -262,6 +279,10 @@ public struct SessionMachine: Sendable, Equatable {
         case .confirmTrial:
             try state.session.confirmTrial()
             return [.save(keepIfSaveFails: false), .trialConfirmed]
+        case .startCleaning(let length):
+            return try startCleaning(for: length, at: now)
+        case .stopCleaning:
+            return stopCleaning()
         }
     }
 
@@ -363,9 +384,12 @@ public struct SessionMachine: Sendable, Equatable {
         case .visitorExtends:
             return visitorExtends(at: now)
         case .exitGesture:
-            // On an active or expired session only, unless the prompt is open already.
+            // On an active or expired session only, unless the prompt is open already; staff
+            // opening it are done cleaning.
             guard state.session.isActive, prompt.open(at: now.microseconds) else { return [.exitRequested] }
-            return [.exitRequested, .promptOpened, .promptChanged(deadline: prompt.deadline)]
+            return [.exitRequested] + stopCleaning() + [.promptOpened, .promptChanged(deadline: prompt.deadline)]
+        case .cleaningGesture:
+            return cleaningGesture(at: now)
         case .promptKey(let key):
             switch prompt.press(key, at: now.microseconds) {
             case .none: return []
@@ -377,7 +401,8 @@ public struct SessionMachine: Sendable, Equatable {
                 return [.promptChanged(deadline: nil), .check(passcode)]
             }
         case .clock:
-            return prompt.timedOut(at: now.microseconds) ? close(.timeout) : []
+            let ended = cleaningIsOver(at: now) ? stopCleaning() : []
+            return ended + (prompt.timedOut(at: now.microseconds) ? close(.timeout) : [])
         case .sessionTime:
             // Saved even when the save fails: an expiry is a lock and must apply.
             if state.session.trialIsOver(at: now), let ended = try? end(.unconfirmedTrial) {
@@ -458,13 +483,16 @@ public struct SessionMachine: Sendable, Equatable {
 
     /// Makes `planned` — this machine with a change applied when its turn came, now on disk —
     /// the machine, keeping this one's prompt, which went on meanwhile (its `promptClosed`
-    /// effects are performed on it with ``Event/sessionChanged``).
+    /// effects are performed on it with ``Event/sessionChanged``), and its cleaning, which no
+    /// saved change touches.
     public mutating func adopt(_ planned: SessionMachine) {
         let prompt = self.prompt
         let idle = self.idle
+        let cleaning = self.cleaning
         let sameSession = planned.state.session.identity == state.session.identity
         self = planned
         self.prompt = prompt
+        self.cleaning = cleaning
         // Idle time went on too, unless the change started or ended a session (then the
         // planned one is the new session's, or none).
         if sameSession { self.idle = idle }

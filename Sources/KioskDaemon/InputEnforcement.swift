@@ -19,6 +19,9 @@ public protocol SessionEnforcer: AnyObject {
     /// the screen (``FilterPolicy/asksPresence``), the first press wakes the display
     /// (``FilterPolicy/displayOff``).
     func setIdle(warning: Bool, displayOff: Bool)
+    /// Cleaning the screen started or ended: while it runs, every touch, pointer and key is held
+    /// but what assistive technology needs (``FilterPolicy/cleaning``), with or without a session.
+    func setCleaning(_ on: Bool)
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -33,6 +36,7 @@ extension SessionEnforcer {
     public func setPrompt(open: Bool) {}
     public func setTimeOffer(open: Bool) {}
     public func setIdle(warning: Bool, displayOff: Bool) {}
+    public func setCleaning(_ on: Bool) {}
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -92,6 +96,7 @@ final class InputEnforcement: SessionEnforcer {
         idle = (warning, displayOff)
         if let last { enforce(last.state, profile: last.profile) }
     }
+    private var cleaning = false
 
     func setPrompt(open: Bool) {
         promptOpen = open
@@ -103,6 +108,11 @@ final class InputEnforcement: SessionEnforcer {
         if let last { enforce(last.state, profile: last.profile) }
     }
 
+    func setCleaning(_ on: Bool) {
+        cleaning = on
+        enforce(last?.state ?? KioskState(), profile: last?.profile)
+    }
+
     func enforce(_ state: KioskState, profile: Profile?) {
         last = (state, profile)
         var next = state.filterPolicy(profile: profile)
@@ -110,6 +120,7 @@ final class InputEnforcement: SessionEnforcer {
         if offerOpen && state.session.state == .active { next.offersTime = true }
         if idle.warning && state.session.state == .active { next.asksPresence = true }
         if idle.displayOff && state.session.state == .active { next.displayOff = true }
+        next.cleaning = cleaning
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"
@@ -124,7 +135,7 @@ final class InputEnforcement: SessionEnforcer {
                 "session.state": "\(state.session.state.rawValue)", "input.locked-keys": "\(next.lockedKeys.count)",
                 "input.hold-all": "\(next.holdAllInput)", "input.prompt": "\(next.readsPasscode)",
                 "input.offer": "\(next.offersTime)", "input.still-there": "\(next.asksPresence)",
-                "input.display-off": "\(next.displayOff)",
+                "input.display-off": "\(next.displayOff)", "input.cleaning": "\(next.cleaning)",
             ])
     }
 

@@ -95,6 +95,7 @@ public enum KioskService {
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
         broker?.onTookOffer = { [unowned manager] in manager.visitorAnswered() }
         broker?.onWoke = { [unowned manager] in manager.displayWoken() }
+        broker?.onCleaningRequested = { [unowned manager] in manager.requestCleaning() }
         if let broker {
             manager.timeSinceInput = { [unowned broker, unowned loop] in
                 broker.lastInput == 0 ? nil : .microseconds(Int64(loop.now(.monotonic)) - broker.lastInput)

@@ -204,6 +204,10 @@ extension ManagerObject {
                 emit(Member.timeExtended, [.uint64(UInt64(amount.microseconds / 1_000_000)), .uint32(UInt32(left))])
                 emitSessionChanged()
                 scheduleSessionTimer()
+            case .cleaningStarted(let length):
+                performCleaningStarted(length, step)
+            case .cleaningEnded:
+                performCleaningEnded(step)
             }
         }
     }

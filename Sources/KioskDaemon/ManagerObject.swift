@@ -92,6 +92,8 @@ public final class ManagerObject {
     /// came (the broker's stamp; nil: no broker, or no input yet).
     var idleTimer: EventSource?
     public var timeSinceInput: (() -> Duration?)?
+    /// Ends the cleaning of the screen by time (ManagerObject+Cleaning.swift).
+    var cleaningTimer: EventSource?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -183,7 +185,7 @@ public final class ManagerObject {
                 },
                 method(Member.wake) { [unowned self] in try wake($0) },
                 method(Member.blank) { [unowned self] in try blank($0) },
-            ],
+            ] + cleaningMethods,
             signals: [
                 BusSignal(
                     Member.restrictionStateChanged,
@@ -193,7 +195,7 @@ public final class ManagerObject {
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
                 BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
                 BusSignal(Member.idleReset),
-            ],
+            ] + Self.cleaningSignals,
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
                 BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
@@ -210,7 +212,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

@@ -28,6 +28,8 @@ enum MessageID: String, CaseIterable {
     case visitorExtended = "e3613e09cc09436587f8a79059f85e7c"
     case idleReset = "8b5960c52fc1494f9ef66b4038c6460d"
     case displayPower = "8f608263ff3343edaa8ad0dd8cb81caf"
+    case cleaningStarted = "3f0818f278b44b29a39b0385188299b7"
+    case cleaningEnded = "613957d44d304b6f8c1a28f663d80b58"
 
     /// The entry's metadata: `MESSAGE_ID` once the journal handler upper-snakes the key.
     var metadata: Logger.Metadata { ["message.id": "\(rawValue)"] }

@@ -400,8 +400,15 @@ struct DeviceGate {
             case .none: pointerHidden = nil
             }
         }
+        // Cleaning holds the pointer and touch of every device but an allowed one's; its clone
+        // keeps its pointer (none is made anew for a minute's wipe).
+        if policy.cleaning && !pointerExempt { pointerPasses = false }
         if pointerHidden != nil, description.codes[EV.msc] != nil {
             dropsMisc = description.withoutPointer().codes[EV.msc] == nil
+        }
+        if policy.cleaning && !pointerExempt {
+            contacts = .suppressAll
+            return
         }
         switch pointerKind {
         case .touchpad:

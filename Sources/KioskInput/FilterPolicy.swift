@@ -61,6 +61,22 @@ public struct FilterPolicy: Sendable, Equatable {
     /// Sticky, slow and bounce keys (``KeyAccessSettings``), on every keyboard but those an
     /// allowed device's entry lets through: off by default.
     public var keyAccess = KeyAccessSettings()
+    /// Cleaning mode (docs/input-enforcement.md § Cleaning the screen): the glass is being
+    /// wiped. Every touch, pointer and key of every device is held, but what the profile lets
+    /// assistive technology do: an allowed device's keys or pointer (``AllowedDevice``), the keys
+    /// of ``cleaningPassKeys`` and ``allowedCombos``. Keys and contacts forwarded before are
+    /// released and ended on the clones; one still down when it ends stays swallowed until it is
+    /// let go. The exit gesture's key still counts (it is held as any other key); the touch exit
+    /// gesture does not (its corner is wiped too), nor the cleaning gestures, nor the offer of
+    /// more time. The prompt and an expired session hold everything, even then.
+    public var cleaning = false
+    /// The keys that pass on every keyboard while ``cleaning``: `[accessibility] allowed-keys`
+    /// and the screen reader's own.
+    public var cleaningPassKeys: Set<UInt16> = []
+    /// `[session] cleaning-gesture`'s key presses: completed, ``FilterResult/cleaningRequested``.
+    public var cleaningGesture: ExitGesture?
+    /// `[session] cleaning-gesture`'s corner taps; its corner is locked as the exit gesture's is.
+    public var touchCleaningGesture: TouchExitGesture?
 
     public init(
         lockedKeys: Set<UInt16> = [], blockEscapeChords: Bool = false, allowedAltChords: Set<UInt16> = [],

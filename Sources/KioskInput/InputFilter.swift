@@ -146,10 +146,11 @@ struct PerEventState {
         shared.promptKey = nil
         shared.tookOffer = false
         shared.woke = false
+        shared.cleaningRequested = false
         let resync = devices[device.rawValue]!.process(event, shared: &shared, into: &output)
         return FilterResult(
             exitRequested: shared.exitRequested, resyncNeeded: resync, promptKey: shared.promptKey,
-            tookOffer: shared.tookOffer, woke: shared.woke)
+            tookOffer: shared.tookOffer, woke: shared.woke, cleaningRequested: shared.cleaningRequested)
     }
 
     @inline(__always)
@@ -163,10 +164,12 @@ struct PerEventState {
         shared.exitRequested = false
         shared.tookOffer = false
         shared.woke = false
+        shared.cleaningRequested = false
         let resync = devices[device.rawValue]!.process(
             run: events, shared: &shared, into: &output, promptKeys: &promptKeys)
         return RunResult(
-            exitRequested: shared.exitRequested, resyncNeeded: resync, tookOffer: shared.tookOffer, woke: shared.woke)
+            exitRequested: shared.exitRequested, resyncNeeded: resync, tookOffer: shared.tookOffer, woke: shared.woke,
+            cleaningRequested: shared.cleaningRequested)
     }
 
     mutating func applyPolicyChange(into output: inout OutputBuffer) {
@@ -212,12 +215,19 @@ struct SharedState {
     private var offerPressed = false
     /// The contact starting now is a tap of the touch exit gesture: it takes no offer.
     private var offerSkipsTouch = false
+    /// The cleaning gesture completed with this event or run (``FilterPolicy/cleaningGesture``).
+    var cleaningRequested = false
+    /// The keys that pass while cleaning (``FilterPolicy/cleaningPassKeys``), by code.
+    private var cleaningPassBits: [Bool]
+    private var cleaningPresses = GestureCounter()
+    private var cleaningTaps = GestureCounter()
 
     init(policy: FilterPolicy) {
         self.policy = policy
         lockedBits = Array(repeating: false, count: KEY.count)
         comboKeyBits = Array(repeating: false, count: KEY.count)
         allowedComboKeyBits = Array(repeating: false, count: KEY.count)
+        cleaningPassBits = Array(repeating: false, count: KEY.count)
         setPolicy(policy)
     }
 
@@ -236,18 +246,39 @@ struct SharedState {
             tapTimes = Array(repeating: 0, count: new.touchExitGesture?.taps ?? 0)
             gestureTaps = 0
         }
-        if !(new.offersTime || new.asksPresence) || new.readsPasscode {
+        if !(new.offersTime || new.asksPresence) || new.readsPasscode || new.cleaning {
             offerPressed = false
             offerSkipsTouch = false
         }
+        for index in cleaningPassBits.indices { cleaningPassBits[index] = false }
+        for key in new.cleaningPassKeys where Int(key) < KEY.count { cleaningPassBits[Int(key)] = true }
+        if new.cleaningGesture != policy.cleaningGesture || policy.cleaning != new.cleaning || cleaningPresses.isEmpty {
+            cleaningPresses.reset(count: new.cleaningGesture?.presses ?? 0, within: new.cleaningGesture?.within ?? 0)
+        }
+        if new.touchCleaningGesture != policy.touchCleaningGesture || policy.cleaning != new.cleaning
+            || cleaningTaps.isEmpty
+        {
+            cleaningTaps.reset(
+                count: new.touchCleaningGesture?.taps ?? 0, within: new.touchCleaningGesture?.within ?? 0)
+        }
         policy = new
-        holdsAll = new.holdAllInput || new.readsPasscode || new.offersTime || new.asksPresence || new.displayOff
+        holdsAll =
+            new.holdAllInput || new.readsPasscode || ((new.offersTime || new.asksPresence) && !new.cleaning)
+            || new.displayOff
     }
 
     /// Nothing reaches the kiosk: an expired session, the passcode prompt is open, the offer
-    /// of more time or "Still there?" is up, or the display is dark. Worked out once per policy
-    /// (read on every event: one load, not five).
+    /// of more time or "Still there?" is up (while cleaning, the cleaning's hold stands for
+    /// theirs: what assistive technology needs still works, and nothing answers them), or the
+    /// display is dark. Worked out once per policy (read on every event: one load, not six).
     private(set) var holdsAll = false
+
+    /// Whether cleaning holds a key of a device whose keys are not exempt: every key but
+    /// ``FilterPolicy/cleaningPassKeys``.
+    @inline(__always)
+    func cleaningHolds(_ code: UInt16, keysExempt: Bool) -> Bool {
+        policy.cleaning && !keysExempt && !(Int(code) < KEY.count && cleaningPassBits[Int(code)])
+    }
 
     /// A physical key, button or touch (`BTN_TOUCH`) going down or up while the offer of more
     /// time is up: pressed and let go, it takes the offer, on the release. Never the exit
@@ -258,7 +289,8 @@ struct SharedState {
             if down { woke = true }  // the exit gesture's key too: staff see what they do
             return
         }
-        guard policy.offersTime || policy.asksPresence, !policy.readsPasscode, code != policy.exitGesture?.key
+        guard policy.offersTime || policy.asksPresence, !policy.readsPasscode, !policy.cleaning,
+            code != policy.exitGesture?.key, code != policy.cleaningGesture?.key
         else { return }
         if down {
             if code == BTN.touch && offerSkipsTouch {
@@ -281,6 +313,7 @@ struct SharedState {
     @inline(__always)
     func swallowsPress(of code: UInt16, keysExempt: Bool) -> Bool {
         if holdsAll { return true }
+        if cleaningHolds(code, keysExempt: keysExempt) { return true }
         if !keysExempt, Int(code) < KEY.count, lockedBits[Int(code)] { return true }
         return completesBlockedChord(code, keysExempt: keysExempt)
     }
@@ -321,7 +354,8 @@ struct SharedState {
 
     /// Whether a forwarded key must be released now (it is locked or everything is held).
     func mustRelease(_ code: UInt16, keysExempt: Bool) -> Bool {
-        holdsAll || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
+        holdsAll || cleaningHolds(code, keysExempt: keysExempt)
+            || (!keysExempt && Int(code) < KEY.count && lockedBits[Int(code)])
     }
 
     private func isEscapeChord(_ code: UInt16) -> Bool {
@@ -349,7 +383,21 @@ struct SharedState {
             if let key = policy.pinPad.first(where: { $0.contains(point) }) { promptKey = key.key }
             return true
         }
-        guard let gesture = policy.touchExitGesture, gesture.contains(point), !tapTimes.isEmpty else { return false }
+        if policy.cleaning {
+            // The corners are wiped too: a contact there counts toward no gesture, and stays
+            // locked (even an allowed device's).
+            return policy.touchExitGesture?.contains(point) == true
+                || policy.touchCleaningGesture?.contains(point) == true
+        }
+        var inCleaningCorner = false
+        if let gesture = policy.touchCleaningGesture, gesture.contains(point) {
+            inCleaningCorner = true
+            if policy.offersTime || policy.asksPresence { offerSkipsTouch = true }
+            if cleaningTaps.note(at: time) { cleaningRequested = true }
+        }
+        guard let gesture = policy.touchExitGesture, gesture.contains(point), !tapTimes.isEmpty else {
+            return inCleaningCorner
+        }
         if policy.offersTime || policy.asksPresence { offerSkipsTouch = true }
         let count = tapTimes.count
         tapTimes[gestureTaps % count] = time
@@ -363,11 +411,18 @@ struct SharedState {
 
     /// Whether contacts' starts need a look at where they are beyond the locks' regions (the
     /// prompt's pad, the touch gesture's corner).
-    var watchesContactStarts: Bool { policy.readsPasscode || policy.touchExitGesture != nil }
+    var watchesContactStarts: Bool {
+        policy.readsPasscode || policy.touchExitGesture != nil || policy.touchCleaningGesture != nil
+    }
 
     /// Counts a physical press toward the exit gesture (whatever the locks say).
     @inline(__always)
     mutating func notePress(of code: UInt16, at time: Int64) {
+        if let cleaning = policy.cleaningGesture, cleaning.key == code, !policy.cleaning, !policy.readsPasscode,
+            cleaningPresses.note(at: time)
+        {
+            cleaningRequested = true
+        }
         guard let gesture = policy.exitGesture, gesture.key == code, !gestureTimes.isEmpty else { return }
         let count = gestureTimes.count
         gestureTimes[gesturePresses % count] = time

@@ -217,12 +217,15 @@ public struct FilterResult: Sendable, Equatable {
     /// The display is dark (``FilterPolicy/displayOff``) and this event pressed a key, button or
     /// touch: it wakes the display, and reaches no app.
     public var woke = false
+    /// The cleaning gesture (``FilterPolicy/cleaningGesture``, ``FilterPolicy/touchCleaningGesture``)
+    /// completed with this event: start cleaning.
+    public var cleaningRequested = false
     public init(
         exitRequested: Bool = false, resyncNeeded: Bool = false, promptKey: PromptKey? = nil, tookOffer: Bool = false,
-        woke: Bool = false
+        woke: Bool = false, cleaningRequested: Bool = false
     ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.promptKey = promptKey
-        self.tookOffer = tookOffer; self.woke = woke
+        self.tookOffer = tookOffer; self.woke = woke; self.cleaningRequested = cleaningRequested
     }
 }
 
@@ -237,8 +240,13 @@ public struct RunResult: Sendable, Equatable {
     public var tookOffer = false
     /// A press woke the dark display in the run, as ``FilterResult/woke``.
     public var woke = false
-    public init(exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false, woke: Bool = false) {
+    /// The cleaning gesture completed in the run, as ``FilterResult/cleaningRequested``.
+    public var cleaningRequested = false
+    public init(
+        exitRequested: Bool = false, resyncNeeded: Bool = false, tookOffer: Bool = false, woke: Bool = false,
+        cleaningRequested: Bool = false
+    ) {
         self.exitRequested = exitRequested; self.resyncNeeded = resyncNeeded; self.tookOffer = tookOffer
-        self.woke = woke
+        self.woke = woke; self.cleaningRequested = cleaningRequested
     }
 }

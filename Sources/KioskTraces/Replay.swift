@@ -24,6 +24,12 @@ public enum Replay {
     /// `# SessionExpired` where the time runs out, after which nothing is forwarded (the exit
     /// gesture and the prompt still work).
     ///
+    /// With `session`, the profile's cleaning gesture (`[session] cleaning-gesture`) starts
+    /// cleaning the screen as on the kiosk: `# Cleaning 30s` where it starts, nothing forwarded
+    /// but what assistive technology keeps (`[accessibility]`, `[[device]]`), and
+    /// `# CleaningEnded` at the first event after its time (or where the exit gesture opens the
+    /// prompt).
+    ///
     /// The profile's keyboard access features (sticky, slow and bounce keys) run as on the
     /// kiosk; slow keys' deadline comes on the recording's clock, a held key's press printed
     /// with its deadline's time before the recording's next event.
@@ -86,6 +92,7 @@ public enum Replay {
                 if machine.idle.warningUntil != nil { now.asksPresence = true }
                 if machine.idle.displayOff { now.displayOff = true }
             }
+            if machine.cleaning != nil { now.cleaning = true }
             return now
         }
         func collect() {
@@ -143,6 +150,14 @@ public enum Replay {
                         collect()
                         result.append(
                             (0, [], on ? "Wake (swallowed)" : "Blank at \(seconds(Timestamp(microseconds: now)))"))
+                    case .cleaningStarted(let length):
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append((0, [], "Cleaning \(length.kioskText)"))
+                    case .cleaningEnded:
+                        filter.setPolicy(current(), into: &output)
+                        collect()
+                        result.append((0, [], "CleaningEnded"))
                     case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged,
                         .trialConfirmed,
                         .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
@@ -154,7 +169,7 @@ public enum Replay {
         for (deviceIndex, event) in mergedByFrame(trace) {
             let id = ids[deviceIndex]
             let now = event.time
-            if passcode != nil { kiosk(.clock, at: now) }
+            if passcode != nil || machine.cleaning != nil { kiosk(.clock, at: now) }
             if timed { kiosk(.sessionTime, at: now) }
             if idles {
                 // Idle time's timer, on the recording's clock: each thing due before this event,
@@ -194,6 +209,7 @@ public enum Replay {
             if outcome.tookOffer {
                 kiosk(machine.idle.warningUntil != nil ? .stillHere : .visitorExtends, at: now)
             }
+            if outcome.cleaningRequested { kiosk(.cleaningGesture, at: now) }
         }
         return result
     }

@@ -25,6 +25,7 @@ struct Kioskctl: AsyncParsableCommand {
             ForceEndCommand.self,
             ExtendCommand.self,
             DeadlineCommand.self,
+            CleanCommand.self,
             ProfilesCommand.self,
             ReloadCommand.self,
             ConfirmCommand.self,

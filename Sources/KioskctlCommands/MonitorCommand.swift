@@ -53,6 +53,9 @@ struct MonitorCommand: AsyncParsableCommand {
             if status.prompt.state != .closed {
                 line += "; prompt \(status.prompt.state.rawValue), \(status.prompt.length) typed"
             }
+            if let until = status.cleaningUntil {
+                line += "; cleaning until \(StatusSummary.deadline(until, now: Date()))"
+            }
             return line
         case .idleReset:
             return "idle reset: nobody used the kiosk, back to the start"
@@ -65,6 +68,10 @@ struct MonitorCommand: AsyncParsableCommand {
         case .timeExtended(let seconds, let left):
             return
                 "time extended by the visitor: \(Duration.seconds(Int64(clamping: seconds)).kioskText) more, \(left) extensions left"
+        case .cleaningStarted(let seconds):
+            return "cleaning: input held for \(Duration.seconds(Int64(clamping: seconds)).kioskText)"
+        case .cleaningEnded:
+            return "cleaning ended: input flows again"
         case .daemonStarted:
             return "kioskd is running"
         case .daemonStopped:
@@ -92,13 +99,17 @@ struct EventJSON: Encodable {
     var promptState: String?
     var promptLength: Int?
     var reason: String?
+    var seconds: UInt64?
+    /// Only while the screen is cleaned, as the prompt's keys.
+    var cleaningUntil: UInt64?
 
     enum CodingKeys: String, CodingKey {
         case event, app, id, state
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
         case sessionProblem = "session_problem", secondsLeft = "seconds_left"
         case secondsAdded = "seconds_added", extensionsLeft = "extensions_left"
-        case promptState = "prompt_state", promptLength = "prompt_length", reason
+        case promptState = "prompt_state", promptLength = "prompt_length", reason, seconds
+        case cleaningUntil = "cleaning_until_usec"
     }
 
     init(_ event: ManagerEvent) {
@@ -115,6 +126,7 @@ struct EventJSON: Encodable {
             if status.prompt.state != .closed {
                 (promptState, promptLength) = (status.prompt.state.rawValue, status.prompt.length)
             }
+            cleaningUntil = status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) }
         case .idleReset:
             self.event = "idle-reset"
         case .exitRequested:
@@ -128,6 +140,11 @@ struct EventJSON: Encodable {
         case .timeExtended(let seconds, let left):
             self.event = "time-extended"
             (secondsAdded, extensionsLeft) = (seconds, left)
+        case .cleaningStarted(let length):
+            self.event = "cleaning-started"
+            seconds = length
+        case .cleaningEnded:
+            self.event = "cleaning-ended"
         case .daemonStarted:
             self.event = "kioskd-started"
         case .daemonStopped:

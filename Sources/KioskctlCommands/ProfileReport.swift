@@ -81,6 +81,15 @@ enum ProfileReport {
         } else {
             lines.append("exit gesture none (end with `kioskctl end`)")
         }
+        let session = profile.session
+        var cleaning = [session.cleaningGesture.map { "\($0.key) ×\($0.presses) within \($0.within.kioskText)" }]
+        cleaning.append(
+            session.touchCleaningGesture.map { "\($0.taps) taps \($0.corner.rawValue) within \($0.within.kioskText)" })
+        let gestures = cleaning.compactMap { $0 }
+        if !gestures.isEmpty {
+            lines.append(
+                "cleaning     \(gestures.joined(separator: " or ")) holds input \(session.cleaningTime.kioskText)")
+        }
         lines.append(
             "passcode     "
                 + (profile.passcodeHash.map { "hash in profile (\($0.prefix(4))…)" }

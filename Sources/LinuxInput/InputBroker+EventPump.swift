@@ -36,8 +36,12 @@ extension InputBroker {
             if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
             if timesKeys { armKeyTimer() }
-            if result.exitRequested || result.tookOffer || result.woke || !promptKeys.isEmpty {
-                handOver(exitRequested: result.exitRequested, tookOffer: result.tookOffer, woke: result.woke)
+            if result.exitRequested || result.tookOffer || result.woke || result.cleaningRequested
+                || !promptKeys.isEmpty
+            {
+                handOver(
+                    exitRequested: result.exitRequested, tookOffer: result.tookOffer, woke: result.woke,
+                    cleaningRequested: result.cleaningRequested)
             }
             if batch.status == .drained { return }
         }
@@ -82,9 +86,10 @@ extension InputBroker {
     /// The exit gesture, the prompt's keys and the offer of more time taken, to whoever
     /// listens, once the batch's frames are out.
     @inline(never)
-    private func handOver(exitRequested: Bool, tookOffer: Bool, woke: Bool) {
+    private func handOver(exitRequested: Bool, tookOffer: Bool, woke: Bool, cleaningRequested: Bool) {
         loop.requestCycle()  // the callbacks send on the bus and set timers
         if woke { onWoke?() }
+        if cleaningRequested { onCleaningRequested?() }
         if exitRequested { onExitRequested?() }
         for key in promptKeys { onPromptKey?(key) }
         if tookOffer { onTookOffer?() }

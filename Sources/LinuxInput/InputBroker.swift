@@ -53,6 +53,9 @@ public final class InputBroker {
     /// When the last physical input came from any brokered device (µs of CLOCK_MONOTONIC, the
     /// events' own stamp), swallowed or not; 0 before the first. Idle time reads it.
     @exclusivity(unchecked) public internal(set) var lastInput: Int64 = 0
+    /// Called on the loop when the cleaning gesture completes (``FilterPolicy/cleaningGesture``),
+    /// after the frame's output is written.
+    public var onCleaningRequested: (() -> Void)?
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.

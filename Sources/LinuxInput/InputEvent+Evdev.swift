@@ -58,6 +58,8 @@ extension InputFilter {
             let result = process(InputEvent(event), device: device, into: &output)
             run.exitRequested = run.exitRequested || result.exitRequested
             run.resyncNeeded = run.resyncNeeded || result.resyncNeeded
+            run.tookOffer = run.tookOffer || result.tookOffer
+            run.cleaningRequested = run.cleaningRequested || result.cleaningRequested
             if let key = result.promptKey { promptKeys.append(key) }
         }
         return run

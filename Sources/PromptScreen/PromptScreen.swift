@@ -44,9 +44,11 @@ public struct PromptScreen: Hashable, Sendable {
         warned: Bool, tr: Translation = .english
     ) -> PromptScreen? {
         guard let status else { return nil }
-        // The passcode prompt first: the offer's countdown goes on behind it.
+        // The passcode prompt first (opening it ends a cleaning); then the cleaning's countdown,
+        // over an offer of more time, whose countdown goes on behind it; then "Still there?".
         guard status.prompt.state != .closed else {
-            return offer(status: status, now: now, tr: tr) ?? stillThere(status: status, now: now, tr: tr)
+            return cleaning(status: status, now: now, tr: tr) ?? offer(status: status, now: now, tr: tr)
+                ?? stillThere(status: status, now: now, tr: tr)
         }
         let prompt = status.prompt
         let typed = max(0, prompt.length)
@@ -73,6 +75,33 @@ public struct PromptScreen: Hashable, Sendable {
             message: message,
             banner: banner(status: status, now: now, warned: warned, tr: tr),
             closing: closing)
+    }
+
+    /// Cleaning the screen (`CleaningUntil`): what is paused and the seconds left, "Cleaning —
+    /// 25 s"; a screen reader reads the countdown in words. Nil when no cleaning runs (or its end
+    /// is behind `now`: kioskd's `CleaningEnded` is on its way).
+    static func cleaning(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> PromptScreen? {
+        guard let until = status.cleaningUntil, until > now else { return nil }
+        let left = until - now
+        let seconds = Int((left + .microseconds(999_999)).components.seconds)
+        return PromptScreen(
+            title: tr("Cleaning the screen"), dots: "", dotsLabel: "",
+            message: tr("Touch, buttons and keys are paused so that the screen can be wiped."),
+            // TRANSLATORS: the cleaning's countdown on the screen; %s is the seconds left, "25".
+            banner: tr("Cleaning — %s s", String(seconds)),
+            // TRANSLATORS: the cleaning's countdown as a screen reader reads it; %s is a time in
+            // words, "25 seconds".
+            bannerLabel: tr("Cleaning: %s left", spokenDuration(left, tr: tr)), closing: nil, button: nil,
+            showsPad: false)
+    }
+
+    /// The sentence spoken when cleaning starts (a screen reader's user cannot see the countdown):
+    /// "Cleaning the screen. Touch, buttons and keys are paused for 30 seconds."
+    public static func cleaningSentence(status: KioskStatus, now: Timestamp, tr: Translation = .english) -> String? {
+        guard let until = status.cleaningUntil, until > now else { return nil }
+        // TRANSLATORS: spoken when cleaning starts; %s is a time in words, "30 seconds".
+        return tr("Cleaning the screen.") + " "
+            + tr("Touch, buttons and keys are paused for %s.", spokenDuration(until - now, tr: tr))
     }
 
     /// The offer of more time (`TimeOffer`): "Need more time?", the seconds left, the one simple

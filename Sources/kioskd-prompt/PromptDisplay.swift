@@ -23,6 +23,8 @@ import PromptScreen
     /// The screen last announced from, for what changed (``PromptScreen/announcement(from:to:)``);
     /// nil in a new window's first second.
     private var drawn: PromptScreen?
+    /// The cleaning's sentence, announced once its window is up (``announceCleaning(_:)``).
+    private var pendingCleaningSentence: String?
     /// Asks the bus side for `PromptPad` (it answers with `padRead`).
     private let readPad: @MainActor () -> Void
     private var padRequested = false
@@ -32,6 +34,8 @@ import PromptScreen
     private var spokeStillThere = false
     /// Turns the display off and on as kioskd wants it.
     private let displayControl: DisplayControl
+    /// The cleaning's end as last spoken: said once as it starts (and again when it starts anew).
+    private var spokenCleaning: Timestamp?
 
     init(
         speaker: Speaker, language: Language, screenReader: Bool, displayControl: DisplayControl,
@@ -55,6 +59,7 @@ import PromptScreen
             speakOffer(next)
             speakStillThere(next)
             displayControl.follow(next.sessionState == .active ? next.displayPower : .on)
+            announceCleaning(next)
         case .promptClosed(let reason):
             // Closed now, whichever of this signal and PropertiesChanged comes first.
             lastClose = (reason, Self.now)
@@ -72,8 +77,8 @@ import PromptScreen
             status = nil  // no kioskd, no prompt: the window goes
             pad = nil
             padRequested = false
-        case .exitRequested, .restrictionStateChanged, .timeExtended, .idleReset:
-            break  // PromptState says when to draw
+        case .exitRequested, .restrictionStateChanged, .timeExtended, .idleReset, .cleaningStarted, .cleaningEnded:
+            break  // PromptState and CleaningUntil say when to draw
         }
         refresh()
     }
@@ -94,6 +99,16 @@ import PromptScreen
         defer { spokeStillThere = up }
         guard up, !spokeStillThere else { return }
         say(PromptScreen.stillThereSentence(status: status, now: Self.now, tr: language.translation))
+    }
+
+    /// Cleaning is announced once as it starts, as the passcode prompt's changes are: through the
+    /// screen reader (GTK 4.14 and later), or speech-dispatcher when one runs and GTK cannot.
+    private func announceCleaning(_ status: KioskStatus) {
+        defer { spokenCleaning = status.cleaningUntil }
+        guard status.cleaningUntil != spokenCleaning,
+            let sentence = PromptScreen.cleaningSentence(status: status, now: Self.now, tr: language.translation)
+        else { return }
+        pendingCleaningSentence = sentence
     }
 
     /// Speaks in the voice of the language shown.
@@ -134,6 +149,10 @@ import PromptScreen
         // opening): the opening is announced at the window's first tick, a second after it was
         // shown, with what the screen says then.
         guard drawn != nil || tick else { return }
+        if let window, let sentence = pendingCleaningSentence {
+            pendingCleaningSentence = nil
+            if !window.announce(sentence), screenReader { say(sentence) }
+        }
         if let window, let message = PromptScreen.announcement(from: drawn, to: screen) {
             // GTK 4.14 and later: the screen reader says it. Older GTK (Debian 12's 4.8) has no
             // announcement; with a screen reader in the session, speech-dispatcher says it, in

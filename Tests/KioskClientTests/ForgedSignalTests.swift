@@ -21,8 +21,8 @@ import Testing
     /// changes of `zoom`, and `controls` going to deny).
     static func isForged(_ event: ManagerEvent) -> Bool {
         switch event {
-        case .exitRequested, .promptClosed, .timeLimitWarning, .timeExtended, .idleReset, .daemonStarted,
-            .daemonStopped, .disconnected:
+        case .exitRequested, .promptClosed, .timeLimitWarning, .timeExtended, .idleReset, .cleaningStarted,
+            .cleaningEnded, .daemonStarted, .daemonStopped, .disconnected:
             true
         case .statusChanged(let status):
             status.activeProfile == SignalForger.forgedProfile || status.sessionState != .inactive

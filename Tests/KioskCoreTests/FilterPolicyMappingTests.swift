@@ -133,6 +133,30 @@ import Testing
         #expect(policy.exitGesture == ExitGesture(key: key("KEY_VOLUMEDOWN"), presses: 4, within: 2_500_000))
     }
 
+    /// The cleaning gesture in the filter's terms, and the keys that pass while cleaning: the
+    /// allowed keys and the screen reader's own (docs/profiles.md § Cleaning the screen).
+    @Test func theCleaningGestureAndTheKeysThatPassWhileCleaning() throws {
+        let parsed = try profile(
+            """
+            [session]
+            exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
+            cleaning-gesture = [{ key = "KEY_POWER", presses = 5, within = "3s" }, { corner = "top-right", taps = 4, within = "2s" }]
+            cleaning-time = "45s"
+            [accessibility]
+            allowed-keys = ["KEY_SPACE"]
+            screen-reader = "orca"
+            """
+        )
+        let policy = parsed.filterPolicy
+        #expect(parsed.session.cleaningTime == .seconds(45))
+        #expect(policy.cleaningGesture == ExitGesture(key: key("KEY_POWER"), presses: 5, within: 3_000_000))
+        #expect(policy.touchCleaningGesture == TouchExitGesture(corner: .topRight, taps: 4, within: 2_000_000))
+        #expect(policy.cleaningPassKeys == [key("KEY_SPACE"), key("KEY_INSERT"), key("KEY_CAPSLOCK")])
+        #expect(!policy.cleaning)
+        #expect(try profile("").session.cleaningTime == .seconds(30))
+        #expect(try profile("").filterPolicy.cleaningGesture == nil)
+    }
+
     /// logind's power-key inhibitor follows the policy: held when any power-group key is
     /// swallowed, or everything is held.
     @Test func thePowerKeysAreLockedWhenThePolicySaysSo() throws {

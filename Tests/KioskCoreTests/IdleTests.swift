@@ -101,6 +101,16 @@ import Testing
         #expect(machine.idleWakeup(.init(lastInput: nil), at: at(80)) == at(140), "idle time from the prompt's close")
     }
 
+    @Test func cleaningPausesIdleTimeAndItsEndBeginsItAnew() throws {
+        var machine = try machine("reset-after = \"1m\"")
+        _ = try machine.apply(.startCleaning(.seconds(60)), at: at(30))
+        #expect(machine.cleaning != nil)
+        #expect(machine.handle(look(), at: at(70)) == [], "paused while the glass is wiped")
+        _ = try machine.apply(.stopCleaning, at: at(80))
+        #expect(machine.cleaning == nil)
+        #expect(machine.idleWakeup(.init(lastInput: nil), at: at(80)) == at(140), "idle time from the cleaning's end")
+    }
+
     @Test func aDisplayOffWindowDarkensAtItsStartAndATouchShowsItForBlankAfter() throws {
         var machine = try machine("blank-after = \"5m\"\ndisplay-off = [\"22:00-07:00\"]")
         #expect(machine.idleWatchesLocalTime)

@@ -227,6 +227,32 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
             "[session]\nexit-gesture = { key = \"KEY_POWR\", presses = 3, within = \"1.5s\" }\n", "2:24",
             "not an evdev key name"
         ),
+        // The cleaning gesture: the exit gesture's forms, never the exit gesture itself.
+        (
+            "[session]\nexit-gesture = { key = \"KEY_POWER\", presses = 3, within = \"1.5s\" }\ncleaning-gesture = { key = \"KEY_POWER\", presses = 3, within = \"2s\" }\n",
+            "3:1", "session.cleaning-gesture is 3 presses of KEY_POWER, as session.exit-gesture is"
+        ),
+        (
+            "[session]\nexit-gesture = { corner = \"top-left\", taps = 5, within = \"3s\" }\ncleaning-gesture = { corner = \"top-left\", taps = 5, within = \"2s\" }\n",
+            "3:1", "5 taps in the top-left corner, as session.exit-gesture is"
+        ),
+        (
+            "[session]\ncleaning-gesture = { key = \"KEY_F12\", presses = 11, within = \"2s\" }\n", "2:49",
+            "session.cleaning-gesture.presses is 11, outside 1…10"
+        ),
+        (
+            "[session]\ncleaning-gesture = { key = \"KEY_F12\", presses = 3, within = \"2s\" }\ncleaning-time = \"4s\"\n",
+            "3:17", "session.cleaning-time is 4s, outside 5s…5m"
+        ),
+        (
+            "[session]\ncleaning-gesture = { key = \"KEY_F12\", presses = 3, within = \"2s\" }\ncleaning-time = \"301s\"\n",
+            "3:17", "outside 5s…5m"
+        ),
+        ("[session]\ncleaning-time = \"30s\"\n", "2:1", "needs a session.cleaning-gesture"),
+        (
+            "[session]\ncleaning-gesture = { corner = \"top-right\", taps = 4 }\n", "2:1",
+            "session.cleaning-gesture's touch gesture needs corner, taps and within"
+        ),
         ("[buttons]\nextra-locked-keys = [\"KEY_F11\", \"F12\"]\n", "2:33", "\"F12\", which is not an evdev key name"),
         ("[passcode]\nhash = \"1234\"\n", "2:8", "must never be a plain passcode"),
         ("[passcode]\nhash = \"$1$abc$defghijklmnopqrstuvwxyz\"\n", "2:8", "does not accept"),

@@ -30,18 +30,20 @@ import FoundationXML
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
                 M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
                 M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle, M.wake, M.blank,
+                M.startCleaning, M.stopCleaning,
             ])
         #expect(
             Set(xml.signals.keys) == [
                 M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed, M.timeExtended,
-                M.idleReset,
+                M.idleReset, M.cleaningStarted, M.cleaningEnded,
             ])
         #expect(
             Set(xml.properties.keys) == [
                 M.sessionState, M.activeProfile, M.sessionDeadline, M.sessionProblem, M.sessionWarnings,
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
-                M.language, M.timeOffer, M.visitorExtensionsLeft, M.idleWarning, M.displayPower, M.version,
+                M.language, M.timeOffer, M.visitorExtensionsLeft, M.idleWarning, M.displayPower, M.cleaningUntil,
+                M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

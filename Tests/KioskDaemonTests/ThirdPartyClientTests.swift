@@ -88,13 +88,20 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
         ("SetPasscode", ["1234", "5678"], .reply("()")),
         ("ResetPasscodeThrottle", ["everyone"], .error(.invalidArgument)),
         ("ResetPasscodeThrottle", ["kiosk"], .reply("()")),
+        ("StartCleaning", ["4"], .error(.invalidArgument)),
+        ("StartCleaning", ["301"], .error(.invalidArgument)),
+        ("Properties.Get", [KioskWire.managerInterface, "CleaningUntil"], .reply("(<uint64 0>,)")),
+        ("StartCleaning", ["30"], .reply("()")),
+        ("StopCleaning", [], .reply("()")),
+        ("StopCleaning", [], .reply("()")),
+        ("Properties.Get", [KioskWire.managerInterface, "CleaningUntil"], .reply("(<uint64 0>,)")),
         ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
         ("UnregisterApplication", [app], .reply("()")),
         ("ListApplications", [], .reply("(@as [],)")),

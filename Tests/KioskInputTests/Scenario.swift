@@ -19,6 +19,7 @@ import KioskInput
 ///     --- output
 ///     kbd1: KEY_A 1
 ///     exit-requested
+///     cleaning-requested           # the cleaning gesture completed (policy clean-gesture=, touch-clean-gesture=)
 ///     deadline 1.300               # InputFilter.keyDeadline changed after a line (none: no key waits)
 struct Scenario: CustomStringConvertible {
     let name: String
@@ -176,6 +177,7 @@ struct Scenario: CustomStringConvertible {
             var flagged = false
             var took = false
             var woke = false
+            var cleaning = false
             var keys: [PromptKey] = []
             if let runCut {
                 let first = min(runCut, events.count)
@@ -187,6 +189,7 @@ struct Scenario: CustomStringConvertible {
                     if result.resyncNeeded { flagged = true }
                     if result.tookOffer { took = true }
                     if result.woke { woke = true }
+                    if result.cleaningRequested { cleaning = true }
                 }
             } else {
                 for event in events {
@@ -196,6 +199,7 @@ struct Scenario: CustomStringConvertible {
                     if let key = result.promptKey { keys.append(key) }
                     if result.tookOffer { took = true }
                     if result.woke { woke = true }
+                    if result.cleaningRequested { cleaning = true }
                 }
             }
             let promptKeys = keys.map { key in
@@ -210,6 +214,7 @@ struct Scenario: CustomStringConvertible {
             if exit { actual.append("exit-requested") }
             if took { actual.append("took-offer") }
             if woke { actual.append("woke") }
+            if cleaning { actual.append("cleaning-requested") }
             noteDeadline()
         }
         return (actual, expected)
@@ -372,6 +377,19 @@ struct Scenario: CustomStringConvertible {
             case "offer": policy.offersTime = true
             case "still-there": policy.asksPresence = true
             case "display-off": policy.displayOff = true
+            case "clean": policy.cleaning = true
+            case "clean-pass":  // keys that pass while cleaning: clean-pass=KEY_SPACE,KEY_ENTER
+                policy.cleaningPassKeys = Set(
+                    try parts[1].split(separator: ",").map { try key(String($0), line: line) })
+            case "clean-gesture":  // clean-gesture=KEY:PRESSES:SECONDS
+                let g = parts[1].split(separator: ":").map(String.init)
+                policy.cleaningGesture = ExitGesture(
+                    key: try key(g[0], line: line), presses: Int(g[1])!, within: Int64(Double(g[2])! * 1_000_000))
+            case "touch-clean-gesture":  // touch-clean-gesture=top-right:TAPS:SECONDS
+                let g = parts[1].split(separator: ":").map(String.init)
+                policy.touchCleaningGesture = TouchExitGesture(
+                    corner: TouchExitGesture.Corner(rawValue: g[0])!, taps: Int(g[1])!,
+                    within: Int64(Double(g[2])! * 1_000_000))
             case "touch-gesture":  // touch-gesture=top-left:TAPS:SECONDS
                 let g = parts[1].split(separator: ":").map(String.init)
                 policy.touchExitGesture = TouchExitGesture(

@@ -238,6 +238,28 @@ import Testing
                     "push-button: More time",
                 ])
         print("AT-SPI, the offer of more time: \(outline)")
+
+        // Cleaning the screen starts over the offer: the dialog renamed, its countdown in words,
+        // what is paused; announced once (GTK 4.14 and later) with how long.
+        try standIn.set(["CleaningUntil": PromptDisplayTests.microseconds(fromNow: 30)])
+        let cleaning = try await PromptDisplayTests.poll({ try Self.read(environment) }) {
+            Self.outline($0).first == "dialog: Cleaning the screen"
+        }
+        let cleaningOutline = Self.outline(cleaning)
+        #expect(cleaning?.windows.count == 1, "one window: \(cleaningOutline)")
+        let cleaningCountdown = cleaningOutline.dropFirst().first ?? ""
+        let cleaningSeconds =
+            cleaningCountdown.hasPrefix("label: Cleaning: ") && cleaningCountdown.hasSuffix(" seconds left")
+            ? Int(cleaningCountdown.dropFirst(17).prefix { $0.isNumber }) : nil
+        #expect(
+            cleaningSeconds.map { (1...30).contains($0) } == true, "the countdown in words: \(cleaningOutline)")
+        #expect(
+            Array(cleaningOutline.dropFirst(2))
+                == [
+                    "label: Cleaning the screen",
+                    "label: Touch, buttons and keys are paused so that the screen can be wiped.",
+                ], "\(cleaningOutline)")
+        print("AT-SPI, cleaning the screen: \(cleaningOutline)")
         let renamed = heard.filter { $0["role"] == "label" && $0["type"] == "object:property-change:accessible-name" }
         print("AT-SPI events heard: \(heard.count), the labels' names: \(renamed.map { $0["name"] ?? "" })")
 

@@ -148,6 +148,45 @@ import Testing
                 == "25 seconds left. No more time can be added.")
     }
 
+    // MARK: Cleaning the screen
+
+    /// A status with cleaning running for `left` more (`CleaningUntil`).
+    static func cleaning(
+        left: Duration, prompt: KioskPrompt.State = .closed, offer: TimeOfferState = .closed,
+        session: SessionState = .active
+    ) -> KioskStatus {
+        var status = offering(offer, prompt: prompt, session: session)
+        status.cleaningUntil = now + left
+        return status
+    }
+
+    @Test func cleaningCountsDownInSecondsAndReadsThemInWords() throws {
+        let screen = try #require(Self.scene(Self.cleaning(left: .milliseconds(24_200))))
+        #expect(screen.title == "Cleaning the screen")
+        #expect(screen.message == "Touch, buttons and keys are paused so that the screen can be wiped.")
+        #expect(screen.banner == "Cleaning — 25 s", "rounded up, as every countdown")
+        #expect(screen.bannerLabel == "Cleaning: 25 seconds left", "what a screen reader reads")
+        #expect(!screen.showsPad && screen.button == nil && screen.dots.isEmpty && screen.dotsLabel.isEmpty)
+        #expect(Self.scene(Self.cleaning(left: .seconds(300)))?.banner == "Cleaning — 300 s")
+        #expect(
+            PromptScreen.cleaningSentence(status: Self.cleaning(left: .seconds(30)), now: Self.now)
+                == "Cleaning the screen. Touch, buttons and keys are paused for 30 seconds.")
+        // No announcement of the passcode prompt's kind: the cleaning's sentence is said once.
+        #expect(PromptScreen.announcement(from: nil, to: screen) == nil)
+    }
+
+    /// Without a session too; over the offer of more time; under the passcode prompt (which ends
+    /// it at kioskd); none once its end is behind (CleaningEnded is on its way) or without one.
+    @Test func cleaningShowsWithOrWithoutASessionAndThePromptComesFirst() throws {
+        #expect(Self.scene(Self.cleaning(left: .seconds(10), session: .inactive))?.title == "Cleaning the screen")
+        #expect(Self.scene(Self.cleaning(left: .seconds(10), offer: .open))?.title == "Cleaning the screen")
+        #expect(Self.scene(Self.cleaning(left: .seconds(10), prompt: .open))?.showsPad == true)
+        #expect(Self.scene(Self.cleaning(left: .zero)) == nil)
+        #expect(Self.scene(Self.cleaning(left: .seconds(-1))) == nil)
+        #expect(PromptScreen.cleaningSentence(status: Self.cleaning(left: .zero), now: Self.now) == nil)
+        #expect(Self.scene(Self.offering(.closed)) == nil)
+    }
+
     /// The passcode prompt takes the screen while it is open; no offer, an offer a newer kioskd
     /// names otherwise, or a session that is not active: no offer's screen.
     @Test func thePasscodePromptComesFirstAndOnlyAnActiveSessionIsOffered() throws {

@@ -46,6 +46,15 @@ import Testing
             offer.message == "«Press any key or touch the screen to get more time.» «You can do this 10 more times.»")
         #expect(Self.isMarked(offer.button) && Self.isMarked(offer.banner) && Self.isMarked(offer.bannerLabel))
         #expect(Self.isMarked(PromptScreen.sentence(secondsLeft: 90, tr: Self.marked)))
+        // Cleaning the screen: its title, line, countdown and what a screen reader reads.
+        let cleaning = try #require(
+            PromptScreen.scene(
+                status: T.cleaning(left: .seconds(25)), now: T.now, lastClose: nil, warned: false, tr: Self.marked))
+        #expect(Self.isMarked(cleaning.title) && Self.isMarked(cleaning.message), "\(cleaning)")
+        #expect(Self.isMarked(cleaning.banner) && Self.isMarked(cleaning.bannerLabel), "\(cleaning)")
+        #expect(
+            PromptScreen.cleaningSentence(status: T.cleaning(left: .seconds(30)), now: T.now, tr: Self.marked)
+                == "«Cleaning the screen.» «Touch, buttons and keys are paused for «30 seconds».»")
         #expect(PromptScreen.keyLabel("Cancel", tr: Self.marked) == "«Cancel»")
         #expect(PromptScreen.keyLabel("7", tr: Self.marked) == "7", "digits are digits")
         #expect(PromptScreen.keyName("OK", tr: Self.marked) == "«PIN pad key «OK»»")

@@ -86,6 +86,12 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                 {
                     entry += " \(added) \(left)"
                 }
+                // CleaningStarted with its seconds: `signal CleaningStarted 30`.
+                if message.member == KioskWire.Member.cleaningStarted,
+                    let seconds = try? message.readAll().first?.uint64
+                {
+                    entry += " \(seconds)"
+                }
                 journal.note(entry)
             }
             self.listener = listener

@@ -10,6 +10,7 @@ import Synchronization
 public final class RecordingEnforcer: SessionEnforcer, Sendable {
     private let handed = Mutex<[(state: KioskState, policy: FilterPolicy)]>([])
     private let idleHanded = Mutex<(warning: Bool, displayOff: Bool)>((false, false))
+    private let cleaningTold = Mutex<[Bool]>([])
 
     public init() {}
 
@@ -24,6 +25,14 @@ public final class RecordingEnforcer: SessionEnforcer, Sendable {
 
     /// What idle time last asked the filter for: "Still there?" up, the display dark.
     public var idle: (warning: Bool, displayOff: Bool) { idleHanded.withLock { $0 } }
+
+    /// Cleaning started (true) or ended (false), each time the manager said so.
+    public func setCleaning(_ on: Bool) {
+        cleaningTold.withLock { $0.append(on) }
+    }
+
+    /// What ``setCleaning(_:)`` was told, in order.
+    public var cleaningChanges: [Bool] { cleaningTold.withLock { $0 } }
 
     /// The policy last handed over (pass-through before the first).
     public var policy: FilterPolicy { handed.withLock { $0.last?.policy ?? .passThrough } }

@@ -11,7 +11,7 @@ import KioskCore
 /// From one connection it sends, to each target:
 /// 1. the manager's signals as they are (`RestrictionStateChanged`, `PropertiesChanged` with
 ///    values and with an invalidation, `ExitRequested`, `PromptClosed`, `TimeLimitWarning`,
-///    `TimeExtended`);
+///    `TimeExtended`, `CleaningStarted`, `CleaningEnded`);
 /// 2. a forged `NameOwnerChanged` saying that the forger now owns kioskd's name, then the
 ///    manager's signals again;
 /// 3. a forged `NameOwnerChanged` saying that kioskd's name has no owner.
@@ -65,6 +65,8 @@ public enum SignalForger {
             send(dest, PATH, IFACE, "TimeLimitWarning", "t", dbus.UInt64(\(forgedWarningSeconds)))
             send(dest, PATH, IFACE, "TimeExtended", "tu", dbus.UInt64(600), dbus.UInt32(9))
             send(dest, PATH, IFACE, "IdleReset")
+            send(dest, PATH, IFACE, "CleaningStarted", "t", dbus.UInt64(30))
+            send(dest, PATH, IFACE, "CleaningEnded")
 
         for dest in targets:
             manager_signals(dest)
