@@ -140,9 +140,14 @@ extension SessionMachine {
         return setDisplay(off: true, why: .admin)
     }
 
-    /// A pause ended (the prompt closed, the offer went): idle time begins anew from `now`.
-    mutating func pauseEnded(at now: Timestamp) {
+    /// A pause ended (the prompt closed, the offer went, the cleaning ended): idle time begins
+    /// anew from `now`, and a "Still there?" it came over goes (someone was there), so that its
+    /// hold does not outlast it.
+    mutating func pauseEnded(at now: Timestamp) -> [Effect] {
         idle.activeAt = max(idle.activeAt, now)
+        guard idle.warningUntil != nil else { return [] }
+        idle.warningUntil = nil
+        return [.idleWarningChanged]
     }
 
     /// The session is no longer active: the screen closes, the display is wanted on.

@@ -229,8 +229,8 @@ public struct SessionMachine: Sendable, Equatable {
     /// What is left of idle after a step: a pause that ended is activity; a session no longer
     /// active closes the screen and wants the display on.
     private mutating func idleAfterStep(pausedBefore: Bool, at now: Timestamp) -> [Effect] {
-        if pausedBefore && !idlePaused { pauseEnded(at: now) }
-        return state.session.state == .active ? [] : idleEnded()
+        guard state.session.state == .active else { return idleEnded() }
+        return pausedBefore && !idlePaused ? pauseEnded(at: now) : []
     }
 
     private mutating func applyChange(_ change: Change, at now: Timestamp) throws(KioskError) -> [Effect] {

@@ -111,6 +111,23 @@ import Testing
         #expect(machine.idleWakeup(.init(lastInput: nil), at: at(80)) == at(140), "idle time from the cleaning's end")
     }
 
+    /// The prompt (or cleaning) opened over "Still there?": when it closes, the screen goes with
+    /// it (someone was there), and its hold with it.
+    @Test func stillThereGoesWhenAPauseOverItEnds() throws {
+        var machine = try machine(
+            "reset-after = \"2m\"\nreset-warning = \"30s\"",
+            extra: "[session]\nexit-gesture = { key = \"KEY_POWER\", presses = 3, within = \"2s\" }")
+        #expect(machine.handle(look(), at: at(90)) == [.idleWarningChanged])
+        _ = machine.handle(.exitGesture, at: at(95))
+        #expect(machine.handle(.promptKey(.cancel), at: at(100)).contains(.idleWarningChanged))
+        #expect(machine.idle.warningUntil == nil)
+        #expect(machine.idleWakeup(.init(lastInput: nil), at: at(100)) == at(190), "the screen again 90 s later")
+        _ = machine.handle(look(), at: at(190))
+        _ = try machine.apply(.startCleaning(.seconds(30)), at: at(195))
+        #expect(try machine.apply(.stopCleaning, at: at(200)).contains(.idleWarningChanged))
+        #expect(machine.idle.warningUntil == nil)
+    }
+
     @Test func aDisplayOffWindowDarkensAtItsStartAndATouchShowsItForBlankAfter() throws {
         var machine = try machine("blank-after = \"5m\"\ndisplay-off = [\"22:00-07:00\"]")
         #expect(machine.idleWatchesLocalTime)
