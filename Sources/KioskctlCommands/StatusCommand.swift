@@ -69,6 +69,9 @@ struct StatusSummary {
         if status.displayPower.isOff {
             lines.append("display      off: the next key or touch only wakes it")
         }
+        if let until = status.cleaningUntil {
+            lines.append("cleaning     input held until \(Self.deadline(until, now: now))")
+        }
         if let reset = status.idleWarning {
             lines.append("still there? shown: idle reset at \(Self.deadline(reset, now: now))")
         }
@@ -108,7 +111,8 @@ struct StatusSummary {
             sessionWarnings: status.sessionWarnings.isEmpty ? nil : status.sessionWarnings, apps: apps,
             restrictions: restrictions, denied: denied, version: status.version,
             displayPower: status.displayPower.isOff ? "off" : "on",
-            idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) })
+            idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) },
+            cleaningUntil: status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) })
     }
 }
 
@@ -130,6 +134,8 @@ struct StatusJSON: Encodable {
     var displayPower: String = "on"
     /// Only while "Still there?" is up: when the idle reset comes (µs, CLOCK_REALTIME).
     var idleWarning: UInt64? = nil
+    /// Only while the screen is being cleaned: when the hold ends (µs, CLOCK_REALTIME).
+    var cleaningUntil: UInt64? = nil
     /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
     var escapePaths: [EscapePathJSON]? = nil
 
@@ -138,6 +144,7 @@ struct StatusJSON: Encodable {
         case sessionProblem = "session_problem", sessionWarnings = "session_warnings", apps, restrictions, denied
         case version
         case displayPower = "display_power", idleWarning = "idle_warning_usec"
+        case cleaningUntil = "cleaning_until_usec"
         case escapePaths = "escape_paths"
     }
 }

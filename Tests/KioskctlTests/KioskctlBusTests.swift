@@ -79,6 +79,29 @@ import Testing
         """
     }
 
+    /// `wake` and `blank` (an admin's, a session's), and what `status` shows of the dark display
+    /// and of a cleaning, in text and JSON.
+    @Test func blankWakeAndCleaningInTheStatus() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let noSession = try f.ctl("blank")
+        #expect(noSession.status == 1)
+        #expect(noSession.stderr.contains("No guided-access session is active"), "\(noSession)")
+        #expect(try f.ctl("start", "museum").status == 0)
+        let blank = try f.ctl("blank")
+        #expect(blank.stdout == "The display is wanted off: the next key or touch only wakes it.\n", "\(blank)")
+        #expect(try f.ctl("status").stdout.contains("display      off: the next key or touch only wakes it\n"))
+        #expect(try f.ctl("--json", "status").stdout.contains(#""display_power" : "off""#))
+        #expect(try f.ctl("wake").stdout == "The display is wanted on.\n")
+        #expect(!(try f.ctl("status").stdout.contains("display ")))
+        try await f.manager.startCleaning(seconds: 60)
+        let text = try f.ctl("status").stdout
+        #expect(text.contains("cleaning     input held until "), "\(text)")
+        #expect(try f.ctl("--json", "status").stdout.contains(#""cleaning_until_usec" : "#))
+        try await f.manager.stopCleaning()
+        #expect(!(try f.ctl("status").stdout.contains("cleaning")))
+    }
+
     @Test func status() async throws {
         let f = try await Fixture()
         defer { f.stop() }
