@@ -34,10 +34,10 @@ extension ManagerObject {
         return SessionMachine.IdleInput(lastInput: last, localMinute: minute)
     }
 
-    /// Looks at idle time now, performs what came due, and arms the timer for the next look.
+    /// Looks at idle time now and performs what came due (`perform` arms the timer for the
+    /// next look, as after every step).
     func idleLook() {
         try? perform(machine.handle(.idle(idleInput()), at: clock.now()), MachineStep(adopted: false))
-        scheduleIdleTimer()
     }
 
     /// Arms the idle timer for the next thing due, or the next local minute while a
@@ -73,7 +73,6 @@ extension ManagerObject {
     /// A press woke the dark display (the filter read it; it reaches no app).
     public func displayWoken() {
         kiosk(.wake)
-        scheduleIdleTimer()
     }
 
     /// The visitor let go of a key, button or touch while a screen asked for it: the offer of
@@ -81,7 +80,6 @@ extension ManagerObject {
     public func visitorAnswered() {
         if machine.idle.warningUntil != nil {
             kiosk(.stillHere)
-            scheduleIdleTimer()
         } else {
             visitorExtends()
         }
@@ -170,7 +168,6 @@ extension ManagerObject {
                     on ? "Display woken by an admin" : "Told that the display is dark",
                     metadata: caller.metadata)
                 kiosk(.adminDisplay(on: on))
-                scheduleIdleTimer()
                 try call.reply([])
             }
         }
