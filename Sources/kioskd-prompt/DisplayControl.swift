@@ -77,18 +77,18 @@ import KioskAPI
     /// The admin's command, else wlopm under Wayland, else xset under X11.
     static func choose(command: String?) -> Method {
         if let command {
-            guard let path = find(command) else {
+            guard let path = Spawn.find(command) else {
                 return .none("the --display-command \(command) is not installed: the display is not turned off")
             }
             return .command(path)
         }
         if environment("WAYLAND_DISPLAY") != nil {
-            if let path = find("wlopm") { return .wlopm(path) }
+            if let path = Spawn.find("wlopm") { return .wlopm(path) }
             return .none(
                 "wlopm is not installed (Debian 13: apt install wlopm), so the display is not turned off; kioskd still holds input until the next touch wakes it"
             )
         }
-        if environment("DISPLAY") != nil, let path = find("xset") { return .xset(path) }
+        if environment("DISPLAY") != nil, let path = Spawn.find("xset") { return .xset(path) }
         return .none(
             "this kiosk session has no way to turn the display off (neither wlopm under Wayland nor xset under X11); set --display-command"
         )
@@ -100,12 +100,6 @@ import KioskAPI
         return text.isEmpty ? nil : text
     }
 
-    private static func find(_ program: String) -> String? {
-        guard let found = g_find_program_in_path(program) else { return nil }
-        defer { g_free(found) }
-        return String(cString: found)
-    }
-
     private func reportOnce(_ line: String) {
         guard reported.insert(line).inserted else { return }
         log(line)
@@ -114,16 +108,11 @@ import KioskAPI
     /// Runs `argv` without waiting for it; its exit is watched, and a failure said (with
     /// `failure`, when given, instead of the generic sentence).
     private func run(_ argv: [String], failure: String? = nil) {
-        var args: [UnsafeMutablePointer<gchar>?] = argv.map { g_strdup($0) } + [nil]
-        defer { args.forEach { g_free($0) } }
-        var pid: GPid = 0
-        var error: UnsafeMutablePointer<GError>?
-        let flags = GSpawnFlags(
-            rawValue: G_SPAWN_DO_NOT_REAP_CHILD.rawValue | G_SPAWN_STDOUT_TO_DEV_NULL.rawValue)
-        guard g_spawn_async(nil, &args, nil, flags, nil, nil, &pid, &error) != 0 else {
-            reportOnce(
-                "Could not run \(argv[0]): \(error.map { String(cString: $0.pointee.message) } ?? "unknown error")")
-            g_error_free(error)
+        let pid: GPid
+        do {
+            pid = try Spawn.start(argv, stderrToNull: false, watch: true)
+        } catch {
+            reportOnce("Could not run \(argv[0]): \(error.message)")
             return
         }
         let name = strdup(argv.joined(separator: " ") + "\u{1F}" + (failure ?? ""))
