@@ -196,6 +196,10 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         }
     }
 
+    /// Whether a thread runs the loop now: `run()` has not returned since `startThread()` or
+    /// its call.
+    public var isRunning: Bool { thread.load(ordering: .sequentiallyConsistent) != 0 }
+
     /// Whether the caller runs on the thread that runs this loop.
     public var isOnLoopThread: Bool {
         let t = thread.load(ordering: .sequentiallyConsistent)

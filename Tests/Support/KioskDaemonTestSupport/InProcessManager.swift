@@ -120,7 +120,10 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
             member: "Ping")
     }
 
-    /// Stops the manager, closes the connections and the bus.
+    /// Stops the manager, closes the connections and the bus. The manager is released only once
+    /// its loop thread has ended: a save, a passcode hash or a profile read it offloaded may still
+    /// be on its way back to the loop, and would find the manager gone (its completions hold it
+    /// `unowned`, as kioskd, which keeps its manager until the loop has returned, may).
     public func stop() async {
         _ = try? await listenerLoop.perform { [self] in
             slot = nil
@@ -129,11 +132,18 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         }
         listenerLoop.exit()
         _ = try? await loop.perform { [self] in
-            manager = nil
-            server?.close()
-            server = nil
+            server?.close()  // no call arrives any more
         }
         loop.exit()
+        for _ in 0..<10_000 where loop.isRunning {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        // Nothing runs the loop now: its sources and the bus may be released on this thread. A
+        // loop still running after 10 s keeps them (leaked rather than freed under it).
+        if !loop.isRunning {
+            manager = nil
+            server = nil
+        }
         bus.stop()
     }
 }
