@@ -78,6 +78,10 @@ public struct Profile: Hashable, Sendable, Encodable {
     public struct Region: Hashable, Sendable, Encodable {
         public var name: String
         public var shape: Shape
+        public init(name: String, shape: Shape) {
+            self.name = name
+            self.shape = shape
+        }
     }
 
     public enum TouchMode: String, Hashable, Sendable, Encodable {
