@@ -61,7 +61,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KioskTracesTests",
-            dependencies: ["KioskTraces", "KioskInput"],
+            dependencies: ["KioskTraces", "KioskInput", "KioskCore"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
