@@ -34,6 +34,9 @@ extension SessionMachine {
             throw KioskError(
                 .failed, "The passcode prompt is open at the kiosk; cleaning can start once it closes.")
         }
+        guard drawing == nil else {
+            throw KioskError(.failed, "Regions are being drawn at the kiosk; cleaning can start once the drawing ends.")
+        }
         cleaning = CleaningPhase(until: now.microseconds + length.microseconds, length: length)
         return [.cleaningStarted(length)]
     }

@@ -45,9 +45,9 @@ extension SessionMachine {
         return idle
     }
 
-    /// Idle time does not run: the prompt is open, the offer of more time is up, or the screen
-    /// is being cleaned.
-    var idlePaused: Bool { prompt.state != .closed || offer != nil || cleaning != nil }
+    /// Idle time does not run: the prompt is open, the offer of more time is up, the screen is
+    /// being cleaned, or staff draw regions.
+    var idlePaused: Bool { prompt.state != .closed || offer != nil || cleaning != nil || drawing != nil }
 
     /// When idle time began, by `input`.
     func idleSince(_ input: IdleInput) -> Timestamp {

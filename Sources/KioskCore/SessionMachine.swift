@@ -29,6 +29,8 @@ public struct SessionMachine: Sendable, Equatable {
     public var offer: TimeOffer?
     /// Cleaning the screen (``CleaningPhase``), while it runs. In memory only, like the prompt.
     public var cleaning: CleaningPhase?
+    /// Staff drawing a profile's regions (``DrawingPhase``), while they do. In memory only.
+    public var drawing: DrawingPhase?
     /// The active session's profile (its passcode hash ends the session before the set one); nil
     /// without a session, or for a restored session whose profile could not be loaded (the
     /// strictest locks).
@@ -89,6 +91,8 @@ public struct SessionMachine: Sendable, Equatable {
         case adminDisplay(on: Bool)
         /// The profile's cleaning gesture was completed (`[session] cleaning-gesture`).
         case cleaningGesture
+        /// Staff touched the screen or pressed a key while drawing regions: its wait restarts.
+        case drawingActivity
     }
 
     /// The offer of more time at the kiosk: from `warn-before` before the end of an active
@@ -172,6 +176,11 @@ public struct SessionMachine: Sendable, Equatable {
         /// Cleaning ended (its time, `StopCleaning`, or the prompt opened): input flows as the
         /// locks say; `CleaningEnded`, `CleaningUntil` 0.
         case cleaningEnded
+        /// Staff draw regions (``drawing``): the filter holds all input, kioskd reads the touches;
+        /// `Drawing`, its timer set.
+        case drawingStarted
+        /// The drawing ended, and why: input flows as the locks say; `Drawing` empty.
+        case drawingEnded(DrawingEndReason)
     }
 
     /// A profile file as read: the profile, and its text (kept should a later reload fail).
@@ -212,6 +221,11 @@ public struct SessionMachine: Sendable, Equatable {
         case startCleaning(Duration)
         /// `StopCleaning`: cleaning ends now; nothing happens when none runs.
         case stopCleaning
+        /// `DrawRegions`: staff draw the regions of this profile at the kiosk, with or without a
+        /// session. Nothing is saved (``drawing`` is in memory only).
+        case startDrawing(String)
+        /// The drawing ends (Done, Cancel, its caller gone); nothing happens when none runs.
+        case endDrawing(DrawingEndReason)
     }
 
     /// Applies a bus call's `change` at `now`: the session's own rules refuse it (and nothing
@@ -283,6 +297,10 @@ public struct SessionMachine: Sendable, Equatable {
             return try startCleaning(for: length, at: now)
         case .stopCleaning:
             return stopCleaning()
+        case .startDrawing(let name):
+            return try startDrawing(name, at: now)
+        case .endDrawing(let reason):
+            return endDrawing(reason)
         }
     }
 
@@ -387,9 +405,13 @@ public struct SessionMachine: Sendable, Equatable {
             // On an active or expired session only, unless the prompt is open already; staff
             // opening it are done cleaning.
             guard state.session.isActive, prompt.open(at: now.microseconds) else { return [.exitRequested] }
-            return [.exitRequested] + stopCleaning() + [.promptOpened, .promptChanged(deadline: prompt.deadline)]
+            return [.exitRequested] + stopCleaning() + endDrawing(.prompt) + [
+                .promptOpened, .promptChanged(deadline: prompt.deadline),
+            ]
         case .cleaningGesture:
-            return cleaningGesture(at: now)
+            return drawing == nil ? cleaningGesture(at: now) : []
+        case .drawingActivity:
+            return drawingActivity(at: now)
         case .promptKey(let key):
             switch prompt.press(key, at: now.microseconds) {
             case .none: return []
@@ -402,7 +424,8 @@ public struct SessionMachine: Sendable, Equatable {
             }
         case .clock:
             let ended = cleaningIsOver(at: now) ? stopCleaning() : []
-            return ended + (prompt.timedOut(at: now.microseconds) ? close(.timeout) : [])
+            let idle = drawingIsIdle(at: now) ? endDrawing(.timeout) : []
+            return ended + idle + (prompt.timedOut(at: now.microseconds) ? close(.timeout) : [])
         case .sessionTime:
             // Saved even when the save fails: an expiry is a lock and must apply.
             if state.session.trialIsOver(at: now), let ended = try? end(.unconfirmedTrial) {
@@ -489,10 +512,12 @@ public struct SessionMachine: Sendable, Equatable {
         let prompt = self.prompt
         let idle = self.idle
         let cleaning = self.cleaning
+        let drawing = self.drawing
         let sameSession = planned.state.session.identity == state.session.identity
         self = planned
         self.prompt = prompt
         self.cleaning = cleaning
+        self.drawing = drawing
         // Idle time went on too, unless the change started or ended a session (then the
         // planned one is the new session's, or none).
         if sameSession { self.idle = idle }

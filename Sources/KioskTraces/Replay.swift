@@ -160,8 +160,9 @@ public enum Replay {
                         result.append((0, [], "CleaningEnded"))
                     case .exitRequested, .promptChanged, .save, .sessionEnded, .trialEnded, .deadlineChanged,
                         .trialConfirmed,
-                        .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused:
-                        break  // a bus call's, or the daemon's: not a recording's
+                        .sessionStarted, .profileReloaded, .lastGoodKept, .strictestLocks, .wrongPasscode, .refused,
+                        .drawingStarted, .drawingEnded:
+                        break  // a bus call's, or the daemon's: not a recording's (drawing starts by a call)
                     }
                 }
             }
