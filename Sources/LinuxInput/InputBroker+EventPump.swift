@@ -33,6 +33,7 @@ extension InputBroker {
                 lastInput = Int64(last.time.tv_sec) &* 1_000_000 &+ Int64(last.time.tv_usec)
             }
             let result = filter.process(batch.events, device: id, into: &output, promptKeys: &promptKeys)
+            if drawingOn { drawingRead(batch.events, device: id) }
             if result.resyncNeeded && !resync(node, id) { return }
             flush(from: node)
             if timesKeys { armKeyTimer() }

@@ -56,6 +56,15 @@ public final class InputBroker {
     /// Called on the loop when the cleaning gesture completes (``FilterPolicy/cleaningGesture``),
     /// after the frame's output is written.
     public var onCleaningRequested: (() -> Void)?
+    /// Staff draw regions (``setDrawing(_:)``): the touchscreens' contacts and the keys pressed,
+    /// after each read that had some.
+    public var onDrawing: (([DrawingTouches.Event]) -> Void)?
+    /// The drawing's tracker while staff draw (InputBroker+Drawing.swift), and whether it runs:
+    /// the one flag the event pump reads per read.
+    var drawing: DrawingTouches? {
+        didSet { drawingOn = drawing != nil }
+    }
+    @exclusivity(unchecked) var drawingOn = false
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.
@@ -457,7 +466,7 @@ public final class InputBroker {
 
     /// The node as the filter judges it: with the calibration kioskd found for it and its udev
     /// properties (which allowed-device entries may match on).
-    private func judged(_ node: Node) -> DeviceDescription {
+    func judged(_ node: Node) -> DeviceDescription {
         var judged = node.description
         judged.calibration = node.calibration
         judged.udevProperties = node.device.properties
@@ -500,6 +509,7 @@ public final class InputBroker {
         node.id = id
         while nodesByID.count <= id.rawValue { nodesByID.append(nil) }
         nodesByID[id.rawValue] = node
+        drawingAdd(node)
         do {
             // A direct source: read from the loop's own epoll, without sd-event's work per
             // wake-up (EventLoop.run; docs/benchmarks.md § Instructions per frame). It holds the
@@ -560,6 +570,7 @@ public final class InputBroker {
         node.input = nil
         node.feedback = nil
         if let id = node.id {
+            drawingRemove(id)
             filter.removeDevice(id)
             if nodesByID.indices.contains(id.rawValue) { nodesByID[id.rawValue] = nil }
         }
