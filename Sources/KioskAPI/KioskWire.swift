@@ -38,6 +38,8 @@ public enum KioskWire {
         /// Cleaning the screen: input held for a while (docs/dbus-api.md § Cleaning the screen).
         public static let startCleaning = "StartCleaning"
         public static let stopCleaning = "StopCleaning"
+        /// Drawing a profile's touch regions at the kiosk (docs/dbus-api.md § Drawing the regions).
+        public static let drawRegions = "DrawRegions"
         // Signals
         public static let restrictionStateChanged = "RestrictionStateChanged"
         public static let exitRequested = "ExitRequested"
@@ -52,6 +54,8 @@ public enum KioskWire {
         public static let cleaningStarted = "CleaningStarted"
         /// Cleaning the screen ended (its time, `StopCleaning`, or the prompt opened).
         public static let cleaningEnded = "CleaningEnded"
+        /// What staff drew changed (the shapes, the selection, the stroke, a notice).
+        public static let drawingChanged = "DrawingChanged"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -89,6 +93,10 @@ public enum KioskWire {
         public static let displayPower = "DisplayPower"
         /// When cleaning the screen ends (wall clock µs); 0 when it does not run.
         public static let cleaningUntil = "CleaningUntil"
+        /// The profile whose regions staff draw at the kiosk; "" when nobody does.
+        public static let drawing = "Drawing"
+        /// The drawing's bar of buttons (Cancel, Delete, Done) in screen fractions.
+        public static let drawingBar = "DrawingBar"
     }
 
     /// Polkit actions checked by the admin methods.

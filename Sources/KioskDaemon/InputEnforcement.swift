@@ -22,6 +22,12 @@ public protocol SessionEnforcer: AnyObject {
     /// Cleaning the screen started or ended: while it runs, every touch, pointer and key is held
     /// but what assistive technology needs (``FilterPolicy/cleaning``), with or without a session.
     func setCleaning(_ on: Bool)
+    /// Staff draw regions (started or ended): while they do, every key, button and touch is held
+    /// from the kiosk, and the touchscreens' contacts and the keys go to kioskd
+    /// (``ManagerObject/drawingInput(_:)``).
+    func setDrawing(_ on: Bool)
+    /// Whether a touchscreen is read at this kiosk: without one, nobody can draw.
+    var canDraw: Bool { get }
     /// What the enforcer wants in force and could not put there ("" when nothing): part of
     /// `SessionProblem` while a session is active.
     var problem: String { get }
@@ -37,6 +43,8 @@ extension SessionEnforcer {
     public func setTimeOffer(open: Bool) {}
     public func setIdle(warning: Bool, displayOff: Bool) {}
     public func setCleaning(_ on: Bool) {}
+    public func setDrawing(_ on: Bool) {}
+    public var canDraw: Bool { false }
     public var problem: String { "" }
     public var warnings: [String] { [] }
     public var onProblemChanged: (() -> Void)? {
@@ -113,6 +121,16 @@ final class InputEnforcement: SessionEnforcer {
         enforce(last?.state ?? KioskState(), profile: last?.profile)
     }
 
+    private var drawing = false
+
+    func setDrawing(_ on: Bool) {
+        drawing = on
+        broker?.setDrawing(on)
+        enforce(last?.state ?? KioskState(), profile: last?.profile)
+    }
+
+    var canDraw: Bool { broker?.brokersTouchscreen ?? false }
+
     func enforce(_ state: KioskState, profile: Profile?) {
         last = (state, profile)
         var next = state.filterPolicy(profile: profile)
@@ -121,6 +139,7 @@ final class InputEnforcement: SessionEnforcer {
         if idle.warning && state.session.state == .active { next.asksPresence = true }
         if idle.displayOff && state.session.state == .active { next.displayOff = true }
         next.cleaning = cleaning
+        if drawing { next.holdAllInput = true }
         deviceEntries = state.session.isActive ? profile?.devices ?? [] : []
         awake?.setHeld(state.session.isActive && profile?.session.keepAwake == true)
         profileFile = state.session.profileName + ".toml"

@@ -96,6 +96,7 @@ public enum KioskService {
         broker?.onTookOffer = { [unowned manager] in manager.visitorAnswered() }
         broker?.onWoke = { [unowned manager] in manager.displayWoken() }
         broker?.onCleaningRequested = { [unowned manager] in manager.requestCleaning() }
+        broker?.onDrawing = { [unowned manager] events in manager.drawingInput(events) }
         if let broker {
             manager.timeSinceInput = { [unowned broker, unowned loop] in
                 broker.lastInput == 0 ? nil : .microseconds(Int64(loop.now(.monotonic)) - broker.lastInput)

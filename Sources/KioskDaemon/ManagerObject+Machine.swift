@@ -208,6 +208,10 @@ extension ManagerObject {
                 performCleaningStarted(length, step)
             case .cleaningEnded:
                 performCleaningEnded(step)
+            case .drawingStarted:
+                performDrawingStarted(step)
+            case .drawingEnded(let reason):
+                performDrawingEnded(reason)
             }
         }
     }

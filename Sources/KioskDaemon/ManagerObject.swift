@@ -94,6 +94,14 @@ public final class ManagerObject {
     public var timeSinceInput: (() -> Duration?)?
     /// Ends the cleaning of the screen by time (ManagerObject+Cleaning.swift).
     var cleaningTimer: EventSource?
+    /// Staff drawing regions (ManagerObject+Drawing.swift): what they drew so far, the admin's
+    /// `DrawRegions` to answer and who made it, the wait's timer, and the watch on that admin's
+    /// connection.
+    var regionDrawing: RegionDrawing?
+    var drawingCall: MethodCall?
+    var drawingCaller: Caller?
+    var drawingTimer: EventSource?
+    var drawingWatch: BusSlot?
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -185,7 +193,7 @@ public final class ManagerObject {
                 },
                 method(Member.wake) { [unowned self] in try wake($0) },
                 method(Member.blank) { [unowned self] in try blank($0) },
-            ] + cleaningMethods,
+            ] + cleaningMethods + drawingMethods,
             signals: [
                 BusSignal(
                     Member.restrictionStateChanged,
@@ -195,7 +203,7 @@ public final class ManagerObject {
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
                 BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
                 BusSignal(Member.idleReset),
-            ] + Self.cleaningSignals,
+            ] + Self.cleaningSignals + Self.drawingSignals,
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
                 BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },
@@ -212,7 +220,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

@@ -30,12 +30,12 @@ import FoundationXML
                 M.setRestrictionState, M.startSession, M.endSession, M.forceEndSession, M.setPasscode,
                 M.extendSession, M.setSessionDeadline, M.listProfiles, M.reloadProfiles, M.startTrialSession,
                 M.confirmSession, M.requestSession, M.releaseSession, M.resetPasscodeThrottle, M.wake, M.blank,
-                M.startCleaning, M.stopCleaning,
+                M.startCleaning, M.stopCleaning, M.drawRegions,
             ])
         #expect(
             Set(xml.signals.keys) == [
                 M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed, M.timeExtended,
-                M.idleReset, M.cleaningStarted, M.cleaningEnded,
+                M.idleReset, M.cleaningStarted, M.cleaningEnded, M.drawingChanged,
             ])
         #expect(
             Set(xml.properties.keys) == [
@@ -43,7 +43,7 @@ import FoundationXML
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
                 M.language, M.timeOffer, M.visitorExtensionsLeft, M.idleWarning, M.displayPower, M.cleaningUntil,
-                M.version,
+                M.drawing, M.drawingBar, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

@@ -88,7 +88,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingBar': <BAR>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -102,6 +102,11 @@ import Testing
         ("StopCleaning", [], .reply("()")),
         ("StopCleaning", [], .reply("()")),
         ("Properties.Get", [KioskWire.managerInterface, "CleaningUntil"], .reply("(<uint64 0>,)")),
+        ("DrawRegions", ["../museum"], .error(.invalidArgument)),
+        ("DrawRegions", ["nope"], .error(.unknownProfile)),
+        // kioskd here reads no input device: nobody could draw.
+        ("DrawRegions", ["museum"], .error(.failed)),
+        ("Properties.Get", [KioskWire.managerInterface, "Drawing"], .reply("(<''>,)")),
         ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
         ("UnregisterApplication", [app], .reply("()")),
         ("ListApplications", [], .reply("(@as [],)")),
@@ -202,10 +207,19 @@ import Testing
         }
     }
 
-    /// PromptPad as gdbus prints it is GVariant's text for doubles: read it back as numbers and
-    /// compare them with the pad, then stand `<PAD>` in its place.
+    /// PromptPad and DrawingBar as gdbus prints them are GVariant's text for doubles: read them
+    /// back as numbers and compare them with the pad and the bar, then stand `<PAD>` and `<BAR>`
+    /// in their place.
     static func withPadChecked(_ text: String) -> String {
-        guard let start = text.range(of: "'PromptPad': <["),
+        let pad = PadKey.standardPad.map { "'\($0.label)' \([$0.x, $0.y, $0.width, $0.height])" }
+        let bar = RegionDrawing.buttons.map { "'\($0.button.rawValue)' \([$0.x, $0.y, $0.width, $0.height])" }
+        return withChecked("DrawingBar", bar, "BAR", withChecked("PromptPad", pad, "PAD", text))
+    }
+
+    /// The array of (s, d, d, d, d) `property` has in `text`, compared with `expected`, then
+    /// `<placeholder>` in its place.
+    static func withChecked(_ property: String, _ expected: [String], _ placeholder: String, _ text: String) -> String {
+        guard let start = text.range(of: "'\(property)': <["),
             let end = text.range(of: "]>", range: start.upperBound..<text.endIndex)
         else { return text }
         let body = text[start.upperBound..<end.lowerBound]
@@ -217,9 +231,8 @@ import Testing
             let numbers = parts.dropFirst().compactMap(Double.init).map { ($0 * 1000).rounded() / 1000 }
             return "\(parts.first ?? "") \(numbers)"
         }
-        let expected = PadKey.standardPad.map { "'\($0.label)' \([$0.x, $0.y, $0.width, $0.height])" }
         guard parsed == expected else { return text }
-        return text.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "'PromptPad': <PAD>")
+        return text.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "'\(property)': <\(placeholder)>")
     }
 
     @Test func gdbusMonitorSeesRestrictionStateChangedAndPropertiesChanged() throws {

@@ -11,8 +11,19 @@ public final class RecordingEnforcer: SessionEnforcer, Sendable {
     private let handed = Mutex<[(state: KioskState, policy: FilterPolicy)]>([])
     private let idleHanded = Mutex<(warning: Bool, displayOff: Bool)>((false, false))
     private let cleaningTold = Mutex<[Bool]>([])
+    private let drawingTold = Mutex<[Bool]>([])
+    /// Whether it says a touchscreen is read (``SessionEnforcer/canDraw``).
+    public let canDraw: Bool
 
-    public init() {}
+    public init(canDraw: Bool = false) { self.canDraw = canDraw }
+
+    /// Drawing started (true) or ended (false), each time the manager said so.
+    public func setDrawing(_ on: Bool) {
+        drawingTold.withLock { $0.append(on) }
+    }
+
+    /// What ``setDrawing(_:)`` was told, in order.
+    public var drawingChanges: [Bool] { drawingTold.withLock { $0 } }
 
     public func enforce(_ state: KioskState, profile: Profile?) {
         let policy = state.filterPolicy(profile: profile)

@@ -1,0 +1,233 @@
+import BusTestSupport
+import Foundation
+import KioskCore
+import KioskDaemonTestSupport
+import KioskInput
+import KioskTestSupport
+import Synchronization
+import SystemdKit
+import Testing
+
+@testable import KioskDaemon
+
+/// Staff drawing a profile's regions through kioskd's manager in process (docs/dbus-api.md
+/// § Drawing the regions): `DrawRegions` answered on Done with the regions, or with why it ended
+/// otherwise (Cancel, Esc, the wait, the prompt, the admin gone, a restart); the enforcer told;
+/// `Drawing`, `DrawingChanged`; and the refusals that change nothing.
+@Suite(.serialized) struct DrawingBusTests {
+    static let profile = """
+        [touch]
+        mode = "regions"
+
+        [[touch.locked-region]]
+        name = "gear"
+        rect = { x = 0.9, y = 0.0, width = 0.1, height = 0.12 }
+
+        [session]
+        exit-gesture = { key = "KEY_POWER", presses = 3, within = "1.5s" }
+        """
+    static let noTouch = "[touch]\nmode = \"none\"\n"
+
+    typealias P = KioskInput.Point
+
+    /// `DrawRegions` from a thread of its own; its outcome once it is answered.
+    final class Pending: Sendable {
+        private let outcome = Mutex<Result<[DBusValue], BusError>?>(nil)
+        init(_ address: String, _ profile: String) {
+            Thread.detachNewThread { [self] in
+                let result: Result<[DBusValue], BusError>
+                do {
+                    let client = try ManagerClient(address: address)
+                    let m = try client.bus.makeMethodCall(
+                        destination: KioskWire.busName, path: KioskWire.objectPath,
+                        interface: KioskWire.managerInterface, member: "DrawRegions")
+                    try m.append([.string(profile)])
+                    result = .success(try client.bus.callBlocking(m, timeout: .seconds(60)).readAll())
+                } catch let error as BusError {
+                    result = .failure(error)
+                } catch {
+                    result = .failure(BusError(name: "local", message: "\(error)"))
+                }
+                self.outcome.withLock { $0 = result }
+            }
+        }
+        /// The outcome, once it came (waiting up to 20 s).
+        func wait() -> Result<[DBusValue], BusError>? {
+            _ = eventually(timeout: .seconds(20)) { outcome.withLock { $0 != nil } }
+            return outcome.withLock { $0 }
+        }
+    }
+
+    func manager(_ enforcer: RecordingEnforcer, uid: UInt32 = 0, authorize: ScriptedAuthorizer.Answer = .result(.allowed))
+        async throws -> InProcessManager
+    {
+        try await InProcessManager(
+            uid: uid, authorize: authorize, profiles: ["map": Self.profile, "keypad": Self.noTouch], enforcer: enforcer,
+            logsToJournal: true)
+    }
+
+    /// Starts drawing `map` and waits until it runs.
+    func startDrawing(_ manager: InProcessManager) -> Pending {
+        manager.journal.removeAll()
+        let pending = Pending(manager.bus.address, "map")
+        #expect(manager.journal.waitFor("signal DrawingChanged"), "\(manager.journal.all)")
+        return pending
+    }
+
+    func touches(_ manager: InProcessManager, _ events: [DrawingTouches.Event]) async throws {
+        try await manager.onLoop { $0.drawingInput(events) }
+    }
+
+    /// A drag from `a` to `b` by contact 7, in 10 steps.
+    func drag(_ a: P, _ b: P) -> [DrawingTouches.Event] {
+        [.down(contact: 7, at: a)]
+            + (1...10).map { i in
+                let t = Double(i) / 10
+                return .move(contact: 7, to: P(x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t))
+            } + [.up(contact: 7)]
+    }
+
+    func tap(_ p: P) -> [DrawingTouches.Event] { [.down(contact: 8, at: p), .up(contact: 8)] }
+
+    @Test func doneAnswersWithTheProfilesRegionsAndTheDrawnOnes() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        #expect(try client.property("Drawing")?.string == "")
+        let pending = startDrawing(manager)
+        #expect(try client.property("Drawing")?.string == "map")
+        #expect(enforcer.drawingChanges == [true])
+        #expect(manager.authorizer.askedActions == [], "root is never asked about")
+
+        try await touches(manager, drag(P(x: 0.2, y: 0.5), P(x: 0.6, y: 0.7)))
+        try await touches(manager, tap(P(x: 0.63, y: 0.05)))  // Done
+        let reply = try #require(pending.wait()).get()
+        let regions = try #require(reply.first?.array)
+        #expect(regions.count == 2)
+        #expect(regions[0] == .structure([.int32(0), .string("gear"), .array(elementSignature: "d", [0.9, 0.0, 0.1, 0.12].map(DBusValue.double))]))
+        #expect(regions[1] == .structure([.int32(-1), .string("drawn 1"), .array(elementSignature: "d", [0.2, 0.5, 0.4, 0.2].map(DBusValue.double))]))
+        #expect(enforcer.drawingChanges == [true, false])
+        #expect(try client.property("Drawing")?.string == "")
+        #expect(manager.store.saved.isEmpty, "drawing writes nothing")
+    }
+
+    @Test func escCancelsAndThePromptEndsIt() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let pending = startDrawing(manager)
+        try await touches(manager, [.key(1)])  // Esc
+        let error = try #require(pending.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
+        #expect(error.message == "The drawing was cancelled at the kiosk; the profile was not changed.")
+        #expect(enforcer.drawingChanges == [true, false])
+
+        // In a session, the exit gesture opens the prompt: the drawing ends first.
+        let client = try ManagerClient(address: manager.bus.address)
+        try client.call("StartSession", [.string("map")])
+        let second = startDrawing(manager)
+        try await manager.onLoop { $0.kiosk(.exitGesture) }
+        let ended = try #require(second.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
+        #expect(ended.message.contains("passcode prompt opened"), "\(ended.message)")
+        #expect(enforcer.drawingChanges == [true, false, true, false])
+    }
+
+    @Test func nobodyDrawingForThreeMinutesEndsIt() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let pending = startDrawing(manager)
+        // A touch two minutes in restarts the wait.
+        manager.clock.advance(by: .seconds(120))
+        try await touches(manager, tap(P(x: 0.5, y: 0.5)))
+        manager.clock.advance(by: .seconds(120))
+        try await manager.onLoop { $0.kiosk(.clock) }
+        try await manager.signalsSent()
+        #expect(enforcer.drawingChanges == [true], "4 minutes in, 2 since the touch: still drawing")
+        manager.clock.advance(by: .seconds(61))
+        try await manager.onLoop { $0.kiosk(.clock) }
+        let error = try #require(pending.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
+        #expect(error.message == "Nobody drew for 3m; the drawing ended and the profile was not changed.")
+        #expect(enforcer.drawingChanges == [true, false])
+    }
+
+    /// The admin's connection closes while staff draw: the drawing ends, the kiosk's input
+    /// comes back.
+    @Test func theAdminGoneEndsIt() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let admin = try ManagerClient(address: manager.bus.address)
+        let m = try admin.bus.makeMethodCall(
+            destination: KioskWire.busName, path: KioskWire.objectPath, interface: KioskWire.managerInterface,
+            member: "DrawRegions")
+        try m.append([.string("map")])
+        try admin.bus.send(m)
+        try admin.bus.flush()
+        #expect(manager.journal.waitFor("signal DrawingChanged"), "\(manager.journal.all)")
+        admin.bus.close()
+        #expect(eventually { enforcer.drawingChanges == [true, false] }, "\(enforcer.drawingChanges)")
+        #expect(manager.journal.all.contains("log Drawing touch regions ended: input flows as the locks say"))
+    }
+
+    /// kioskd restarts mid-draw: the call fails, the new kioskd draws nothing and holds nothing.
+    @Test func aRestartEndsTheDrawing() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        let pending = startDrawing(manager)
+        await manager.stop()
+        #expect(pending.wait().map { if case .failure = $0 { true } else { false } } == true)
+        let again = RecordingEnforcer(canDraw: true)
+        let restarted = try await InProcessManager(uid: 0, state: manager.store.saved.last ?? KioskState(), enforcer: again)
+        defer { Task { await restarted.stop() } }
+        let client = try ManagerClient(address: restarted.bus.address)
+        #expect(try client.property("Drawing")?.string == "")
+        #expect(again.drawingChanges.isEmpty)
+        #expect(!again.policy.holdAllInput)
+    }
+
+    @Test func whatCannotBeDrawnIsRefusedAndChangesNothing() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let none = try #require(client.error("DrawRegions", [.string("keypad")]))
+        #expect(none.name == KioskError.Code.invalidArgument.dbusName)
+        #expect(none.message.contains("locks all touch"), "\(none.message)")
+        #expect(client.errorName("DrawRegions", [.string("nope")]) == KioskError.Code.unknownProfile.dbusName)
+        #expect(client.errorName("DrawRegions", [.string("../etc/x")]) == KioskError.Code.invalidArgument.dbusName)
+        #expect(client.errorName("DrawRegions", [.uint32(1)]) == KioskError.Code.invalidArgument.dbusName)
+        #expect(enforcer.drawingChanges.isEmpty)
+
+        // One drawing at a time; no cleaning meanwhile.
+        let pending = startDrawing(manager)
+        let twice = try #require(client.error("DrawRegions", [.string("map")]))
+        #expect(twice.message.contains("one drawing at a time"), "\(twice.message)")
+        let cleaning = try #require(client.error("StartCleaning", [.uint64(30)]))
+        #expect(cleaning.message.contains("Regions are being drawn"), "\(cleaning.message)")
+        try await touches(manager, [.key(1)])
+        _ = pending.wait()
+        #expect(enforcer.drawingChanges == [true, false])
+    }
+
+    @Test func aKioskWithoutATouchscreenCannotDraw() async throws {
+        let enforcer = RecordingEnforcer(canDraw: false)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let error = try #require(client.error("DrawRegions", [.string("map")]))
+        #expect(error.name == KioskError.Code.failed.dbusName)
+        #expect(error.message.contains("reads no touchscreen"), "\(error.message)")
+        #expect(enforcer.drawingChanges.isEmpty)
+    }
+
+    @Test func polkitDecidesUnderManageSession() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer, uid: 1000, authorize: .result(.denied))
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        #expect(client.errorName("DrawRegions", [.string("map")]) == KioskError.Code.accessDenied.dbusName)
+        #expect(manager.authorizer.askedActions == [KioskWire.Action.manageSession])
+        #expect(enforcer.drawingChanges.isEmpty)
+    }
+}
