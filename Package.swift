@@ -196,7 +196,7 @@ let package = Package(
             name: "KioskctlTests",
             dependencies: [
                 "kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdProcessTestSupport",
-                "BusTestSupport", "KioskClient", "KioskCore", "kioskd",
+                "BusTestSupport", "KioskClient", "KioskCore", "kioskd", "KioskDaemonTestSupport", "KioskInput",
             ],
             swiftSettings: swiftSettings
         ),

@@ -133,6 +133,29 @@ public final class KioskManager: Sendable {
         try await call(KioskWire.Member.stopCleaning)
     }
 
+    /// A region as `DrawRegions` answers it: one of the profile's own (`kept`, its index) or a
+    /// drawn one; `numbers` a rect's x, y, width, height or an outline's x, y pairs.
+    public struct DrawnRegion: Sendable, Equatable {
+        public var kept: Int?
+        public var name: String
+        public var numbers: [Double]
+    }
+
+    /// `DrawRegions` (admin, `manage-session`): staff draw `profile`'s locked regions at the
+    /// kiosk; returns when they press Done (docs/dbus-api.md § Drawing the regions), after
+    /// `timeout` at most (kioskd itself gives up after 3 minutes without a touch).
+    public func drawRegions(profile: String, timeout: Duration = .seconds(3600)) async throws -> [DrawnRegion] {
+        let values = try await call(KioskWire.Member.drawRegions, [.string(profile)], timeout: timeout)
+        guard let list = values.first?.array else { throw KioskClientError.unexpected("DrawRegions did not return a(isad)") }
+        return try list.map { value in
+            guard case .structure(let fields) = value, fields.count == 3, let kept = fields[0].int64,
+                let name = fields[1].string, let numbers = fields[2].array?.compactMap(\.double),
+                numbers.count == 4 || (numbers.count >= 6 && numbers.count % 2 == 0)
+            else { throw KioskClientError.unexpected("DrawRegions returned a region that is not (isad)") }
+            return DrawnRegion(kept: kept >= 0 ? Int(kept) : nil, name: name, numbers: numbers)
+        }
+    }
+
     /// `SetSessionDeadline` (admin): the time limit ends at `deadline` (wall clock); nil removes it.
     public func setSessionDeadline(_ deadline: Timestamp?) async throws {
         try await call(KioskWire.Member.setSessionDeadline, [.uint64(UInt64(max(0, deadline?.microseconds ?? 0)))])
@@ -288,13 +311,13 @@ public final class KioskManager: Sendable {
     @discardableResult
     private func call(
         _ member: String, _ arguments: [DBusValue] = [],
-        interface: String = KioskWire.managerInterface
+        interface: String = KioskWire.managerInterface, timeout: Duration? = nil
     ) async throws -> [DBusValue] {
         let bus = try bus
         do {
             return try await bus.call(
                 destination: KioskWire.busName, path: KioskWire.objectPath, interface: interface,
-                member: member, arguments: arguments)
+                member: member, arguments: arguments, timeout: timeout)
         } catch {
             let mapped = ErrorMapping.map(error)
             // sd-bus fails the calls of a connection that closed with NoReply, like a daemon

@@ -26,6 +26,7 @@ struct Kioskctl: AsyncParsableCommand {
             ExtendCommand.self,
             DeadlineCommand.self,
             CleanCommand.self,
+            RegionsCommand.self,
             ProfilesCommand.self,
             ReloadCommand.self,
             ConfirmCommand.self,
