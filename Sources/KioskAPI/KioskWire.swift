@@ -54,8 +54,6 @@ public enum KioskWire {
         public static let cleaningStarted = "CleaningStarted"
         /// Cleaning the screen ended (its time, `StopCleaning`, or the prompt opened).
         public static let cleaningEnded = "CleaningEnded"
-        /// What staff drew changed (the shapes, the selection, the stroke, a notice).
-        public static let drawingChanged = "DrawingChanged"
         // Properties
         public static let sessionState = "SessionState"
         public static let activeProfile = "ActiveProfile"
@@ -97,6 +95,8 @@ public enum KioskWire {
         public static let drawing = "Drawing"
         /// The drawing's bar of buttons (Cancel, Delete, Done) in screen fractions.
         public static let drawingBar = "DrawingBar"
+        /// What staff drew so far: the shapes, the selection, the stroke, a notice.
+        public static let drawingState = "DrawingState"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -266,3 +266,20 @@ public struct RegionDrawing: Sendable, Equatable {
         return "drawn \(n)"
     }
 }
+
+extension Profile.Shape {
+    /// The shape's outline, for a display: a rect's 4 corners clockwise from its top left (each
+    /// number with at most 4 decimals, as the profile writes them), a polygon's corners.
+    public var outline: [Profile.Point] {
+        switch self {
+        case .rect(let x, let y, let width, let height):
+            let right = ProfileRegionEdit.round4(x + width), bottom = ProfileRegionEdit.round4(y + height)
+            return [
+                Profile.Point(x: x, y: y), Profile.Point(x: right, y: y), Profile.Point(x: right, y: bottom),
+                Profile.Point(x: x, y: bottom),
+            ]
+        case .polygon(let points):
+            return points
+        }
+    }
+}

@@ -6,7 +6,7 @@ import SystemdKit
 
 /// Drawing a profile's locked regions at the kiosk (docs/dbus-api.md § Drawing the regions):
 /// `DrawRegions`, answered when staff press Done (with the regions) or the drawing ends
-/// otherwise (with why), `DrawingChanged` for the display, `Drawing` and the bar's `DrawingBar`.
+/// otherwise (with why), `Drawing`, `DrawingState` for the display and the bar's `DrawingBar`.
 /// The phase's rules are the session machine's (`SessionMachine+Drawing.swift`), what each
 /// stroke draws is `RegionDrawing`'s; here they are authorized, fed the touches the broker reads
 /// and timed on the kiosk clock. kioskd writes no profile: the caller (`kioskctl regions draw`)
@@ -59,7 +59,8 @@ extension ManagerObject {
 
     /// The touches and keys the broker read while staff draw.
     public func drawingInput(_ events: [DrawingTouches.Event]) {
-        guard machine.drawing != nil, var drawing = regionDrawing else { return }
+        guard machine.drawing != nil, let before = regionDrawing else { return }
+        var drawing = before
         var changed = false
         var ended: RegionDrawing.Outcome?
         for event in events {
@@ -89,7 +90,15 @@ extension ManagerObject {
         regionDrawing = drawing
         kiosk(.drawingActivity)
         armDrawingTimer()
-        if changed { emitDrawingChanged() }
+        // A stroke on its way is sent every 4th point it keeps (each message carries the whole
+        // stroke); anything else at once.
+        let onlyTheStroke =
+            drawing.shapes == before.shapes && drawing.selected == before.selected && drawing.notice == before.notice
+            && !drawing.stroke.isEmpty && drawing.stroke.count - drawingStrokeSent < 4
+        if changed && !onlyTheStroke {
+            drawingStrokeSent = drawing.stroke.count
+            emitPropertiesChanged([Member.drawingState])
+        }
         switch ended {
         case .done: endDrawing(.done)
         case .cancelled: endDrawing(.cancelled)
@@ -121,8 +130,7 @@ extension ManagerObject {
                 "drawing.profile": "\(machine.drawing?.profileName ?? "")",
                 "session.profile": "\(state.session.profileName)",
             ]) { $1 })
-        emitPropertiesChanged([Member.drawing])
-        emitDrawingChanged()
+        emitPropertiesChanged([Member.drawing, Member.drawingState])
     }
 
     /// `drawingEnded`: the hold lifted, the timer and the watch off, the admin's call answered —
@@ -140,7 +148,7 @@ extension ManagerObject {
         logger.notice(
             "Drawing touch regions ended: input flows as the locks say",
             metadata: ["drawing.reason": "\(reason.rawValue)", "drawing.regions": "\(regions.count)"])
-        emitPropertiesChanged([Member.drawing])
+        emitPropertiesChanged([Member.drawing, Member.drawingState])
         guard let call else { return }
         switch reason {
         case .done:
@@ -182,28 +190,22 @@ extension ManagerObject {
         }
     }
 
-    /// `DrawingChanged(a(sad) shapes, i selected, ad stroke, s notice)`: the shapes as
-    /// outlines (a rect's 4 corners), the selected one's index or -1, the stroke being drawn,
-    /// and why the last stroke added nothing ("" when it did).
-    func emitDrawingChanged() {
-        guard let drawing = regionDrawing else { return }
+    /// `DrawingState` `(a(sad) shapes, i selected, ad stroke, s notice)`: the shapes as outlines
+    /// (a rect's 4 corners), the selected one's index or -1, the stroke being drawn, and why the
+    /// last stroke added nothing ("" when it did); all empty when nobody draws.
+    var drawingState: DBusValue {
+        let drawing = regionDrawing ?? RegionDrawing(regions: [])
         let shapes = drawing.shapes.map { shape -> DBusValue in
-            let outline: [Double] =
-                switch shape.region.shape {
-                case .rect(let x, let y, let w, let h): [x, y, x + w, y, x + w, y + h, x, y + h]
-                case .polygon(let points): points.flatMap { [$0.x, $0.y] }
-                }
+            let outline = shape.region.shape.outline.flatMap { [$0.x, $0.y] }
             return .structure([
                 .string(shape.region.name), .array(elementSignature: "d", outline.map(DBusValue.double)),
             ])
         }
-        emit(
-            Member.drawingChanged,
-            [
-                .array(elementSignature: "(sad)", shapes), .int32(Int32(drawing.selected ?? -1)),
-                .array(elementSignature: "d", drawing.stroke.flatMap { [DBusValue.double($0.x), .double($0.y)] }),
-                .string(drawing.notice.rawValue),
-            ])
+        return .structure([
+            .array(elementSignature: "(sad)", shapes), .int32(Int32(drawing.selected ?? -1)),
+            .array(elementSignature: "d", drawing.stroke.flatMap { [DBusValue.double($0.x), .double($0.y)] }),
+            .string(drawing.notice.rawValue),
+        ])
     }
 
     /// Arms the drawing's timer for when it waits no longer (kiosk clock), or ends the drawing
@@ -232,6 +234,7 @@ extension ManagerObject {
     var drawingProperties: [BusProperty] {
         [
             BusProperty(Member.drawing, "s") { [unowned self] in .string(machine.drawing?.profileName ?? "") },
+            BusProperty(Member.drawingState, "(a(sad)iads)") { [unowned self] in drawingState },
             BusProperty(Member.drawingBar, "a(sdddd)", flags: [.const]) {
                 .array(
                     elementSignature: "(sdddd)",
@@ -247,14 +250,6 @@ extension ManagerObject {
             method(Member.drawRegions, in: [("s", "profile")], out: [("a(isad)", "regions")]) { [unowned self] in
                 try drawRegions($0)
             }
-        ]
-    }
-
-    static var drawingSignals: [BusSignal] {
-        [
-            BusSignal(
-                Member.drawingChanged,
-                arguments: [("a(sad)", "shapes"), ("i", "selected"), ("ad", "stroke"), ("s", "notice")])
         ]
     }
 }

@@ -102,6 +102,8 @@ public final class ManagerObject {
     var drawingCaller: Caller?
     var drawingTimer: EventSource?
     var drawingWatch: BusSlot?
+    /// How many points of the stroke being drawn `DrawingState` last carried.
+    var drawingStrokeSent = 0
     /// Where yescrypt runs (a serial queue of its own, never the loop or the cooperative pool).
     let passcodeWorker = DispatchQueue(label: "org.kioskd.passcode", qos: .userInitiated)
     /// Persists changes, one at a time, on a serial queue of its own.
@@ -203,7 +205,7 @@ public final class ManagerObject {
                 BusSignal(Member.promptClosed, arguments: [("s", "reason")]),
                 BusSignal(Member.timeExtended, arguments: [("t", "seconds_added"), ("u", "extensions_left")]),
                 BusSignal(Member.idleReset),
-            ] + Self.cleaningSignals + Self.drawingSignals,
+            ] + Self.cleaningSignals,
             properties: [
                 BusProperty(Member.sessionState, "s") { [unowned self] in .string(state.session.state.rawValue) },
                 BusProperty(Member.activeProfile, "s") { [unowned self] in .string(state.session.profileName) },

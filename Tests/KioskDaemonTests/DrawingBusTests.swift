@@ -13,7 +13,7 @@ import Testing
 /// Staff drawing a profile's regions through kioskd's manager in process (docs/dbus-api.md
 /// § Drawing the regions): `DrawRegions` answered on Done with the regions, or with why it ended
 /// otherwise (Cancel, Esc, the wait, the prompt, the admin gone, a restart); the enforcer told;
-/// `Drawing`, `DrawingChanged`; and the refusals that change nothing.
+/// `Drawing`, `DrawingState`; and the refusals that change nothing.
 @Suite(.serialized) struct DrawingBusTests {
     static let profile = """
         [touch]
@@ -67,10 +67,10 @@ import Testing
     }
 
     /// Starts drawing `map` and waits until it runs.
-    func startDrawing(_ manager: InProcessManager) -> Pending {
-        manager.journal.removeAll()
+    func startDrawing(_ manager: InProcessManager, _ enforcer: RecordingEnforcer) -> Pending {
+        let started = enforcer.drawingChanges.count { $0 }
         let pending = Pending(manager.bus.address, "map")
-        #expect(manager.journal.waitFor("signal DrawingChanged"), "\(manager.journal.all)")
+        #expect(eventually { enforcer.drawingChanges.count { $0 } == started + 1 }, "\(manager.journal.all)")
         return pending
     }
 
@@ -95,12 +95,24 @@ import Testing
         defer { Task { await manager.stop() } }
         let client = try ManagerClient(address: manager.bus.address)
         #expect(try client.property("Drawing")?.string == "")
-        let pending = startDrawing(manager)
+        let pending = startDrawing(manager, enforcer)
         #expect(try client.property("Drawing")?.string == "map")
         #expect(enforcer.drawingChanges == [true])
         #expect(manager.authorizer.askedActions == [], "root is never asked about")
 
         try await touches(manager, drag(P(x: 0.2, y: 0.5), P(x: 0.6, y: 0.7)))
+        try await touches(manager, tap(P(x: 0.3, y: 0.6)))  // selects the drawn rectangle
+        // What a display reads: both shapes as outlines, the drawn one selected, no stroke.
+        let state = try #require(client.property("DrawingState")?.fields)
+        #expect(state.count == 4)
+        #expect(state[0].array?.count == 2)
+        #expect(
+            state[0].array?.last
+                == .structure([
+                    .string("drawn 1"),
+                    .array(elementSignature: "d", [0.2, 0.5, 0.6, 0.5, 0.6, 0.7, 0.2, 0.7].map(DBusValue.double)),
+                ]))
+        #expect(state[1].int64 == 1 && state[2].array == [] && state[3].string == "")
         try await touches(manager, tap(P(x: 0.63, y: 0.05)))  // Done
         let reply = try #require(pending.wait()).get()
         let regions = try #require(reply.first?.array)
@@ -109,6 +121,7 @@ import Testing
         #expect(regions[1] == .structure([.int32(-1), .string("drawn 1"), .array(elementSignature: "d", [0.2, 0.5, 0.4, 0.2].map(DBusValue.double))]))
         #expect(enforcer.drawingChanges == [true, false])
         #expect(try client.property("Drawing")?.string == "")
+        #expect(try client.property("DrawingState")?.fields?[0].array == [], "nothing drawn once it ended")
         #expect(manager.store.saved.isEmpty, "drawing writes nothing")
     }
 
@@ -116,7 +129,7 @@ import Testing
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)
         defer { Task { await manager.stop() } }
-        let pending = startDrawing(manager)
+        let pending = startDrawing(manager, enforcer)
         try await touches(manager, [.key(1)])  // Esc
         let error = try #require(pending.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
         #expect(error.message == "The drawing was cancelled at the kiosk; the profile was not changed.")
@@ -125,7 +138,7 @@ import Testing
         // In a session, the exit gesture opens the prompt: the drawing ends first.
         let client = try ManagerClient(address: manager.bus.address)
         try client.call("StartSession", [.string("map")])
-        let second = startDrawing(manager)
+        let second = startDrawing(manager, enforcer)
         try await manager.onLoop { $0.kiosk(.exitGesture) }
         let ended = try #require(second.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
         #expect(ended.message.contains("passcode prompt opened"), "\(ended.message)")
@@ -136,7 +149,7 @@ import Testing
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)
         defer { Task { await manager.stop() } }
-        let pending = startDrawing(manager)
+        let pending = startDrawing(manager, enforcer)
         // A touch two minutes in restarts the wait.
         manager.clock.advance(by: .seconds(120))
         try await touches(manager, tap(P(x: 0.5, y: 0.5)))
@@ -164,7 +177,7 @@ import Testing
         try m.append([.string("map")])
         try admin.bus.send(m)
         try admin.bus.flush()
-        #expect(manager.journal.waitFor("signal DrawingChanged"), "\(manager.journal.all)")
+        #expect(eventually { enforcer.drawingChanges == [true] }, "\(manager.journal.all)")
         admin.bus.close()
         #expect(eventually { enforcer.drawingChanges == [true, false] }, "\(enforcer.drawingChanges)")
         #expect(manager.journal.all.contains("log Drawing touch regions ended: input flows as the locks say"))
@@ -174,7 +187,7 @@ import Testing
     @Test func aRestartEndsTheDrawing() async throws {
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)
-        let pending = startDrawing(manager)
+        let pending = startDrawing(manager, enforcer)
         await manager.stop()
         #expect(pending.wait().map { if case .failure = $0 { true } else { false } } == true)
         let again = RecordingEnforcer(canDraw: true)
@@ -200,7 +213,7 @@ import Testing
         #expect(enforcer.drawingChanges.isEmpty)
 
         // One drawing at a time; no cleaning meanwhile.
-        let pending = startDrawing(manager)
+        let pending = startDrawing(manager, enforcer)
         let twice = try #require(client.error("DrawRegions", [.string("map")]))
         #expect(twice.message.contains("one drawing at a time"), "\(twice.message)")
         let cleaning = try #require(client.error("StartCleaning", [.uint64(30)]))

@@ -35,7 +35,7 @@ import FoundationXML
         #expect(
             Set(xml.signals.keys) == [
                 M.restrictionStateChanged, M.exitRequested, M.timeLimitWarning, M.promptClosed, M.timeExtended,
-                M.idleReset, M.cleaningStarted, M.cleaningEnded, M.drawingChanged,
+                M.idleReset, M.cleaningStarted, M.cleaningEnded,
             ])
         #expect(
             Set(xml.properties.keys) == [
@@ -43,7 +43,7 @@ import FoundationXML
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
                 M.language, M.timeOffer, M.visitorExtensionsLeft, M.idleWarning, M.displayPower, M.cleaningUntil,
-                M.drawing, M.drawingBar, M.version,
+                M.drawing, M.drawingState, M.drawingBar, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [
