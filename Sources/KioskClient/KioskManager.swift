@@ -264,6 +264,16 @@ public final class KioskManager: Sendable {
         return try ManagerWire.promptPad(value)
     }
 
+    /// `DrawingBar`: the drawing's buttons and where kioskd reads their taps (a constant of
+    /// the daemon, read once).
+    public func drawingBar() async throws -> [KioskDrawing.Button] {
+        let values = try await call(
+            "Get", [.string(KioskWire.managerInterface), .string(KioskWire.Member.drawingBar)],
+            interface: ManagerWire.properties)
+        guard let value = values.first else { throw KioskClientError.unexpected("Get did not return v") }
+        return try ManagerWire.drawingBar(value)
+    }
+
     /// Everything the manager announces from now on: every app's restriction changes, status
     /// changes, `ExitRequested`, `TimeLimitWarning`, `TimeExtended`, `PromptClosed`, kioskd
     /// stopping and starting.

@@ -43,6 +43,11 @@ public struct KioskStatus: Hashable, Sendable {
     /// When cleaning the screen ends (`CleaningUntil`, wall clock); nil when it does not run, or
     /// when the daemon has no such property.
     public var cleaningUntil: Timestamp?
+    /// The profile whose touch regions staff draw at the kiosk (`Drawing`); empty when nobody
+    /// does, or when the daemon has no such property.
+    public var drawing: String = ""
+    /// What staff drew so far (`DrawingState`); empty when nobody draws.
+    public var drawingState = KioskDrawing()
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -106,6 +111,61 @@ public struct KioskPrompt: Hashable, Sendable {
 
     /// No prompt: what a daemon without the `Prompt*` properties shows.
     public static let closed = KioskPrompt(state: .closed)
+}
+
+/// What staff draw at the kiosk (`DrawingState`), for a display: every point in fractions
+/// (0 to 1) of the screen.
+public struct KioskDrawing: Hashable, Sendable {
+    public struct Point: Hashable, Sendable {
+        public var x: Double
+        public var y: Double
+        public init(x: Double, y: Double) {
+            self.x = x
+            self.y = y
+        }
+    }
+
+    /// A shape on the screen: its name and its outline (a rect as its 4 corners).
+    public struct Shape: Hashable, Sendable {
+        public var name: String
+        public var outline: [Point]
+        public init(name: String, outline: [Point]) {
+            self.name = name
+            self.outline = outline
+        }
+    }
+
+    /// A button of the drawing's bar (`DrawingBar`): "cancel", "delete" or "done", and where
+    /// kioskd reads its taps.
+    public struct Button: Hashable, Sendable {
+        public var name: String
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+        public init(name: String, x: Double, y: Double, width: Double, height: Double) {
+            self.name = name
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
+    public var shapes: [Shape]
+    /// The index of the selected shape, if one is.
+    public var selected: Int?
+    /// The stroke being drawn, from its start; empty between strokes.
+    public var stroke: [Point]
+    /// Why the last stroke added nothing: "too-small", "too-many", "crosses"; empty when it did.
+    public var notice: String
+
+    public init(shapes: [Shape] = [], selected: Int? = nil, stroke: [Point] = [], notice: String = "") {
+        self.shapes = shapes
+        self.selected = selected
+        self.stroke = stroke
+        self.notice = notice
+    }
 }
 
 /// One restriction as kioskd lists it, in the app's presentation order.

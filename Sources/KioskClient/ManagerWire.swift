@@ -123,6 +123,14 @@ enum ManagerWire {
             case KioskWire.Member.cleaningUntil:
                 guard let usec = value.uint64 else { throw .unexpected("CleaningUntil is not a uint64") }
                 status.cleaningUntil = wallClock(usec)
+            case KioskWire.Member.drawing:
+                guard let text = value.string else { throw .unexpected("Drawing is not a string") }
+                status.drawing = text
+            case KioskWire.Member.drawingState:
+                guard let fields = value.fields, let drawing = drawing(fields) else {
+                    throw .unexpected("DrawingState is not (a(sad)iads)")
+                }
+                status.drawingState = drawing
             default:
                 continue  // a property this client does not know
             }
@@ -147,6 +155,40 @@ enum ManagerWire {
             keys.append(KioskPrompt.Key(label: label, x: x, y: y, width: width, height: height))
         }
         return keys
+    }
+
+    /// `DrawingState`'s `(a(sad) shapes, i selected, ad stroke, s notice)`; nil when it is not.
+    static func drawing(_ values: [DBusValue]) -> KioskDrawing? {
+        guard values.count == 4, let shapes = values[0].array, let selected = values[1].int64,
+            let stroke = values[2].array?.compactMap(\.double), let notice = values[3].string
+        else { return nil }
+        func points(_ numbers: [Double]) -> [KioskDrawing.Point] {
+            stride(from: 0, to: numbers.count - 1, by: 2).map { KioskDrawing.Point(x: numbers[$0], y: numbers[$0 + 1]) }
+        }
+        var decoded: [KioskDrawing.Shape] = []
+        for shape in shapes {
+            guard let f = shape.fields, f.count == 2, let name = f[0].string, let outline = f[1].array?.compactMap(\.double)
+            else { return nil }
+            decoded.append(KioskDrawing.Shape(name: name, outline: points(outline)))
+        }
+        return KioskDrawing(
+            shapes: decoded, selected: decoded.indices.contains(Int(clamping: selected)) ? Int(selected) : nil,
+            stroke: points(stroke), notice: notice)
+    }
+
+    /// `DrawingBar`'s `a(sdddd)`: each button's name and rectangle.
+    static func drawingBar(_ value: DBusValue) throws(KioskClientError) -> [KioskDrawing.Button] {
+        guard let items = value.array else { throw .unexpected("DrawingBar is not a(sdddd)") }
+        var buttons: [KioskDrawing.Button] = []
+        for item in items {
+            guard let f = item.fields, f.count == 5, let name = f[0].string, let x = f[1].double,
+                let y = f[2].double, let width = f[3].double, let height = f[4].double
+            else {
+                throw .unexpected("a DrawingBar button is not (sdddd)")
+            }
+            buttons.append(KioskDrawing.Button(name: name, x: x, y: y, width: width, height: height))
+        }
+        return buttons
     }
 
     /// A newer kioskd's state this client does not know is `.unknown`, not an error, so that a

@@ -26,16 +26,18 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let events = try await options.run("monitor kioskd", keepingConnection: true) { await $0.events() }
+        var last = ""
         for await event in events {
             if event == .disconnected {
                 printError("Failed to monitor kioskd: the bus connection was lost.")
                 throw ExitCode.failure
             }
-            if options.json {
-                Output.json(EventJSON(event), compact: true)
-            } else {
-                Output.write(Self.line(event) + "\n")
-            }
+            // A stroke being drawn at the kiosk changes the status many times a second and prints
+            // nothing new: while staff draw, a line the same as the last one is not printed again.
+            let line = options.json ? Output.jsonText(EventJSON(event), compact: true) : Self.line(event)
+            if case .statusChanged(let status) = event, !status.drawing.isEmpty, line == last { continue }
+            last = line
+            Output.write(line + "\n")
         }
     }
 
@@ -55,6 +57,14 @@ struct MonitorCommand: AsyncParsableCommand {
             }
             if let until = status.cleaningUntil {
                 line += "; cleaning until \(StatusSummary.deadline(until, now: Date()))"
+            }
+            if !status.drawing.isEmpty {
+                let drawing = status.drawingState
+                line += "; drawing the regions of \(status.drawing): \(drawing.shapes.count) region\(drawing.shapes.count == 1 ? "" : "s")"
+                if let selected = drawing.selected, drawing.shapes.indices.contains(selected) {
+                    line += ", \(drawing.shapes[selected].name) selected"
+                }
+                if !drawing.notice.isEmpty { line += ", not added: \(drawing.notice)" }
             }
             return line
         case .idleReset:
@@ -102,6 +112,12 @@ struct EventJSON: Encodable {
     var seconds: UInt64?
     /// Only while the screen is cleaned, as the prompt's keys.
     var cleaningUntil: UInt64?
+    /// Only while staff draw regions: the profile, how many regions there are, the one selected
+    /// and why the last stroke added nothing.
+    var drawing: String?
+    var regions: Int?
+    var selected: String?
+    var notice: String?
 
     enum CodingKeys: String, CodingKey {
         case event, app, id, state
@@ -110,6 +126,7 @@ struct EventJSON: Encodable {
         case secondsAdded = "seconds_added", extensionsLeft = "extensions_left"
         case promptState = "prompt_state", promptLength = "prompt_length", reason, seconds
         case cleaningUntil = "cleaning_until_usec"
+        case drawing, regions, selected, notice
     }
 
     init(_ event: ManagerEvent) {
@@ -127,6 +144,13 @@ struct EventJSON: Encodable {
                 (promptState, promptLength) = (status.prompt.state.rawValue, status.prompt.length)
             }
             cleaningUntil = status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) }
+            if !status.drawing.isEmpty {
+                let drawn = status.drawingState
+                drawing = status.drawing
+                regions = drawn.shapes.count
+                selected = drawn.selected.flatMap { drawn.shapes.indices.contains($0) ? drawn.shapes[$0].name : nil }
+                notice = drawn.notice.isEmpty ? nil : drawn.notice
+            }
         case .idleReset:
             self.event = "idle-reset"
         case .exitRequested:

@@ -16,13 +16,18 @@ enum Output {
     /// `value` as JSON: pretty-printed with sorted keys (a stable shape for scripts), or one
     /// compact line (`monitor --json`).
     static func json(_ value: some Encodable, compact: Bool = false) {
+        write(jsonText(value, compact: compact) + "\n")
+    }
+
+    /// What ``json(_:compact:)`` prints, without the newline.
+    static func jsonText(_ value: some Encodable, compact: Bool = false) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             compact
             ? [.sortedKeys, .withoutEscapingSlashes]
             : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Encoding these plain structs cannot fail.
-        write(String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self) + "\n")
+        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
 }
 

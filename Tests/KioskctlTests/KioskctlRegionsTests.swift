@@ -107,6 +107,40 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: temporary))
     }
 
+    /// `kioskctl monitor` while staff draw: the count of regions as it changes, through
+    /// KioskClient's `DrawingState`, and no line again for each point of a stroke.
+    @Test func monitorFollowsTheDrawing() async throws {
+        let f = try await Fixture()
+        defer { Task { await f.manager.stop() } }
+        let out = f.manager.bus.directory.appendingPathComponent("monitor.out").path
+        let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let monitor = try ChildProcess.spawn(
+            BuildProducts.path(of: "kioskctl"), ["monitor"], environment: f.manager.bus.environment, stdout: fd,
+            stderr: fd)
+        close(fd)
+        defer {
+            monitor.signal()
+            _ = monitor.wait()
+        }
+        #expect(eventually { Self.text(out).contains("session inactive") }, "\(Self.text(out))")
+        let (child, _) = try f.draw()
+        #expect(f.drawing())
+        try await f.touches(Self.drag(KioskInput.Point(x: 0.2, y: 0.5), KioskInput.Point(x: 0.6, y: 0.7)))
+        try await f.touches([.down(contact: 4, at: KioskInput.Point(x: 0.5, y: 0.5)), .up(contact: 4)])
+        // A drag under a fingertip wide: not added, and said so.
+        try await f.touches(Self.drag(KioskInput.Point(x: 0.1, y: 0.1), KioskInput.Point(x: 0.12, y: 0.13)))
+        #expect(
+            eventually { Self.text(out).contains("map: 2 regions, drawn 1 selected, not added: too-small") },
+            "\(Self.text(out))")
+        try await f.touches([.key(1)])
+        _ = child.wait()
+        #expect(eventually { Self.text(out).hasSuffix("session inactive\n") }, "\(Self.text(out))")
+        let lines = Self.text(out).split(separator: "\n").map(String.init)
+        #expect(lines.contains("session inactive; drawing the regions of map: 2 regions"), "\(lines)")
+        #expect(lines.contains("session inactive; drawing the regions of map: 2 regions, drawn 1 selected"), "\(lines)")
+        #expect(zip(lines, lines.dropFirst()).allSatisfy { $0 != $1 }, "a line printed twice in a row: \(lines)")
+    }
+
     /// The session runs the profile: the regions drawn are in force once kioskctl is done.
     @Test func theSessionRunningTheProfileIsReloaded() async throws {
         let f = try await Fixture()
