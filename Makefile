@@ -403,7 +403,7 @@ install-prompt:
 # it was made, so that unchanged texts leave the file unchanged; `make pot` then brings each
 # po/LANG.po up to date with msgmerge. `check-po` (part of `make test`) fails when the template
 # is out of date, or a catalogue lacks a text, has one fuzzy or untranslated, or breaks a %s.
-POT_SOURCES := Sources/PromptScreen/PromptScreen.swift
+POT_SOURCES := Sources/PromptScreen/PromptScreen.swift Sources/PromptScreen/DrawingScreen.swift
 extract-pot = xgettext --language=C --from-code=UTF-8 --keyword=tr --keyword=plural:1,2 \
   --add-comments=TRANSLATORS: --package-name=kioskd-prompt --msgid-bugs-address=kioskd@example.org \
   --copyright-holder="The kioskd authors" --no-location -o $(1).new $(POT_SOURCES) && \

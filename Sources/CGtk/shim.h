@@ -23,6 +23,7 @@ static inline GtkWindow *kp_window(GtkWidget *widget) { return GTK_WINDOW(widget
 static inline GtkLabel *kp_label(GtkWidget *widget) { return GTK_LABEL(widget); }
 static inline GtkOverlay *kp_overlay(GtkWidget *widget) { return GTK_OVERLAY(widget); }
 static inline GtkBox *kp_box(GtkWidget *widget) { return GTK_BOX(widget); }
+static inline GtkDrawingArea *kp_drawing_area(GtkWidget *widget) { return GTK_DRAWING_AREA(widget); }
 
 /* A widget made with the accessible role `role` instead of its class's: AT-SPI gets the role
  * from the widget's GtkATContext, which takes it from the construct-only "accessible-role"

@@ -31,6 +31,20 @@ final class BusBridge: Sendable {
         }
     }
 
+    /// Reads `DrawingBar`; `deliver` gets the buttons, or nil when kioskd could not say.
+    func readBar(deliver: @escaping @MainActor @Sendable ([KioskDrawing.Button]?) -> Void) {
+        let current = manager.withLock { $0 }
+        Task.detached {
+            var buttons: [KioskDrawing.Button]?
+            do {
+                buttons = try await current?.drawingBar()
+            } catch {
+                log("Could not read the drawing's bar (DrawingBar): \(error)")
+            }
+            GLibMain.post { [buttons] in MainActor.assumeIsolated { deliver(buttons) } }
+        }
+    }
+
     /// Reads `PromptPad`; `deliver` gets the keys, or nil when kioskd could not say.
     func readPad(deliver: @escaping @MainActor @Sendable ([KioskPrompt.Key]?) -> Void) {
         let current = manager.withLock { $0 }

@@ -36,11 +36,19 @@ import PromptScreen
     private let displayControl: DisplayControl
     /// The cleaning's end as last spoken: said once as it starts (and again when it starts anew).
     private var spokenCleaning: Timestamp?
+    /// The bar (`DrawingBar`, read when a drawing starts), the drawing's window, and its screen
+    /// as last announced. What staff draw is the status's (`DrawingState`).
+    private var bar: [KioskDrawing.Button]?
+    private var barRequested = false
+    private let readBar: @MainActor () -> Void
+    private var drawingWindow: DrawingWindow?
+    private var drawnDrawing: DrawingScreen?
 
     init(
         speaker: Speaker, language: Language, screenReader: Bool, displayControl: DisplayControl,
-        readPad: @escaping @MainActor () -> Void
+        readBar: @escaping @MainActor () -> Void = {}, readPad: @escaping @MainActor () -> Void
     ) {
+        self.readBar = readBar
         self.displayControl = displayControl
         self.speaker = speaker
         self.language = language
@@ -72,11 +80,15 @@ import PromptScreen
         case .daemonStarted:
             pad = nil  // a restarted kioskd is read afresh
             padRequested = false
+            bar = nil
+            barRequested = false
         case .daemonStopped, .disconnected:
             displayControl.follow(.on)  // never dark without kioskd to wake it
             status = nil  // no kioskd, no prompt: the window goes
             pad = nil
             padRequested = false
+            bar = nil
+            barRequested = false
         case .exitRequested, .restrictionStateChanged, .timeExtended, .idleReset, .cleaningStarted, .cleaningEnded:
             break  // PromptState and CleaningUntil say when to draw
         }
@@ -114,6 +126,41 @@ import PromptScreen
     /// Speaks in the voice of the language shown.
     private func say(_ sentence: String) { speaker.say(sentence, language: language.voice) }
 
+    func barRead(_ buttons: [KioskDrawing.Button]?) {
+        barRequested = false
+        bar = buttons
+        refresh()
+    }
+
+    /// The drawing's window while staff draw (it takes the screen: no prompt is open then); false
+    /// when none is drawn, and the drawing's window is gone.
+    private func refreshDrawing() -> Bool {
+        guard
+            let screen = DrawingScreen.scene(
+                status: status, bar: bar ?? [], tr: language.translation)
+        else {
+            if drawingWindow != nil { log("The drawing ended: window destroyed.") }
+            drawingWindow?.destroy()
+            drawingWindow = nil
+            drawnDrawing = nil
+            return false
+        }
+        if bar == nil, !barRequested {
+            barRequested = true
+            readBar()
+        }
+        if drawingWindow == nil {
+            drawingWindow = DrawingWindow()
+            log("The drawing started: window shown.")
+        }
+        drawingWindow?.show(screen)
+        if let window = drawingWindow, let message = DrawingScreen.announcement(from: drawnDrawing, to: screen) {
+            if !window.announce(message), screenReader { say(message) }
+        }
+        drawnDrawing = screen
+        return true
+    }
+
     func padRead(_ keys: [KioskPrompt.Key]?) {
         padRequested = false
         pad = keys
@@ -122,6 +169,15 @@ import PromptScreen
 
     /// `tick`: called by the window's once-a-second ticker.
     private func refresh(tick: Bool = false) {
+        if refreshDrawing() {
+            // Staff draw: nothing else is on the screen (the prompt cannot be open meanwhile).
+            ticker?.cancel()
+            ticker = nil
+            window?.destroy()
+            window = nil
+            drawn = nil
+            return
+        }
         guard
             let screen = PromptScreen.scene(
                 status: status, now: Self.now, lastClose: lastClose, warned: warned, tr: language.translation)

@@ -120,7 +120,8 @@ let displayControl = DisplayControl(command: displayCommand)
 displayControl.probe()
 let display = PromptDisplay(
     speaker: Speaker(command: speakCommand), language: language, screenReader: screenReader,
-    displayControl: displayControl
+    displayControl: displayControl,
+    readBar: { bridge.readBar { buttons in display.barRead(buttons) } }
 ) {
     bridge.readPad { keys in display.padRead(keys) }
 }

@@ -39,6 +39,19 @@ import Testing
         var keys: [Bool]
         /// The widest run of the prompt's gold (#ffd700) in a row, in pixels: the offer's button.
         var widestGold: Int
+        /// The colour at each point asked for (``look(at:points:)``).
+        var colours: [[Int]]
+    }
+
+    /// Reads a screen image and the colours at `points` (fractions of the screen); `rects` are
+    /// checked for a key's fill, as ``look(at:saveAs:)`` checks the pad's.
+    static func look(at file: String, points: [[Double]], rects: [[Double]] = []) throws -> Screen {
+        let given = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["rects": rects, "points": points]), as: UTF8.self)
+        let out = try runTool(
+            "/usr/bin/python3", [support.appendingPathComponent("screen-pixels").path, file], input: given)
+        guard out.status == 0 else { throw HarnessError("screen-pixels failed: \(out)") }
+        return try JSONDecoder().decode(Screen.self, from: Data(out.stdout.utf8))
     }
 
     /// Reads a screen image (Xvfb's XWD, or a PNG) through Tests/Support/screen-pixels.
@@ -58,10 +71,16 @@ import Testing
     }
 
     /// The display's own log of its window, in order: "opened" and "closed" for each window it
-    /// made and destroyed. Each line is written when it happens, on GTK's thread, in one write(2).
+    /// made and destroyed, "drawing" and "drawing closed" for the drawing's window. Each line is
+    /// written when it happens, on GTK's thread, in one write(2).
     static func windowLog(_ path: String) -> [String] {
         text(path).split(separator: "\n").compactMap {
-            $0.contains("The prompt opened") ? "opened" : $0.contains("The prompt closed") ? "closed" : nil
+            $0.contains("The prompt opened")
+                ? "opened"
+                : $0.contains("The prompt closed")
+                    ? "closed"
+                    : $0.contains("The drawing started")
+                        ? "drawing" : $0.contains("The drawing ended") ? "drawing closed" : nil
         }
     }
 
@@ -426,6 +445,55 @@ import Testing
         screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.uniform }
         #expect(screen.uniform, "the window outlived kioskd")
         #expect(prompt.isRunning, "kioskd-prompt exited: \(Self.text(log))")
+    }
+
+    /// Staff drawing regions (`Drawing`, `DrawingState`, `DrawingBar`): a full-screen window
+    /// with each shape shaded grey inside a white edge (the selected one's edge gold), the bar's
+    /// buttons where `DrawingBar` puts them, the stroke being drawn in gold; gone when the drawing
+    /// ends.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: xvfb), "needs Xvfb (Debian's xvfb; make test installs it)")
+    )
+    func drawsTheRegionsStaffDraw() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let xvfb = try await XvfbPrompt.start(on: bus)
+        defer { xvfb.stop() }
+        let standIn = try StandInKioskd(bus: bus)
+        defer { standIn.stop() }
+        // A rect from (0.2, 0.3) to (0.5, 0.6), as kioskd sends it: its 4 corners.
+        let shape: [any Sendable] = ["gear", [0.2, 0.3, 0.5, 0.3, 0.5, 0.6, 0.2, 0.6]]
+        let bar = [[0.30, 0.02, 0.12, 0.08], [0.44, 0.02, 0.12, 0.08], [0.58, 0.02, 0.12, 0.08]]
+        // Inside the shape, outside it, on its left edge, on the stroke.
+        let points = [[0.35, 0.45], [0.75, 0.45], [0.2, 0.45], [0.7, 0.75]]
+        try standIn.set(["SessionState": "active", "Drawing": "map", "DrawingState": [[shape], -1, [Double](), ""] as [any Sendable]])
+        func grey(_ c: [Int]) -> Bool { abs(c[0] - c[1]) < 12 && abs(c[1] - c[2]) < 12 }
+        var screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer, points: points, rects: bar) }) {
+            $0.keys == [true, true, true] && $0.colours.count == 4 && $0.colours[0][0] > $0.colours[1][0] + 40
+        }
+        #expect(screen.keys == [true, true, true], "the bar's buttons where DrawingBar puts them")
+        #expect(grey(screen.colours[0]) && screen.colours[0][0] > screen.colours[1][0] + 40, "\(screen.colours)")
+        #expect(screen.colours[2].allSatisfy { $0 > 200 }, "a white edge: \(screen.colours)")
+        #expect(Self.windowLog(xvfb.log) == ["drawing"], "\(Self.text(xvfb.log))")
+
+        // Selected, with a stroke on its way: the edge gold, the stroke gold.
+        try standIn.set(["DrawingState": [[shape], 0, [0.6, 0.75, 0.7, 0.75, 0.8, 0.75], "too-small"] as [any Sendable]])
+        screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer, points: points) }) {
+            $0.colours.count == 4 && $0.colours[2] == [255, 215, 0]
+        }
+        #expect(screen.colours[2] == [255, 215, 0], "the selected shape's edge: \(screen.colours)")
+        #expect(screen.colours[3] == [255, 215, 0], "the stroke: \(screen.colours)")
+        if let path = ProcessInfo.processInfo.environment["KIOSKD_DRAWING_SCREENSHOT"] {
+            _ = try Self.look(at: xvfb.framebuffer, saveAs: path)
+        }
+
+        // The drawing ends: the window is gone.
+        try standIn.set(["Drawing": ""])
+        screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer) }) { $0.uniform }
+        #expect(screen.uniform, "the window outlived the drawing")
+        #expect(Self.windowLog(xvfb.log) == ["drawing", "drawing closed"], "\(Self.text(xvfb.log))")
+        #expect(xvfb.prompt.isRunning, "kioskd-prompt exited: \(Self.text(xvfb.log))")
     }
 
     /// The offer of more time (`TimeOffer`): a full-screen "Need more time?" with its large
