@@ -345,7 +345,7 @@ let package = Package(
             name: "KioskdEnforcementTests",
             dependencies: [
                 "KioskDaemon", "KioskCore", "KioskInput", "LinuxInput", "SystemdKit", "BusTestSupport",
-                "KioskTestSupport", "KioskdProcessTestSupport", "InputTestSupport", "kioskd",
+                "KioskTestSupport", "KioskdProcessTestSupport", "InputTestSupport", "kioskd", "kioskctl",
             ],
             swiftSettings: swiftSettings
         ),

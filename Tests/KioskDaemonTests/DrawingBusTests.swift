@@ -125,6 +125,33 @@ import Testing
         #expect(manager.store.saved.isEmpty, "drawing writes nothing")
     }
 
+    /// A finger going round and back to its start: an outline, answered as its corners' pairs.
+    @Test func anOutlineComesBackAsItsCorners() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let pending = startDrawing(manager, enforcer)
+        let loop: [DrawingTouches.Event] =
+            [.down(contact: 3, at: P(x: 0.5, y: 0.3))]
+            + (1...60).map { i in
+                let a = Double(i) / 60 * 2 * Double.pi
+                return .move(contact: 3, to: P(x: 0.4 + 0.1 * cos(a), y: 0.3 + 0.1 * sin(a)))
+            } + [.up(contact: 3)]
+        try await touches(manager, loop)
+        try await touches(manager, [.key(28)])  // Enter: Done
+        let reply = try #require(pending.wait()).get()
+        let regions = try #require(reply.first?.array)
+        #expect(regions.count == 2)
+        let drawn = try #require(regions.last?.fields)
+        #expect(drawn[0].int64 == -1 && drawn[1].string == "drawn 1")
+        let numbers = (drawn[2].array ?? []).compactMap { $0.double }
+        #expect(numbers.count >= 12 && numbers.count % 2 == 0 && numbers.count <= 64, "\(numbers)")
+        for i in stride(from: 0, to: numbers.count, by: 2) {
+            let r = ((numbers[i] - 0.4) * (numbers[i] - 0.4) + (numbers[i + 1] - 0.3) * (numbers[i + 1] - 0.3)).squareRoot()
+            #expect(abs(r - 0.1) < 0.01, "a corner off the circle: \(numbers)")
+        }
+    }
+
     @Test func escCancelsAndThePromptEndsIt() async throws {
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)
