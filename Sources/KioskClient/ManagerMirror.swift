@@ -265,8 +265,8 @@ final class ManagerMirror {
     private func register(_ g: Int) {
         guard let app, let registration else { return list(g, error: nil) }
         call(KioskWire.Member.registerApplication, [.string(app), ManagerWire.declarations(registration)]) {
-            [unowned self] result in
-            guard g == generation else { return }
+            [weak self] result in
+            guard let self, g == generation else { return }
             switch result {
             case .success: list(g, error: nil)
             case .failure(let error) where Self.isNotRunning(error): finish(g, error)
@@ -277,8 +277,8 @@ final class ManagerMirror {
 
     private func list(_ g: Int, error: (any Error)?) {
         guard let app else { return readStatus(g, error: error) }
-        call(KioskWire.Member.listRestrictions, [.string(app)]) { [unowned self] result in
-            guard g == generation else { return }
+        call(KioskWire.Member.listRestrictions, [.string(app)]) { [weak self] result in
+            guard let self, g == generation else { return }
             switch result {
             case .success(let values):
                 do {
@@ -294,8 +294,8 @@ final class ManagerMirror {
     }
 
     private func readStatus(_ g: Int, error: (any Error)?) {
-        getAll { [unowned self] result in
-            guard g == generation else { return }
+        getAll { [weak self] result in
+            guard let self, g == generation else { return }
             switch result {
             case .success(let next): apply(next)
             case .failure(let failure): return finish(g, error ?? failure)
@@ -306,8 +306,8 @@ final class ManagerMirror {
 
     /// Reads the properties again (after an invalidation, or a change this mirror cannot merge).
     private func refreshStatus() {
-        getAll { [unowned self] result in
-            if case .success(let next) = result { apply(next) }
+        getAll { [weak self] result in
+            if case .success(let next) = result { self?.apply(next) }
         }
     }
 
@@ -343,7 +343,9 @@ final class ManagerMirror {
     // MARK: calls
 
     /// Calls a method of kioskd; `completion` runs on the loop, in reply order, with the reply's
-    /// values or the mapped error. The corresponding C call is `sd_bus_call_async`.
+    /// values or the mapped error. The corresponding C call is `sd_bus_call_async`. Completions
+    /// hold the mirror weakly: a stream of `KioskManager.events()` that ends drops its mirror
+    /// while the manager's bus stays open, and the reply to a call in flight still comes.
     private func call(
         _ member: String, _ arguments: [DBusValue], interface: String = KioskWire.managerInterface,
         _ completion: @escaping (Result<[DBusValue], any Error>) -> Void

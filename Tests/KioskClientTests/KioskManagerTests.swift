@@ -369,3 +369,46 @@ import Testing
         await client.close()
     }
 }
+
+/// A stream of events ended while its mirror's call to kioskd was in flight: the reply comes to
+/// a mirror that is gone. It held itself `unowned` there, and the
+/// process crashed ("Attempted to read an unowned reference", CI on 2026-11-29); it holds itself
+/// weakly now, and nothing happens.
+@Suite(.serialized) struct EventsEndedMidCallTests {
+    @Test func aStreamEndedWhileItsReadIsInFlightCrashesNothing() async throws {
+        let bus = try PrivateBus()
+        let standIn = try StandInKioskd(bus: bus)
+        let manager = try KioskManager.connect(to: .address(bus.address))
+        let stream = await manager.events()  // subscribed, the status read
+        let consumer = Task {
+            for await _ in stream {}
+        }
+        // The stand-in stops answering GetAll, then invalidates a property: the mirror reads
+        // the status again, and that read stays in flight.
+        try standIn.holdGetAll()
+        try standIn.invalidate(["SessionState"])
+        #expect(eventually { standIn.log.contains("GetAll held") }, "\(standIn.log)")
+        consumer.cancel()  // the stream ends: its mirror goes, the call still in flight
+        _ = await consumer.value
+        // A round trip through the manager's loop, after the job that drops the mirror.
+        _ = try? await manager.listApplications()
+        // The status comes now, to a mirror that is gone. The sentinel: another GetAll, answered
+        // after the held one (held too if it came first, then answered in order), whose reply
+        // the manager's loop handles after the held one's.
+        try standIn.answerGetAll()
+        _ = try await manager.status()
+        standIn.stop()
+        bus.stop()
+        // The sentinel: once the manager's thread has seen the end, a call fails at once.
+        #expect(
+            await eventually {
+                do {
+                    _ = try await manager.listApplications()
+                    return false
+                } catch {
+                    return true
+                }
+            })
+        manager.close()
+    }
+}

@@ -49,6 +49,22 @@ public final class StandInKioskd: @unchecked Sendable {
         try send(["signal": member, "args": arguments])
     }
 
+    /// From now on `GetAll` is not answered: the caller's call stays in flight (the log says
+    /// "GetAll held" for each) until ``answerGetAll()``.
+    public func holdGetAll() throws {
+        try send(["hold": true])
+    }
+
+    /// Answers the `GetAll` calls held, and each one from now on.
+    public func answerGetAll() throws {
+        try send(["hold": false])
+    }
+
+    /// `PropertiesChanged` invalidating `properties` (a client reads them again, with `GetAll`).
+    public func invalidate(_ properties: [String]) throws {
+        try send(["invalidate": properties])
+    }
+
     private func send(_ command: [String: Any]) throws {
         var line = try JSONSerialization.data(withJSONObject: command)
         line.append(UInt8(ascii: "\n"))
