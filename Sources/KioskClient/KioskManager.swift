@@ -257,21 +257,21 @@ public final class KioskManager: Sendable {
     /// `PromptPad`: the PIN pad's keys, where kioskd reads touches while its prompt is open
     /// (the same on every kiosk, so one read is enough while kioskd runs).
     public func promptPad() async throws -> [KioskPrompt.Key] {
-        let values = try await call(
-            "Get", [.string(KioskWire.managerInterface), .string(KioskWire.Member.promptPad)],
-            interface: ManagerWire.properties)
-        guard let value = values.first else { throw KioskClientError.unexpected("Get did not return v") }
-        return try ManagerWire.promptPad(value)
+        try ManagerWire.promptPad(try await property(KioskWire.Member.promptPad))
     }
 
     /// `DrawingBar`: the drawing's buttons and where kioskd reads their taps (a constant of
     /// the daemon, read once).
     public func drawingBar() async throws -> [KioskDrawing.Button] {
+        try ManagerWire.drawingBar(try await property(KioskWire.Member.drawingBar))
+    }
+
+    /// One property of the manager (`Get`).
+    private func property(_ name: String) async throws -> DBusValue {
         let values = try await call(
-            "Get", [.string(KioskWire.managerInterface), .string(KioskWire.Member.drawingBar)],
-            interface: ManagerWire.properties)
+            "Get", [.string(KioskWire.managerInterface), .string(name)], interface: ManagerWire.properties)
         guard let value = values.first else { throw KioskClientError.unexpected("Get did not return v") }
-        return try ManagerWire.drawingBar(value)
+        return value
     }
 
     /// Everything the manager announces from now on: every app's restriction changes, status

@@ -144,17 +144,26 @@ enum ManagerWire {
 
     /// `PromptPad`'s `a(sdddd)`: each key's label and rectangle.
     static func promptPad(_ value: DBusValue) throws(KioskClientError) -> [KioskPrompt.Key] {
-        guard let items = value.array else { throw .unexpected("PromptPad is not a(sdddd)") }
-        var keys: [KioskPrompt.Key] = []
+        try rectangles(value, "PromptPad").map {
+            KioskPrompt.Key(label: $0.name, x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+        }
+    }
+
+    /// An `a(sdddd)` property (`PromptPad`, `DrawingBar`): each name and rectangle.
+    private static func rectangles(_ value: DBusValue, _ property: String) throws(KioskClientError) -> [(
+        name: String, x: Double, y: Double, width: Double, height: Double
+    )] {
+        guard let items = value.array else { throw .unexpected("\(property) is not a(sdddd)") }
+        var rectangles: [(name: String, x: Double, y: Double, width: Double, height: Double)] = []
         for item in items {
-            guard let f = item.fields, f.count == 5, let label = f[0].string, let x = f[1].double,
+            guard let f = item.fields, f.count == 5, let name = f[0].string, let x = f[1].double,
                 let y = f[2].double, let width = f[3].double, let height = f[4].double
             else {
-                throw .unexpected("a PromptPad key is not (sdddd)")
+                throw .unexpected("an item of \(property) is not (sdddd)")
             }
-            keys.append(KioskPrompt.Key(label: label, x: x, y: y, width: width, height: height))
+            rectangles.append((name, x, y, width, height))
         }
-        return keys
+        return rectangles
     }
 
     /// `DrawingState`'s `(a(sad) shapes, i selected, ad stroke, s notice)`; nil when it is not.
@@ -178,17 +187,9 @@ enum ManagerWire {
 
     /// `DrawingBar`'s `a(sdddd)`: each button's name and rectangle.
     static func drawingBar(_ value: DBusValue) throws(KioskClientError) -> [KioskDrawing.Button] {
-        guard let items = value.array else { throw .unexpected("DrawingBar is not a(sdddd)") }
-        var buttons: [KioskDrawing.Button] = []
-        for item in items {
-            guard let f = item.fields, f.count == 5, let name = f[0].string, let x = f[1].double,
-                let y = f[2].double, let width = f[3].double, let height = f[4].double
-            else {
-                throw .unexpected("a DrawingBar button is not (sdddd)")
-            }
-            buttons.append(KioskDrawing.Button(name: name, x: x, y: y, width: width, height: height))
+        try rectangles(value, "DrawingBar").map {
+            KioskDrawing.Button(name: $0.name, x: $0.x, y: $0.y, width: $0.width, height: $0.height)
         }
-        return buttons
     }
 
     /// A newer kioskd's state this client does not know is `.unknown`, not an error, so that a

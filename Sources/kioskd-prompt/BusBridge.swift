@@ -33,29 +33,29 @@ final class BusBridge: Sendable {
 
     /// Reads `DrawingBar`; `deliver` gets the buttons, or nil when kioskd could not say.
     func readBar(deliver: @escaping @MainActor @Sendable ([KioskDrawing.Button]?) -> Void) {
-        let current = manager.withLock { $0 }
-        Task.detached {
-            var buttons: [KioskDrawing.Button]?
-            do {
-                buttons = try await current?.drawingBar()
-            } catch {
-                log("Could not read the drawing's bar (DrawingBar): \(error)")
-            }
-            GLibMain.post { [buttons] in MainActor.assumeIsolated { deliver(buttons) } }
-        }
+        read("the drawing's bar (DrawingBar)", { try await $0.drawingBar() }, deliver: deliver)
     }
 
     /// Reads `PromptPad`; `deliver` gets the keys, or nil when kioskd could not say.
     func readPad(deliver: @escaping @MainActor @Sendable ([KioskPrompt.Key]?) -> Void) {
+        read("the PIN pad (PromptPad)", { try await $0.promptPad() }, deliver: deliver)
+    }
+
+    /// Reads what `body` reads off the bus task; `deliver` gets it on GTK's thread, or nil (and
+    /// the log says why) when kioskd could not say.
+    private func read<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (KioskManager) async throws -> T,
+        deliver: @escaping @MainActor @Sendable (T?) -> Void
+    ) {
         let current = manager.withLock { $0 }
         Task.detached {
-            var keys: [KioskPrompt.Key]?
+            var value: T?
             do {
-                keys = try await current?.promptPad()
+                if let current { value = try await body(current) }
             } catch {
-                log("Could not read the PIN pad (PromptPad): \(error)")
+                log("Could not read \(what): \(error)")
             }
-            GLibMain.post { [keys] in MainActor.assumeIsolated { deliver(keys) } }
+            GLibMain.post { [value] in MainActor.assumeIsolated { deliver(value) } }
         }
     }
 }

@@ -25,25 +25,15 @@ import PromptScreen
 
     init() {
         Self.loadStyle()
-        window = kp_window_new_with_role(GTK_ACCESSIBLE_ROLE_DIALOG)
-        kp_set_accessible_modal(window, 1)
-        gtk_window_set_decorated(kp_window(window), 0)
-        var width: Int32 = 0
-        var height: Int32 = 0
-        kp_monitor_size(&width, &height)
-        if width > 0, height > 0 { gtk_window_set_default_size(kp_window(window), width, height) }
-        gtk_widget_add_css_class(window, "kp-drawing")
-        overlay = gtk_overlay_new()
-        kp_set_accessible_label(overlay, "")
-        gtk_window_set_child(kp_window(window), overlay)
+        (window, overlay) = Widgets.fullScreenDialog(css: "kp-drawing")
         area = gtk_drawing_area_new()
         gtk_widget_set_can_target(area, 0)
         gtk_overlay_set_child(kp_overlay(overlay), area)
         text = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0)
         gtk_widget_add_css_class(text, "kp-drawing-text")
-        title = Self.label(class: "kp-drawing-title")
-        hint = Self.label(class: "kp-drawing-hint")
-        notice = Self.label(class: "kp-drawing-notice")
+        title = Widgets.label(class: "kp-drawing-title")
+        hint = Widgets.label(class: "kp-drawing-hint")
+        notice = Widgets.label(class: "kp-drawing-notice")
         for widget in [title, hint, notice] { gtk_box_append(kp_box(text), widget) }
         gtk_overlay_add_overlay(kp_overlay(overlay), text)
         gtk_drawing_area_set_draw_func(
@@ -150,24 +140,12 @@ import PromptScreen
     private func drawButtons(_ bar: [DrawingScreen.Button]) {
         for old in buttons { gtk_overlay_remove_overlay(kp_overlay(overlay), old.widget) }
         buttons = bar.map { button in
-            let widget = Self.label(class: "kp-drawing-button", role: GTK_ACCESSIBLE_ROLE_BUTTON)
+            let widget = Widgets.label(class: "kp-drawing-button", role: GTK_ACCESSIBLE_ROLE_BUTTON)
             gtk_label_set_text(kp_label(widget), button.label)
             kp_set_accessible_label(widget, button.label)
             gtk_overlay_add_overlay(kp_overlay(overlay), widget)
             return (widget, button)
         }
-    }
-
-    private static func label(
-        class name: String, role: GtkAccessibleRole = GTK_ACCESSIBLE_ROLE_LABEL
-    ) -> UnsafeMutablePointer<GtkWidget> {
-        let label = kp_label_new_with_role(role)!
-        gtk_widget_add_css_class(label, name)
-        gtk_label_set_wrap(kp_label(label), 1)
-        gtk_label_set_justify(kp_label(label), GTK_JUSTIFY_CENTER)
-        gtk_widget_set_focusable(label, 0)
-        gtk_widget_set_can_target(label, 0)
-        return label
     }
 
     private static var styled = false
@@ -176,10 +154,7 @@ import PromptScreen
     private static func loadStyle() {
         guard !styled else { return }
         styled = true
-        var width: Int32 = 0
-        var height: Int32 = 0
-        kp_monitor_size(&width, &height)
-        let unit = max(14, Int(min(height, width * 3 / 4)) / 24)
+        let unit = Widgets.unit
         kp_add_css(
             """
             .kp-drawing { background-color: rgba(0, 0, 0, 0.35); }

@@ -37,31 +37,18 @@ import PromptScreen
     init(tr: Translation) {
         self.tr = tr
         Self.loadStyle()
-        window = kp_window_new_with_role(GTK_ACCESSIBLE_ROLE_DIALOG)
+        (window, overlay) = Widgets.fullScreenDialog(css: "kp-window")
         gtk_window_set_title(kp_window(window), PromptScreen.windowTitle(tr: tr))
-        kp_set_accessible_modal(window, 1)
-        gtk_window_set_decorated(kp_window(window), 0)
-        // The screen's size from the start, in case the compositor neither maximizes nor
-        // honours fullscreen (cage does both; X11 window managers mostly do).
-        var width: Int32 = 0
-        var height: Int32 = 0
-        kp_monitor_size(&width, &height)
-        if width > 0, height > 0 { gtk_window_set_default_size(kp_window(window), width, height) }
-        gtk_widget_add_css_class(window, "kp-window")
-        overlay = gtk_overlay_new()
-        // A layout container, nothing to read: GTK 4.8 would name it "GtkOverlay".
-        kp_set_accessible_label(overlay, "")
-        gtk_window_set_child(kp_window(window), overlay)
         gtk_overlay_set_child(kp_overlay(overlay), gtk_box_new(GTK_ORIENTATION_VERTICAL, 0))
 
         text = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0)
         gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
-        banner = Self.label(class: "kp-banner")
-        title = Self.label(class: "kp-title")
-        dots = Self.label(class: "kp-dots")
-        message = Self.label(class: "kp-message")
-        closing = Self.label(class: "kp-message")
-        button = Self.label(class: "kp-button", role: GTK_ACCESSIBLE_ROLE_BUTTON)
+        banner = Widgets.label(class: "kp-banner")
+        title = Widgets.label(class: "kp-title")
+        dots = Widgets.label(class: "kp-dots")
+        message = Widgets.label(class: "kp-message")
+        closing = Widgets.label(class: "kp-message")
+        button = Widgets.label(class: "kp-button", role: GTK_ACCESSIBLE_ROLE_BUTTON)
         gtk_widget_set_halign(button, GTK_ALIGN_CENTER)
         for widget in [banner, title, dots, message, closing, button] { gtk_box_append(kp_box(text), widget) }
         gtk_overlay_add_overlay(kp_overlay(overlay), text)
@@ -136,7 +123,7 @@ import PromptScreen
     private func draw(_ pad: [KioskPrompt.Key]) {
         for old in keys { gtk_overlay_remove_overlay(kp_overlay(overlay), old.widget) }
         keys = pad.map { key in
-            let widget = Self.label(class: "kp-key", role: GTK_ACCESSIBLE_ROLE_BUTTON)
+            let widget = Widgets.label(class: "kp-key", role: GTK_ACCESSIBLE_ROLE_BUTTON)
             let label = PromptScreen.keyLabel(key.label, tr: tr)
             // Words in smaller type, so that "Cancel" and German's "Abbrechen" fit their key.
             if label.count > 2 { gtk_widget_add_css_class(widget, label.count > 6 ? "kp-key-long" : "kp-key-word") }
@@ -149,18 +136,6 @@ import PromptScreen
     }
 
     // MARK: widgets
-
-    private static func label(
-        class name: String, role: GtkAccessibleRole = GTK_ACCESSIBLE_ROLE_LABEL
-    ) -> UnsafeMutablePointer<GtkWidget> {
-        let label = kp_label_new_with_role(role)!
-        gtk_widget_add_css_class(label, name)
-        gtk_label_set_wrap(kp_label(label), 1)
-        gtk_label_set_justify(kp_label(label), GTK_JUSTIFY_CENTER)
-        gtk_widget_set_focusable(label, 0)
-        gtk_widget_set_can_target(label, 0)
-        return label
-    }
 
     /// Sets a label's text and its accessible name (the text itself unless told), hiding it
     /// when there is none (a hidden widget is out of the accessible tree too). Both are set only
@@ -186,10 +161,7 @@ import PromptScreen
     private static func loadStyle() {
         guard !styled else { return }
         styled = true
-        var width: Int32 = 0
-        var height: Int32 = 0
-        kp_monitor_size(&width, &height)
-        let unit = max(14, Int(min(height, width * 3 / 4)) / 24)
+        let unit = Widgets.unit
         kp_add_css(
             """
             .kp-window { background-color: #000000; }
