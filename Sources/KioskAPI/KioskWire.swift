@@ -89,6 +89,10 @@ public enum KioskWire {
         public static let displayPower = "DisplayPower"
         /// When cleaning the screen ends (wall clock µs); 0 when it does not run.
         public static let cleaningUntil = "CleaningUntil"
+        // Properties of the locked regions a display shades (`[touch] show-locked`)
+        /// The active session's locked touch regions to shade (``ShadedRegion``, `a(sdad)`);
+        /// empty without a session, in an expired one, or with `show-locked = false`.
+        public static let lockedRegions = "LockedRegions"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -212,7 +212,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + lockedRegionsProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }
