@@ -43,6 +43,10 @@ public struct KioskStatus: Hashable, Sendable {
     /// When cleaning the screen ends (`CleaningUntil`, wall clock); nil when it does not run, or
     /// when the daemon has no such property.
     public var cleaningUntil: Timestamp?
+    /// The active session's locked touch regions a display shades over the app (`LockedRegions`,
+    /// `[touch] show-locked`); empty without a session, with `show-locked = false`, or when the
+    /// daemon has no such property.
+    public var lockedRegions: [ShadedRegion] = []
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,

@@ -123,6 +123,8 @@ enum ManagerWire {
             case KioskWire.Member.cleaningUntil:
                 guard let usec = value.uint64 else { throw .unexpected("CleaningUntil is not a uint64") }
                 status.cleaningUntil = wallClock(usec)
+            case KioskWire.Member.lockedRegions:
+                status.lockedRegions = try lockedRegions(value)
             default:
                 continue  // a property this client does not know
             }
@@ -147,6 +149,22 @@ enum ManagerWire {
             keys.append(KioskPrompt.Key(label: label, x: x, y: y, width: width, height: height))
         }
         return keys
+    }
+
+    /// `LockedRegions`' `a(sdad)`: each region's name, shade opacity and outline.
+    static func lockedRegions(_ value: DBusValue) throws(KioskClientError) -> [ShadedRegion] {
+        guard let items = value.array else { throw .unexpected("LockedRegions is not a(sdad)") }
+        var regions: [ShadedRegion] = []
+        for item in items {
+            guard let f = item.fields, f.count == 3, let name = f[0].string, let opacity = f[1].double,
+                opacity.isFinite, let flat = f[2].array?.compactMap(\.double), flat.count == f[2].array?.count,
+                let outline = ShadedRegion.outline(flat: flat)
+            else {
+                throw .unexpected("a LockedRegions region is not (sdad) with x, y pairs")
+            }
+            regions.append(ShadedRegion(name: name, opacity: opacity, outline: outline))
+        }
+        return regions
     }
 
     /// A newer kioskd's state this client does not know is `.unknown`, not an error, so that a

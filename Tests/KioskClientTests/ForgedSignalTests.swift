@@ -26,7 +26,7 @@ import Testing
             true
         case .statusChanged(let status):
             status.activeProfile == SignalForger.forgedProfile || status.sessionState != .inactive
-                || status.prompt.state != .closed
+                || status.prompt.state != .closed || !status.lockedRegions.isEmpty
         case .restrictionStateChanged(_, let id, let state):
             id == controls && state == .allow
         }
