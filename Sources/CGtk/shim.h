@@ -102,4 +102,62 @@ static inline void kp_monitor_size(int *width, int *height) {
     *height = geometry.height;
 }
 
+/* The locked regions' layer (LockedRegionsLayer.swift). */
+static inline GtkDrawingArea *kp_drawing_area(GtkWidget *widget) { return GTK_DRAWING_AREA(widget); }
+
+/* The display's backend as GDK names its class: "GdkWaylandDisplay", "GdkX11Display". */
+static inline const char *kp_display_type_name(void) {
+    GdkDisplay *display = gdk_display_get_default();
+    return display != NULL ? G_OBJECT_TYPE_NAME(display) : "";
+}
+
+/* The window takes no pointer or touch anywhere: an empty input region on its surface (Wayland's
+ * wl_surface.set_input_region, X11's input shape), so every event goes to what is under it. GTK
+ * sets a window's input region itself only for client-side shadows, which an undecorated window
+ * has none of. Call after the window is realized. */
+static inline void kp_set_empty_input_region(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL) return;
+    cairo_region_t *region = cairo_region_create();
+    gdk_surface_set_input_region(surface, region);
+    cairo_region_destroy(region);
+}
+
+/* gtk4-layer-shell, found at run time (dlsym), never linked: it must be loaded before
+ * libwayland-client to work (its shim of libwayland's symbols), which kioskd-prompt arranges by
+ * starting the layer's process with LD_PRELOAD (docs/packaging.md). Whether it is loaded: */
+static inline gboolean kp_layer_shell_loaded(void) {
+    return dlsym(RTLD_DEFAULT, "gtk_layer_init_for_window") != NULL;
+}
+/* Whether the compositor has the layer-shell protocol (cage 0.1.4 has not). */
+static inline gboolean kp_layer_shell_supported(void) {
+    gboolean (*supported)(void) = (gboolean (*)(void))dlsym(RTLD_DEFAULT, "gtk_layer_is_supported");
+    return supported != NULL && supported();
+}
+/* Makes `window` (not yet realized) a layer surface over everything: the overlay layer, anchored
+ * to all four edges (the whole output), no exclusive zone (-1: it moves nothing, and nothing
+ * moves it), never the keyboard's focus. The enum values are gtk4-layer-shell's
+ * (GTK_LAYER_SHELL_LAYER_OVERLAY 3, GTK_LAYER_SHELL_KEYBOARD_MODE_NONE 0, its four edges 0 to 3).
+ * FALSE when a function is missing (nothing was done). */
+static inline gboolean kp_layer_shell_overlay(GtkWindow *window, const char *name_space) {
+    void (*init)(GtkWindow *) = (void (*)(GtkWindow *))dlsym(RTLD_DEFAULT, "gtk_layer_init_for_window");
+    void (*set_layer)(GtkWindow *, int) = (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_layer");
+    void (*set_anchor)(GtkWindow *, int, gboolean) =
+        (void (*)(GtkWindow *, int, gboolean))dlsym(RTLD_DEFAULT, "gtk_layer_set_anchor");
+    void (*set_zone)(GtkWindow *, int) =
+        (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_exclusive_zone");
+    void (*set_keyboard)(GtkWindow *, int) =
+        (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_keyboard_mode");
+    void (*set_namespace)(GtkWindow *, const char *) =
+        (void (*)(GtkWindow *, const char *))dlsym(RTLD_DEFAULT, "gtk_layer_set_namespace");
+    if (!init || !set_layer || !set_anchor || !set_zone || !set_keyboard || !set_namespace) return FALSE;
+    init(window);
+    set_layer(window, 3);
+    for (int edge = 0; edge < 4; edge++) set_anchor(window, edge, TRUE);
+    set_zone(window, -1);
+    set_keyboard(window, 0);
+    set_namespace(window, name_space);
+    return TRUE;
+}
+
 #endif

@@ -1,0 +1,89 @@
+import CGtk
+import Glibc
+import KioskClient
+
+/// The process that shades the locked regions (``LockedRegionsLayer``): started by
+/// kioskd-prompt as `kioskd-prompt --locked-regions`, under Wayland with gtk4-layer-shell in
+/// `LD_PRELOAD` (it must be loaded before libwayland-client; kioskd-prompt is built on Debian 12,
+/// which has no gtk4-layer-shell to link, and Debian 13 has it: docs/packaging.md).
+enum LockedRegionsProcess {
+    /// Starts the layer's process when this session can have one; says in the journal, once,
+    /// why not otherwise.
+    @MainActor static func start() {
+        guard String(cString: kp_display_type_name()) == "GdkWaylandDisplay" else {
+            if String(cString: kp_display_type_name()) == "GdkX11Display" {
+                log("Under X11 locked regions are not shaded (not done yet).")
+            }
+            return
+        }
+        guard let library = layerShellLibrary() else {
+            log(
+                "gtk4-layer-shell is not installed (libgtk4-layer-shell0, Debian 13 and later): locked regions are not shaded."
+            )
+            return
+        }
+        let preload = getenv("LD_PRELOAD").map { library + ":" + String(cString: $0) } ?? library
+        let pid: GPid
+        do {
+            pid = try Spawn.start(
+                [ownPath(), "--locked-regions"], stderrToNull: false, watch: true, setting: ["LD_PRELOAD": preload])
+        } catch {
+            log("Could not start the locked regions' layer: \(error.message)")
+            return
+        }
+        g_child_watch_add(
+            pid,
+            { pid, status, _ in
+                g_spawn_close_pid(pid)
+                var error: UnsafeMutablePointer<GError>?
+                if g_spawn_check_wait_status(status, &error) == 0 {
+                    let why = error.map { String(cString: $0.pointee.message) } ?? "status \(status)"
+                    log("The locked regions' layer ended (\(why)): locked regions are no longer shaded.")
+                    g_error_free(error)
+                }
+            }, nil)
+    }
+
+    /// The layer's process: follows kioskd and shades the regions; never returns. Exits 0 at
+    /// once, having said why, where the layer cannot be drawn (cage).
+    @MainActor static func run() -> Never {
+        if let why = LockedRegionsLayer.unavailable() {
+            log(why)
+            exit(0)
+        }
+        let layer = LockedRegionsLayer()
+        let bridge = BusBridge()
+        Task.detached {
+            await bridge.run { event in
+                switch event {
+                case .statusChanged(let status): layer.show(status)
+                case .daemonStopped, .disconnected: layer.show(nil)  // no kioskd, no shade
+                default: break
+                }
+            }
+        }
+        g_main_loop_run(g_main_loop_new(nil, 0))
+        exit(0)
+    }
+
+    /// gtk4-layer-shell's library where Debian installs it (`/usr/lib/<triplet>/`), or under
+    /// /usr/local; nil when it is not installed.
+    static func layerShellLibrary() -> String? {
+        for pattern in ["/usr/lib/*/libgtk4-layer-shell.so.0", "/usr/lib/libgtk4-layer-shell.so.0", "/usr/local/lib/*/libgtk4-layer-shell.so.0", "/usr/local/lib/libgtk4-layer-shell.so.0"] {
+            var found = glob_t()
+            defer { globfree(&found) }
+            if glob(pattern, 0, nil, &found) == 0, found.gl_pathc > 0, let first = found.gl_pathv[0] {
+                return String(cString: first)
+            }
+        }
+        return nil
+    }
+
+    /// This binary's path (`/proc/self/exe`).
+    static func ownPath() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
