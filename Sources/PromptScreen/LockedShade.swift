@@ -25,12 +25,14 @@ public struct LockedShade: Hashable, Sendable {
     public var fills: [Fill]
 
     /// The layer for `status` on an output of `width` × `height` logical pixels; nil when there
-    /// must be no layer: no status, no active session, or nothing to shade. Outlines are clamped
+    /// must be no layer: no status, no active session, nothing to shade, or one of kioskd's own
+    /// screens up (``kioskdHoldsTheScreen(_:)``). Outlines are clamped
     /// to the output (kioskd's fractions are 0 to 1 already; a newer daemon's are kept on it);
     /// opacity is clamped to 0…1. A region whose outline has fewer than three corners fills
     /// nothing and is left out.
     public static func layer(status: KioskStatus?, width: Double, height: Double) -> LockedShade? {
-        guard let status, status.sessionState == .active, width > 0, height > 0 else { return nil }
+        guard let status, status.sessionState == .active, !kioskdHoldsTheScreen(status), width > 0, height > 0
+        else { return nil }
         let fills = status.lockedRegions.compactMap { region -> Fill? in
             guard region.outline.count >= 3, region.opacity.isFinite, region.opacity > 0 else { return nil }
             return Fill(
@@ -40,6 +42,15 @@ public struct LockedShade: Hashable, Sendable {
                 })
         }
         return fills.isEmpty ? nil : LockedShade(fills: fills)
+    }
+
+    /// Whether one of kioskd's own screens is up, during which kioskd reads or holds every touch
+    /// wherever it lands, so that shading some places would say the rest works: the passcode
+    /// prompt (its pad), cleaning, "Still there?" and the offer of more time (any touch takes
+    /// it). The layer is also above kioskd-prompt's window, which it must not darken.
+    public static func kioskdHoldsTheScreen(_ status: KioskStatus) -> Bool {
+        status.prompt.state != .closed || status.cleaningUntil != nil || status.idleWarning != nil
+            || status.timeOffer != .closed
     }
 
     /// Whether the point (in the layer's pixels) is shaded: inside a fill or on its edge, by the

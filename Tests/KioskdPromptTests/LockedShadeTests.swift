@@ -26,6 +26,23 @@ import Testing
         #expect(LockedShade.layer(status: Self.status([line]), width: 1280, height: 800) == nil, "fills nothing")
     }
 
+    /// None while kioskd reads or holds every touch: the prompt, cleaning, "Still there?", the offer.
+    @Test func noLayerWhileOneOfKioskdsScreensIsUp() {
+        let now = Timestamp(microseconds: 1_800_000_000_000_000)
+        var prompt = Self.status([Self.settings])
+        prompt.prompt = KioskPrompt(state: .open, length: 0, deadline: now, retryAfter: nil)
+        var cleaning = Self.status([Self.settings])
+        cleaning.cleaningUntil = now
+        var stillThere = Self.status([Self.settings])
+        stillThere.idleWarning = now
+        var offer = Self.status([Self.settings])
+        offer.timeOffer = .open
+        for status in [prompt, cleaning, stillThere, offer] {
+            #expect(LockedShade.layer(status: status, width: 1280, height: 800) == nil, "\(status)")
+        }
+        #expect(LockedShade.layer(status: Self.status([Self.settings]), width: 1280, height: 800) != nil)
+    }
+
     /// A fraction (x, y) is the pixel (x × width, y × height) of the output.
     @Test func fractionsScaleToTheOutput() throws {
         let shade = try #require(
