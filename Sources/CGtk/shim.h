@@ -8,8 +8,12 @@
 
 #include <dlfcn.h>
 #include <gtk/gtk.h>
+#include <gdk/x11/gdkx.h>
 #include <libintl.h>
 #include <locale.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 /* gettext's catalogues changed for this process (another LANGUAGE): glibc caches each message's
  * translation until this counter moves, as GNU gettext's manual says for a program that changes
@@ -158,6 +162,48 @@ static inline gboolean kp_layer_shell_overlay(GtkWindow *window, const char *nam
     set_keyboard(window, 0);
     set_namespace(window, name_space);
     return TRUE;
+}
+
+/* Whether the display composites (X11: a compositing manager runs), so that a window's
+ * translucent pixels show what is under them; Wayland always does. */
+static inline gboolean kp_display_is_composited(void) {
+    return gdk_display_is_composited(gdk_display_get_default());
+}
+
+/* X11: makes `window` (realized, not yet mapped) override-redirect, so that no window manager
+ * frames, places, focuses or maximizes it: it is mapped where and as large as it is, over the
+ * others. XChangeWindowAttributes is found with dlsym (libX11 is loaded with GTK's X11 backend;
+ * kioskd-prompt does not link it itself). FALSE when the window is not an X11 one. */
+static inline gboolean kp_x11_override_redirect(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL || !GDK_IS_X11_SURFACE(surface)) return FALSE;
+    int (*change)(Display *, Window, unsigned long, XSetWindowAttributes *) =
+        (int (*)(Display *, Window, unsigned long, XSetWindowAttributes *))dlsym(RTLD_DEFAULT, "XChangeWindowAttributes");
+    if (change == NULL) return FALSE;
+    XSetWindowAttributes attributes = {0};
+    attributes.override_redirect = True;
+    change(gdk_x11_display_get_xdisplay(gdk_surface_get_display(surface)), gdk_x11_surface_get_xid(surface),
+           CWOverrideRedirect, &attributes);
+    return TRUE;
+}
+
+/* X11: raises `window` over its siblings (XRaiseWindow, found with dlsym as above). */
+static inline void kp_x11_raise(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL || !GDK_IS_X11_SURFACE(surface)) return;
+    int (*raise_window)(Display *, Window) = (int (*)(Display *, Window))dlsym(RTLD_DEFAULT, "XRaiseWindow");
+    int (*flush)(Display *) = (int (*)(Display *))dlsym(RTLD_DEFAULT, "XFlush");
+    if (raise_window == NULL || flush == NULL) return;
+    Display *display = gdk_x11_display_get_xdisplay(gdk_surface_get_display(surface));
+    raise_window(display, gdk_x11_surface_get_xid(surface));
+    flush(display);
+}
+
+/* The locked regions' process ends with the kioskd-prompt that started it (SIGTERM when its
+ * parent goes: prctl's variadic call wrapped); FALSE when the parent is already gone. */
+static inline gboolean kp_end_with_parent(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    return getppid() == parent;
 }
 
 #endif

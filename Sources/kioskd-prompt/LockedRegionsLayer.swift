@@ -10,9 +10,11 @@ import PromptScreen
 /// It runs in a process of its own (`kioskd-prompt --locked-regions`, started by the prompt's
 /// process), so that gtk4-layer-shell, which must be loaded before libwayland-client and shims
 /// its calls, is never in the process that draws the passcode prompt: a fault in it can cost
-/// the shade, never the prompt. Where the layer cannot be drawn as a layer (cage 0.1.4 has no
-/// layer-shell; X11 is not done yet) it is not drawn at all: a toplevel there would be raised,
-/// focused and maximized over the app.
+/// the shade, never the prompt. Under X11 it is an override-redirect window (no window manager
+/// frames, places or focuses it) with an empty input shape, translucent where a compositing
+/// manager runs. Where it cannot be drawn so (cage 0.1.4 has no layer-shell; X11 without a
+/// compositor has no translucency, and a full-screen window would black out the app) it is not
+/// drawn at all: a toplevel there would be raised, focused and maximized over the app.
 @MainActor final class LockedRegionsLayer {
     /// Whether the layer can be drawn here, decided once after `gtk_init`: nil when it can, or
     /// the sentence the journal gets when it cannot.
@@ -29,7 +31,11 @@ import PromptScreen
             }
             return nil
         case "GdkX11Display":
-            return "Under X11 locked regions are not shaded (not done yet)."
+            guard kp_display_is_composited() != 0 else {
+                return
+                    "Under X11 without a compositing manager a window cannot be translucent: locked regions are not shaded."
+            }
+            return nil
         case let other:
             return "The display (\(other)) has no way to shade locked regions over the app: they are not."
         }
@@ -37,6 +43,9 @@ import PromptScreen
 
     private var window: UnsafeMutablePointer<GtkWidget>?
     private var area: UnsafeMutablePointer<GtkWidget>?
+    /// X11: raises the window twice a second. An override-redirect window has no "above" state:
+    /// a window mapped or raised later (the app, after a restart) would cover it.
+    private var raiser: Ticker?
     private var status: KioskStatus?
 
     /// Shows the layer for `status` (nil: kioskd is gone), creating or destroying its window.
@@ -63,8 +72,15 @@ import PromptScreen
         gtk_widget_add_css_class(window, "kp-shade")
         gtk_widget_set_can_target(window, 0)
         gtk_widget_set_focusable(window, 0)
-        // Before the window is realized, as gtk4-layer-shell requires.
-        guard kp_layer_shell_overlay(kp_window(window), "kioskd-locked-regions") != 0 else {
+        let x11 = String(cString: kp_display_type_name()) == "GdkX11Display"
+        if x11 {
+            // The whole screen, placed by nobody: override-redirect, set before it is mapped.
+            var width: Int32 = 0
+            var height: Int32 = 0
+            kp_monitor_size(&width, &height)
+            if width > 0, height > 0 { gtk_window_set_default_size(kp_window(window), width, height) }
+        } else if kp_layer_shell_overlay(kp_window(window), "kioskd-locked-regions") == 0 {
+            // Before the window is realized, as gtk4-layer-shell requires.
             log("gtk4-layer-shell lacks a function kioskd-prompt needs: locked regions are not shaded.")
             gtk_window_destroy(kp_window(window))
             return
@@ -82,10 +98,16 @@ import PromptScreen
             }, Unmanaged.passUnretained(self).toOpaque(), nil)
         gtk_window_set_child(kp_window(window), area)
         gtk_widget_realize(window)
+        if x11, kp_x11_override_redirect(window) == 0 {
+            log("Could not make the locked regions' window override-redirect: locked regions are not shaded.")
+            gtk_window_destroy(kp_window(window))
+            return
+        }
         kp_set_empty_input_region(window)
         gtk_window_present(kp_window(window))
         self.window = window
         self.area = area
+        if x11 { raiser = Ticker(every: 500) { kp_x11_raise(window) } }
     }
 
     /// Fills each region (even-odd, as kioskd's filter judges a touch) in black at its opacity.
@@ -104,6 +126,8 @@ import PromptScreen
     }
 
     private func destroy() {
+        raiser?.cancel()
+        raiser = nil
         if let window { gtk_window_destroy(kp_window(window)) }
         window = nil
         area = nil

@@ -3,30 +3,33 @@ import Glibc
 import KioskClient
 
 /// The process that shades the locked regions (``LockedRegionsLayer``): started by
-/// kioskd-prompt as `kioskd-prompt --locked-regions`, under Wayland with gtk4-layer-shell in
+/// kioskd-prompt as `kioskd-prompt --locked-regions`; under Wayland with gtk4-layer-shell in
 /// `LD_PRELOAD` (it must be loaded before libwayland-client; kioskd-prompt is built on Debian 12,
-/// which has no gtk4-layer-shell to link, and Debian 13 has it: docs/packaging.md).
+/// which has no gtk4-layer-shell to link, and Debian 13 has it: docs/packaging.md), under X11
+/// as it is.
 enum LockedRegionsProcess {
     /// Starts the layer's process when this session can have one; says in the journal, once,
     /// why not otherwise.
     @MainActor static func start() {
-        guard String(cString: kp_display_type_name()) == "GdkWaylandDisplay" else {
-            if String(cString: kp_display_type_name()) == "GdkX11Display" {
-                log("Under X11 locked regions are not shaded (not done yet).")
+        var setting: [String: String] = [:]
+        switch String(cString: kp_display_type_name()) {
+        case "GdkWaylandDisplay":
+            guard let library = layerShellLibrary() else {
+                log(
+                    "gtk4-layer-shell is not installed (libgtk4-layer-shell0, Debian 13 and later): locked regions are not shaded."
+                )
+                return
             }
+            setting["LD_PRELOAD"] = getenv("LD_PRELOAD").map { library + ":" + String(cString: $0) } ?? library
+        case "GdkX11Display":
+            break  // GTK's own X11 backend: nothing to preload
+        default:
             return
         }
-        guard let library = layerShellLibrary() else {
-            log(
-                "gtk4-layer-shell is not installed (libgtk4-layer-shell0, Debian 13 and later): locked regions are not shaded."
-            )
-            return
-        }
-        let preload = getenv("LD_PRELOAD").map { library + ":" + String(cString: $0) } ?? library
         let pid: GPid
         do {
-            pid = try Spawn.start(
-                [ownPath(), "--locked-regions"], stderrToNull: false, watch: true, setting: ["LD_PRELOAD": preload])
+            setting["KIOSKD_PROMPT_PARENT"] = String(getpid())
+            pid = try Spawn.start([ownPath(), "--locked-regions"], stderrToNull: false, watch: true, setting: setting)
         } catch {
             log("Could not start the locked regions' layer: \(error.message)")
             return
@@ -47,6 +50,13 @@ enum LockedRegionsProcess {
     /// The layer's process: follows kioskd and shades the regions; never returns. Exits 0 at
     /// once, having said why, where the layer cannot be drawn (cage).
     @MainActor static func run() -> Never {
+        // It ends with the kioskd-prompt that started it, which a restarted one replaces with its
+        // own: never two layers, never one left behind without a prompt.
+        if let parent = getenv("KIOSKD_PROMPT_PARENT").flatMap({ pid_t(String(cString: $0)) }),
+            kp_end_with_parent(parent) == 0
+        {
+            exit(0)
+        }
         if let why = LockedRegionsLayer.unavailable() {
             log(why)
             exit(0)
