@@ -29,6 +29,9 @@ enum LockedRegionsProcess {
         let pid: GPid
         do {
             setting["KIOSKD_PROMPT_PARENT"] = String(getpid())
+            // Nothing for a screen reader: the shade is drawn for the eye, and an accessible
+            // window of the same app id beside the prompt's would be read in its place.
+            setting["GTK_A11Y"] = "none"
             pid = try Spawn.start([ownPath(), "--locked-regions"], stderrToNull: false, watch: true, setting: setting)
         } catch {
             log("Could not start the locked regions' layer: \(error.message)")
