@@ -33,6 +33,9 @@ APT_PACKAGES += libgtk-4-dev cage xwayland xvfb python3-gi
 # Its accessible tree read over AT-SPI by a real client (AccessibleTreeTests): at-spi2-core's bus
 # launcher and registry, and python3-pyatspi, the reader.
 APT_PACKAGES += at-spi2-core python3-pyatspi
+# Its locked regions' layer on X11 (LockedRegionsDisplayTests): a compositing manager for its
+# translucency, xev as the app under it (x11-utils) and xdotool to click through it.
+APT_PACKAGES += xcompmgr x11-utils xdotool
 # Its translations (po/, gettext's tools): xgettext extracts the texts, msgcmp and msgfmt check
 # and compile the catalogues (check-po, PromptDisplayTests and AccessibleTreeTests, install-prompt).
 APT_PACKAGES += gettext

@@ -8,8 +8,12 @@
 
 #include <dlfcn.h>
 #include <gtk/gtk.h>
+#include <gdk/x11/gdkx.h>
 #include <libintl.h>
 #include <locale.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 /* gettext's catalogues changed for this process (another LANGUAGE): glibc caches each message's
  * translation until this counter moves, as GNU gettext's manual says for a program that changes
@@ -101,6 +105,103 @@ static inline void kp_monitor_size(int *width, int *height) {
     g_object_unref(monitor);
     *width = geometry.width;
     *height = geometry.height;
+}
+
+/* The display's backend as GDK names its class: "GdkWaylandDisplay", "GdkX11Display". */
+static inline const char *kp_display_type_name(void) {
+    GdkDisplay *display = gdk_display_get_default();
+    return display != NULL ? G_OBJECT_TYPE_NAME(display) : "";
+}
+
+/* The window takes no pointer or touch anywhere: an empty input region on its surface (Wayland's
+ * wl_surface.set_input_region, X11's input shape), so every event goes to what is under it. GTK
+ * sets a window's input region itself only for client-side shadows, which an undecorated window
+ * has none of. Call after the window is realized. */
+static inline void kp_set_empty_input_region(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL) return;
+    cairo_region_t *region = cairo_region_create();
+    gdk_surface_set_input_region(surface, region);
+    cairo_region_destroy(region);
+}
+
+/* gtk4-layer-shell, found at run time (dlsym), never linked: it must be loaded before
+ * libwayland-client to work (its shim of libwayland's symbols), which kioskd-prompt arranges by
+ * starting the layer's process with LD_PRELOAD (docs/packaging.md). Whether it is loaded: */
+static inline gboolean kp_layer_shell_loaded(void) {
+    return dlsym(RTLD_DEFAULT, "gtk_layer_init_for_window") != NULL;
+}
+/* Whether the compositor has the layer-shell protocol (cage 0.1.4 has not). */
+static inline gboolean kp_layer_shell_supported(void) {
+    gboolean (*supported)(void) = (gboolean (*)(void))dlsym(RTLD_DEFAULT, "gtk_layer_is_supported");
+    return supported != NULL && supported();
+}
+/* Makes `window` (not yet realized) a layer surface over everything: the overlay layer, anchored
+ * to all four edges (the whole output), no exclusive zone (-1: it moves nothing, and nothing
+ * moves it), never the keyboard's focus. The enum values are gtk4-layer-shell's
+ * (GTK_LAYER_SHELL_LAYER_OVERLAY 3, GTK_LAYER_SHELL_KEYBOARD_MODE_NONE 0, its four edges 0 to 3).
+ * FALSE when a function is missing (nothing was done). */
+static inline gboolean kp_layer_shell_overlay(GtkWindow *window, const char *name_space) {
+    void (*init)(GtkWindow *) = (void (*)(GtkWindow *))dlsym(RTLD_DEFAULT, "gtk_layer_init_for_window");
+    void (*set_layer)(GtkWindow *, int) = (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_layer");
+    void (*set_anchor)(GtkWindow *, int, gboolean) =
+        (void (*)(GtkWindow *, int, gboolean))dlsym(RTLD_DEFAULT, "gtk_layer_set_anchor");
+    void (*set_zone)(GtkWindow *, int) =
+        (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_exclusive_zone");
+    void (*set_keyboard)(GtkWindow *, int) =
+        (void (*)(GtkWindow *, int))dlsym(RTLD_DEFAULT, "gtk_layer_set_keyboard_mode");
+    void (*set_namespace)(GtkWindow *, const char *) =
+        (void (*)(GtkWindow *, const char *))dlsym(RTLD_DEFAULT, "gtk_layer_set_namespace");
+    if (!init || !set_layer || !set_anchor || !set_zone || !set_keyboard || !set_namespace) return FALSE;
+    init(window);
+    set_layer(window, 3);
+    for (int edge = 0; edge < 4; edge++) set_anchor(window, edge, TRUE);
+    set_zone(window, -1);
+    set_keyboard(window, 0);
+    set_namespace(window, name_space);
+    return TRUE;
+}
+
+/* Whether the display composites (X11: a compositing manager runs), so that a window's
+ * translucent pixels show what is under them; Wayland always does. */
+static inline gboolean kp_display_is_composited(void) {
+    return gdk_display_is_composited(gdk_display_get_default());
+}
+
+/* X11: makes `window` (realized, not yet mapped) override-redirect, so that no window manager
+ * frames, places, focuses or maximizes it: it is mapped where and as large as it is, over the
+ * others. XChangeWindowAttributes is found with dlsym (libX11 is loaded with GTK's X11 backend;
+ * kioskd-prompt does not link it itself). FALSE when the window is not an X11 one. */
+static inline gboolean kp_x11_override_redirect(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL || !GDK_IS_X11_SURFACE(surface)) return FALSE;
+    int (*change)(Display *, Window, unsigned long, XSetWindowAttributes *) =
+        (int (*)(Display *, Window, unsigned long, XSetWindowAttributes *))dlsym(RTLD_DEFAULT, "XChangeWindowAttributes");
+    if (change == NULL) return FALSE;
+    XSetWindowAttributes attributes = {0};
+    attributes.override_redirect = True;
+    change(gdk_x11_display_get_xdisplay(gdk_surface_get_display(surface)), gdk_x11_surface_get_xid(surface),
+           CWOverrideRedirect, &attributes);
+    return TRUE;
+}
+
+/* X11: raises `window` over its siblings (XRaiseWindow, found with dlsym as above). */
+static inline void kp_x11_raise(GtkWidget *window) {
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(window));
+    if (surface == NULL || !GDK_IS_X11_SURFACE(surface)) return;
+    int (*raise_window)(Display *, Window) = (int (*)(Display *, Window))dlsym(RTLD_DEFAULT, "XRaiseWindow");
+    int (*flush)(Display *) = (int (*)(Display *))dlsym(RTLD_DEFAULT, "XFlush");
+    if (raise_window == NULL || flush == NULL) return;
+    Display *display = gdk_x11_display_get_xdisplay(gdk_surface_get_display(surface));
+    raise_window(display, gdk_x11_surface_get_xid(surface));
+    flush(display);
+}
+
+/* The locked regions' process ends with the kioskd-prompt that started it (SIGTERM when its
+ * parent goes: prctl's variadic call wrapped); FALSE when the parent is already gone. */
+static inline gboolean kp_end_with_parent(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    return getppid() == parent;
 }
 
 #endif

@@ -97,6 +97,10 @@ public enum KioskWire {
         public static let drawingBar = "DrawingBar"
         /// What staff drew so far: the shapes, the selection, the stroke, a notice.
         public static let drawingState = "DrawingState"
+        // Properties of the locked regions a display shades (`[touch] show-locked`)
+        /// The active session's locked touch regions to shade (``ShadedRegion``, `a(sdad)`);
+        /// empty without a session, in an expired one, or with `show-locked = false`.
+        public static let lockedRegions = "LockedRegions"
     }
 
     /// Polkit actions checked by the admin methods.

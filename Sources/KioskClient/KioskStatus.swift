@@ -48,6 +48,10 @@ public struct KioskStatus: Hashable, Sendable {
     public var drawing: String = ""
     /// What staff drew so far (`DrawingState`); empty when nobody draws.
     public var drawingState = KioskDrawing()
+    /// The active session's locked touch regions a display shades over the app (`LockedRegions`,
+    /// `[touch] show-locked`); empty without a session, with `show-locked = false`, or when the
+    /// daemon has no such property.
+    public var lockedRegions: [ShadedRegion] = []
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,

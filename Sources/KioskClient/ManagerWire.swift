@@ -131,6 +131,8 @@ enum ManagerWire {
                     throw .unexpected("DrawingState is not (a(sad)iads)")
                 }
                 status.drawingState = drawing
+            case KioskWire.Member.lockedRegions:
+                status.lockedRegions = try lockedRegions(value)
             default:
                 continue  // a property this client does not know
             }
@@ -190,6 +192,22 @@ enum ManagerWire {
         try rectangles(value, "DrawingBar").map {
             KioskDrawing.Button(name: $0.name, x: $0.x, y: $0.y, width: $0.width, height: $0.height)
         }
+    }
+
+    /// `LockedRegions`' `a(sdad)`: each region's name, shade opacity and outline.
+    static func lockedRegions(_ value: DBusValue) throws(KioskClientError) -> [ShadedRegion] {
+        guard let items = value.array else { throw .unexpected("LockedRegions is not a(sdad)") }
+        var regions: [ShadedRegion] = []
+        for item in items {
+            guard let f = item.fields, f.count == 3, let name = f[0].string, let opacity = f[1].double,
+                opacity.isFinite, let flat = f[2].array?.compactMap(\.double), flat.count == f[2].array?.count,
+                let outline = ShadedRegion.outline(flat: flat)
+            else {
+                throw .unexpected("a LockedRegions region is not (sdad) with x, y pairs")
+            }
+            regions.append(ShadedRegion(name: name, opacity: opacity, outline: outline))
+        }
+        return regions
     }
 
     /// A newer kioskd's state this client does not know is `.unknown`, not an error, so that a

@@ -102,9 +102,17 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// Contacts that start within this fraction of the screen's edges are dropped (0 to
         /// 0.2, ``edgeMarginRange``); nil: none.
         public var edgeMargin: Double?
+        /// Whether the display shades the locked regions over the app (`show-locked`), so that a
+        /// visitor sees where touch does nothing; kioskd publishes them as `LockedRegions`.
+        public var showLocked = true
+        /// How dark the shade is (`shade-opacity`): the opacity of the black drawn over a locked
+        /// region, 0.1 (faint) to 1 (hides what is under it); ``shadeOpacityRange``.
+        public var shadeOpacity = Self.defaultShadeOpacity
 
         public static let maxContactsRange = 1...10
         public static let edgeMarginRange = 0.0...0.2
+        public static let shadeOpacityRange = 0.1...1.0
+        public static let defaultShadeOpacity = 0.4
 
         /// Why `kioskctl profile check` warns about `max-contacts = 1`: it also takes pinch zoom,
         /// which visitors with low vision use to enlarge a page; nil otherwise.
@@ -119,6 +127,8 @@ public struct Profile: Hashable, Sendable, Encodable {
             case lockedRegions = "locked-region"
             case maxContacts = "max-contacts"
             case edgeMargin = "edge-margin"
+            case showLocked = "show-locked"
+            case shadeOpacity = "shade-opacity"
         }
     }
 

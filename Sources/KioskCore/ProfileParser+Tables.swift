@@ -390,7 +390,7 @@ extension ProfileReader {
 
     mutating func touch(_ table: TOMLTable, at path: TOMLPath) -> Profile.Touch {
         var touch = Profile.Touch()
-        checkKeys(table, at: path, allowed: ["mode", "locked-region", "max-contacts", "edge-margin"])
+        checkKeys(table, at: path, allowed: ["mode", "locked-region", "max-contacts", "edge-margin", "show-locked", "shade-opacity"])
         let maxPath = path + [.key("max-contacts")]
         if let value = table["max-contacts"], expect(value, .int, at: maxPath), let count = value.int {
             let range = Profile.Touch.maxContactsRange
@@ -407,6 +407,16 @@ extension ProfileReader {
             let margin = number(value, at: marginPath, in: Profile.Touch.edgeMarginRange), margin > 0
         {
             touch.edgeMargin = margin
+        }
+        let showPath = path + [.key("show-locked")]
+        if let value = table["show-locked"], expect(value, .bool, at: showPath), let show = value.bool {
+            touch.showLocked = show
+        }
+        let shadePath = path + [.key("shade-opacity")]
+        if let value = table["shade-opacity"],
+            let opacity = number(value, at: shadePath, in: Profile.Touch.shadeOpacityRange)
+        {
+            touch.shadeOpacity = opacity
         }
         let modePath = path + [.key("mode")]
         if let value = table["mode"], let mode = choice(value, at: modePath, [Profile.TouchMode.all, .none, .regions]) {

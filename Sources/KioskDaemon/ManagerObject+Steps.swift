@@ -247,7 +247,7 @@ extension ManagerObject {
         emitPropertiesChanged([
             Member.sessionState, Member.activeProfile, Member.sessionDeadline,
             Member.sessionProblem, Member.sessionWarnings, Member.speakWarnings, Member.language, Member.trialDeadline,
-            Member.activeApp,
+            Member.activeApp, Member.lockedRegions,
         ])
     }
 

@@ -14,6 +14,7 @@ func log(_ line: String) {
 
 let usage = """
     Usage: kioskd-prompt [--speak-command COMMAND] [--display-command COMMAND] [--locale-dir DIR]
+           kioskd-prompt --locked-regions
 
     Draws kioskd's passcode prompt full screen while it is open, and speaks time-limit
     warnings when the session's profile asks for it. It reads kioskd's state on the system
@@ -28,6 +29,9 @@ let usage = """
       --locale-dir DIR         where the translations are, DIR/LANG/LC_MESSAGES/
                                kioskd-prompt.mo (default: ../share/locale from the
                                binary's directory, here \(defaultLocaleDirectory()))
+      --locked-regions         shade the session's locked touch regions over the app
+                               and nothing else (kioskd-prompt starts itself so, under
+                               Wayland with gtk4-layer-shell)
       --version                print the version
       --help                   print this help
     """
@@ -39,6 +43,7 @@ let screenReader = !(getenv("SCREEN_READER").map { String(cString: $0) } ?? "").
 var speakCommand = screenReader ? "spd-say" : "espeak-ng"
 var localeDirectory = defaultLocaleDirectory()
 var displayCommand: String?
+var lockedRegionsOnly = false
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -60,6 +65,8 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         localeDirectory = value
+    case "--locked-regions":
+        lockedRegionsOnly = true
     case "--version":
         print("kioskd-prompt \(KioskWire.version)")
         exit(0)
@@ -107,6 +114,10 @@ guard gtk_init_check() != 0 else {
     log("Cannot open a display: run it inside the kiosk's compositor (Wayland or X11).")
     exit(1)
 }
+
+// The locked regions' layer, in a process of its own (LockedRegionsProcess.swift).
+if lockedRegionsOnly { LockedRegionsProcess.run() }
+LockedRegionsProcess.start()
 
 var environment: [String: String] = [:]
 for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {

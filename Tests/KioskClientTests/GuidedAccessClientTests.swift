@@ -129,6 +129,34 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         #expect(await events.wait { $0.contains(.idleReset) }.filter { $0 == .idleReset }.count == 1)
     }
 
+    /// `[touch] show-locked`: the status carries the session's `LockedRegions` (name, shade,
+    /// outline in fractions) while it runs, and none once it ends.
+    @Test func theStatusCarriesTheLockedRegionsWhileTheSessionRuns() async throws {
+        let f = try await Fixture()
+        defer { Task { await f.stop() } }
+        try f.kioskd.writeProfile(
+            "map",
+            """
+            [touch]
+            mode = "regions"
+            shade-opacity = 0.5
+            [[touch.locked-region]]
+            name = "settings"
+            rect = { x = 0.75, y = 0.0, width = 0.25, height = 0.125 }
+            [passcode]
+            hash = "\(KioskdProcess.passcodeHash)"
+            """)
+        try await f.client.register(appID: Self.app, delegate: f.delegate)
+        #expect(f.client.status?.lockedRegions == [])
+        try await f.admin.startSession(profile: "map")
+        let settings = ShadedRegion(
+            name: "settings", opacity: 0.5,
+            outline: [.init(x: 0.75, y: 0), .init(x: 1, y: 0), .init(x: 1, y: 0.125), .init(x: 0.75, y: 0.125)])
+        #expect(await eventually { f.client.status?.lockedRegions } until: { $0 == [settings] } == [settings])
+        try await f.admin.endSession(passcode: KioskdProcess.passcode)
+        #expect(await eventually { f.client.status?.lockedRegions } until: { $0 == [] } == [])
+    }
+
     @Test func registerThroughTheDelegateAndHearEachChange() async throws {
         let f = try await Fixture()
         let changes = Recorder(f.client.restrictionChanges())

@@ -216,6 +216,12 @@ func parse(_ source: String) throws(ProfileError) -> Profile {
         ("[touch]\nedge-margin = 0.3\n", "2:15", "touch.edge-margin is 0.3, outside 0.0…0.2"),
         ("[touch]\nedge-margin = -0.01\n", "2:15", "outside 0.0…0.2"),
         ("[touch]\nedge-margin = \"2%\"\n", "2:15", "must be a number"),
+        // Seeing locked regions: a yes or no, and a shade a visitor can see.
+        ("[touch]\nshow-locked = \"yes\"\n", "2:15", "touch.show-locked must be a boolean, not a string"),
+        ("[touch]\nshow-locked = 1\n", "2:15", "must be a boolean"),
+        ("[touch]\nshade-opacity = 0.05\n", "2:17", "touch.shade-opacity is 0.05, outside 0.1…1.0"),
+        ("[touch]\nshade-opacity = 1.5\n", "2:17", "outside 0.1…1.0"),
+        ("[touch]\nshade-opacity = \"#00000066\"\n", "2:17", "touch.shade-opacity must be a number"),
         // The language of kioskd's screens: a gettext language, no codeset, no locale path.
         ("[session]\nlanguage = \"de_DE.UTF-8\"\n", "2:12", "session.language \"de_DE.UTF-8\" is not a language"),
         ("[session]\nlanguage = \"German\"\n", "2:12", "give a language code as gettext takes it"),

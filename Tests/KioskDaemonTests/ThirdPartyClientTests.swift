@@ -16,6 +16,13 @@ import Testing
     static let museum = """
         [restrictions."org.example.MuseumMap"]
         "org.example.MuseumMap.share" = "deny"
+
+        [touch]
+        mode = "regions"
+        shade-opacity = 0.5
+        [[touch.locked-region]]
+        name = "settings"
+        rect = { x = 0.5, y = 0, width = 0.5, height = 0.25 }
         """
 
     /// A step: a method of the manager (or `Properties.X`), its arguments in GVariant text,
@@ -71,6 +78,10 @@ import Testing
         ("StartSession", ["museum"], .reply("()")),
         ("Properties.Get", [KioskWire.managerInterface, "SessionState"], .reply("(<'active'>,)")),
         ("Properties.Get", [KioskWire.managerInterface, "ActiveProfile"], .reply("(<'museum'>,)")),
+        (
+            "Properties.Get", [KioskWire.managerInterface, "LockedRegions"],
+            .reply("(<[('settings', 0.5, [0.5, 0.0, 1.0, 0.0, 1.0, 0.25, 0.5, 0.25])]>,)")
+        ),
         ("GetRestrictionState", [app, share], .reply("('deny',)")),
         ("Blank", [], .reply("()")),
         ("Properties.Get", [KioskWire.managerInterface, "DisplayPower"], .reply("(<'off'>,)")),
@@ -88,7 +99,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -241,7 +252,7 @@ import Testing
         let preset =
             "\(KioskWire.objectPath): \(KioskWire.managerInterface).RestrictionStateChanged ('\(Self.app)', '\(Self.share)', 'deny')"
         let properties =
-            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'Language': <''>, 'TrialDeadline': <uint64 0>, 'ActiveApp': <''>}, @as [])"
+            "\(KioskWire.objectPath): org.freedesktop.DBus.Properties.PropertiesChanged ('\(KioskWire.managerInterface)', {'SessionState': <'active'>, 'ActiveProfile': <'museum'>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'SessionWarnings': <@as []>, 'SpeakWarnings': <false>, 'Language': <''>, 'TrialDeadline': <uint64 0>, 'ActiveApp': <''>, 'LockedRegions': <[('settings', 0.5, [0.5, 0.0, 1.0, 0.0, 1.0, 0.25, 0.5, 0.25])]>}, @as [])"
         let (output, seen) = try monitor(
             Tools.gdbus, { ["monitor", "--address", $0.address, "--dest", KioskWire.busName] },
             ready: "is owned by"
@@ -284,7 +295,7 @@ import Testing
         #expect(
             Set(changed?.keys.map { $0 } ?? []) == [
                 "SessionState", "ActiveProfile", "SessionDeadline", "SessionProblem", "SessionWarnings",
-                "SpeakWarnings", "Language", "TrialDeadline", "ActiveApp",
+                "SpeakWarnings", "Language", "TrialDeadline", "ActiveApp", "LockedRegions",
             ])
     }
 

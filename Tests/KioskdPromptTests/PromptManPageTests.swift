@@ -17,7 +17,9 @@ import Testing
                 .deletingLastPathComponent().appendingPathComponent("packaging/man/kioskd-prompt.1"),
             encoding: .utf8)
         #expect(
-            Self.flags(help.stdout) == ["--speak-command", "--display-command", "--locale-dir", "--version", "--help"])
+            Self.flags(help.stdout) == [
+                "--speak-command", "--display-command", "--locale-dir", "--locked-regions", "--version", "--help",
+            ])
         #expect(Self.flags(page) == Self.flags(help.stdout))
     }
 

@@ -4,6 +4,7 @@ import KioskCore
 import KioskDaemon
 import KioskTestSupport
 import Logging
+import Synchronization
 import SystemdKit
 
 /// `ManagerObject` in the test's own process, on a loop thread of its own, served on a private
@@ -13,6 +14,8 @@ import SystemdKit
 public final class InProcessManager: @unchecked Sendable {  // `manager` is touched only on `loop`
     public let bus: PrivateBus
     public let journal = CallJournal()
+    /// The values `PropertiesChanged` carried for the properties a test watches.
+    public let changedProperties = PropertyWatch()
     public let store: MemoryStore
     public let authorizer: ScriptedAuthorizer
     public let identity: FixedIdentity
@@ -69,7 +72,7 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
         try await listenerLoop.perform { [self] in
             let listener = try Bus.open(address: bus.address)
             try listener.attach(to: listenerLoop)
-            slot = try listener.addMatch(rule: "type='signal',sender='\(KioskWire.busName)'") { [journal] message in
+            slot = try listener.addMatch(rule: "type='signal',sender='\(KioskWire.busName)'") { [journal, changedProperties] message in
                 // PromptClosed is noted with its reason: `signal PromptClosed rejected`.
                 var entry = "signal \(message.member ?? "")"
                 if message.member == KioskWire.Member.promptClosed, let reason = try? message.readAll().first?.string {
@@ -93,6 +96,11 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                     entry += " \(seconds)"
                 }
                 journal.note(entry)
+                if message.member == "PropertiesChanged", let values = try? message.readAll(), values.count == 3,
+                    let changed = values[1].dictionary
+                {
+                    changedProperties.note(changed)
+                }
             }
             self.listener = listener
         }
@@ -145,5 +153,25 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
             server = nil
         }
         bus.stop()
+    }
+}
+
+/// Each `PropertiesChanged` the manager sent, as `name=value` of the changed properties a test
+/// watches (``watch(_:)``), sorted by name; a signal with none of them is not noted.
+public final class PropertyWatch: Sendable {
+    private let names = Mutex<Set<String>>([])
+    private let journal = CallJournal()
+
+    public func watch(_ properties: Set<String>) { names.withLock { $0 = properties } }
+    public var all: [String] { journal.all }
+    public func removeAll() { journal.removeAll() }
+    public func waitFor(_ entry: String, timeout: Duration = .seconds(10)) -> Bool {
+        journal.waitFor(entry, timeout: timeout)
+    }
+
+    func note(_ changed: [String: DBusValue]) {
+        let watched = names.withLock { $0 }
+        let seen = changed.filter { watched.contains($0.key) }.sorted { $0.key < $1.key }
+        if !seen.isEmpty { journal.note(seen.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) }
     }
 }

@@ -10,7 +10,8 @@ import KioskCore
 ///
 /// From one connection it sends, to each target:
 /// 1. the manager's signals as they are (`RestrictionStateChanged`, `PropertiesChanged` with
-///    values and with an invalidation, `ExitRequested`, `PromptClosed`, `TimeLimitWarning`,
+///    values — among them a `LockedRegions` that would shade the whole screen black — and with
+///    an invalidation, `ExitRequested`, `PromptClosed`, `TimeLimitWarning`,
 ///    `TimeExtended`, `CleaningStarted`, `CleaningEnded`);
 /// 2. a forged `NameOwnerChanged` saying that the forger now owns kioskd's name, then the
 ///    manager's signals again;
@@ -57,6 +58,9 @@ public enum SignalForger {
                 "PromptState": dbus.String("open", variant_level=1),
                 "PromptLength": dbus.UInt32(4, variant_level=1),
                 "SessionDeadline": dbus.UInt64(1, variant_level=1),
+                "LockedRegions": dbus.Array([dbus.Struct(("\(forgedProfile)", dbus.Double(1.0),
+                    dbus.Array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0], signature="d")))],
+                    signature="(sdad)", variant_level=1),
             }, dbus.Array([], signature="s"))
             send(dest, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as", IFACE,
                  dbus.Dictionary({}, signature="sv"), ["SessionState", "PromptState"])
