@@ -6,8 +6,9 @@ import KioskInput
 ///
 /// Fractions map to pixels as the filter reads the touch surface (docs/profiles.md): x of the
 /// width, y of the height, (0, 0) the top-left corner. The edge margin is the band within
-/// `edge-margin` of each edge, on each axis (``TouchLocator``); the exit gesture's corner is the
-/// square of ``KioskInput/TouchExitGesture/cornerSize`` of each axis that its taps must land in.
+/// `edge-margin` of each edge, on each axis (as the filter reads it); a corner exit or cleaning
+/// gesture's corner is the square of ``KioskInput/TouchExitGesture/cornerSize`` of each axis that
+/// its taps must land in.
 public struct ProfilePicture: Hashable, Sendable {
     /// A colour with straight (not premultiplied) alpha, each component 0…1.
     public struct Colour: Hashable, Sendable {
@@ -30,16 +31,20 @@ public struct ProfilePicture: Hashable, Sendable {
         case touchOff = "touch off"
         /// `touch.edge-margin`'s band.
         case edgeMargin = "edge margin"
-        /// `session.touch-exit-gesture`'s corner.
+        /// A corner exit gesture's corner (`session.exit-gesture = { corner = … }`).
         case exitCorner = "exit gesture corner"
+        /// A corner cleaning gesture's corner (`session.cleaning-gesture = { corner = … }`).
+        case cleaningCorner = "cleaning gesture corner"
 
         /// Translucent grey for what is locked; a light orange band for the edge margin; blue
-        /// for the corner that ends the session (it stays open while touch is locked).
+        /// for the corner that ends the session and green for the one that starts a cleaning
+        /// (they are read while touch is locked, and never reach the kiosk).
         public var fill: Colour {
             switch self {
             case .lockedRegion, .touchOff: Colour(0.3, 0.3, 0.3, 0.5)
             case .edgeMargin: Colour(1.0, 0.55, 0.0, 0.35)
             case .exitCorner: Colour(0.1, 0.35, 1.0, 0.45)
+            case .cleaningCorner: Colour(0.0, 0.65, 0.3, 0.45)
             }
         }
 
@@ -48,6 +53,7 @@ public struct ProfilePicture: Hashable, Sendable {
             case .lockedRegion, .touchOff: Colour(0.1, 0.1, 0.1, 0.9)
             case .edgeMargin: Colour(0.8, 0.4, 0.0, 0.9)
             case .exitCorner: Colour(0.0, 0.15, 0.7, 0.9)
+            case .cleaningCorner: Colour(0.0, 0.4, 0.15, 0.9)
             }
         }
     }
@@ -72,8 +78,8 @@ public struct ProfilePicture: Hashable, Sendable {
 
     public var width: Int
     public var height: Int
-    /// Drawn in this order: the edge band first, then the locked regions, the exit corner last
-    /// (so that the corner, which works through every lock, shows on top).
+    /// Drawn in this order: the edge band first, then the locked regions, the gestures' corners
+    /// last (so that a corner, which works through every lock, shows on top).
     public var items: [Item]
 
     /// The frame when no screenshot gives one: 1280 × 800, a common 16:10 kiosk panel.
@@ -127,18 +133,22 @@ public struct ProfilePicture: Hashable, Sendable {
                     kind: .lockedRegion, label: name, polygons: [polygon], labelAt: labelPoint(polygon),
                     legend: "locked region \(index + 1) \"\(name)\": \(pixels(polygon))"))
         }
-        if let gesture = profile.session.touchExitGesture {
+        for (kind, name, gesture) in [
+            (Kind.exitCorner, "exit", profile.session.touchExitGesture),
+            (Kind.cleaningCorner, "cleaning", profile.session.touchCleaningGesture),
+        ] {
+            guard let gesture else { continue }
             let size = KioskInput.TouchExitGesture.cornerSize
             let left = gesture.corner == .topLeft || gesture.corner == .bottomLeft
             let top = gesture.corner == .topLeft || gesture.corner == .topRight
             let x0 = left ? 0 : 1 - size, y0 = top ? 0 : 1 - size
             let square = box(x0, y0, x0 + size, y0 + size)
-            let taps = "\(gesture.taps) tap\(gesture.taps == 1 ? "" : "s")"
+            let taps = "\(gesture.taps) taps"  // 2 to 10 (ProfileParser)
             items.append(
                 Item(
-                    kind: .exitCorner, label: "exit: \(taps)", polygons: [square], labelAt: labelPoint(square),
+                    kind: kind, label: "\(name): \(taps)", polygons: [square], labelAt: labelPoint(square),
                     legend:
-                        "exit gesture corner \(gesture.corner.rawValue): \(taps) within \(gesture.within.kioskText) in \(pixels(square))"
+                        "\(kind.rawValue) \(gesture.corner.rawValue): \(taps) within \(gesture.within.kioskText) in \(pixels(square))"
                 ))
         }
         self.items = items

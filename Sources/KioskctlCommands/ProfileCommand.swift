@@ -61,7 +61,7 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a profile as kioskd resolves it, defaults included.",
             discussion:
-                "With --png, draw its locked touch regions, edge margin and exit gesture's corner over a screenshot (--over) or a blank frame (--size, default 1280x800) instead, and print the legend in pixels; needs the kioskd-tools package."
+                "With --png, draw its locked touch regions, edge margin and gesture corners over a screenshot (--over) or a blank frame (--size, default 1280x800) instead, and print the legend in pixels; needs the kioskd-tools package."
         )
 
         @OptionGroup var options: JSONOption

@@ -14,12 +14,12 @@ struct ProfilePNGTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskctl-profile-png",
         abstract:
-            "Draw a profile's locked touch regions, edge margin and exit corner as a PNG (what `kioskctl profile show --png` runs).",
+            "Draw a profile's locked touch regions, edge margin and gesture corners as a PNG (what `kioskctl profile show --png` runs).",
         discussion: """
             The picture is the screenshot given with --over, at its size, or a white frame of \
             --size (default 1280x800); a profile's fractions map to its pixels. Locked regions \
-            are translucent grey with their names, the edge margin a light orange band, the \
-            exit gesture's corner blue. The legend, in pixels, is printed on stdout. The file is \
+            are translucent grey with their names, the edge margin a light orange band, a corner \
+            exit gesture's corner blue and a corner cleaning gesture's green. The legend, in pixels, is printed on stdout. The file is \
             written whole or not at all.
             """
     )

@@ -76,6 +76,23 @@ import Testing
                 """)
     }
 
+    /// A corner cleaning gesture's square is drawn after the exit gesture's, in its own kind.
+    @Test func cleaningCorner() throws {
+        let profile = try Self.profile(
+            """
+            [session]
+            exit-gesture = { corner = "top-left", taps = 4, within = "2s" }
+            cleaning-gesture = { corner = "top-right", taps = 2, within = "1s" }
+            """)
+        let picture = ProfilePicture(profile, width: 200, height: 100)
+        #expect(picture.items.map(\.kind) == [.exitCorner, .cleaningCorner])
+        #expect(picture.items.map(\.label) == ["exit: 4 taps", "cleaning: 2 taps"])
+        let square = try #require(picture.items[1].polygons.first)
+        #expect(abs(square[0].x - 180) < 1e-9 && abs(square[0].y) < 1e-9)
+        #expect(abs(square[2].x - 200) < 1e-9 && abs(square[2].y - 10) < 1e-9)
+        #expect(picture.items[1].legend == "cleaning gesture corner top-right: 2 taps within 1s in (180, 0) (200, 0) (200, 10) (180, 10)")
+    }
+
     /// A key exit gesture has no place on the screen; touch "none" shades the whole frame; a
     /// profile without touch locks draws nothing.
     @Test func whatHasNoPlaceIsNotDrawn() throws {

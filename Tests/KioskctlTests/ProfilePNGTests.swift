@@ -151,9 +151,9 @@ import Testing
         for colour in read.colours[1...] { #expect(colour == blue) }
     }
 
-    /// The edge margin's band and a corner exit gesture's square, each in its own colour; the
-    /// inside of the band is untouched.
-    @Test func edgeBandAndExitCorner() throws {
+    /// The edge margin's band and the corner exit and cleaning gestures' squares, each in its own
+    /// colour; the inside of the band is untouched.
+    @Test func edgeBandAndGestureCorners() throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let profile = "\(directory)/edges.toml", png = "\(directory)/edges.png"
@@ -163,6 +163,7 @@ import Testing
             edge-margin = 0.02
             [session]
             exit-gesture = { corner = "bottom-right", taps = 3, within = "2s" }
+            cleaning-gesture = { corner = "top-left", taps = 4, within = "3s" }
 
             """.utf8
         ).write(to: URL(fileURLWithPath: profile))
@@ -173,10 +174,11 @@ import Testing
                 frame 1000×600 px
                 edge margin 0.02: contacts starting within 20 px of the left and right edges and 12 px of the top and bottom are dropped
                 exit gesture corner bottom-right: 3 taps within 2s in (900, 540) (1000, 540) (1000, 600) (900, 600)
+                cleaning gesture corner top-left: 4 taps within 3s in (0, 0) (100, 0) (100, 60) (0, 60)
                 wrote \(png)
 
                 """)
-        let read = try Self.pixels(png, [(500, 6), (8, 300), (930, 575), (500, 300), (880, 575)])
+        let read = try Self.pixels(png, [(500, 6), (8, 300), (930, 575), (500, 300), (880, 575), (60, 45), (120, 45)])
         #expect(read.width == 1000 && read.height == 600)
         let band = Self.over(Self.white, .edgeMargin), corner = Self.over(Self.white, .exitCorner)
         #expect(Self.near(read.colours[0], band), "top band: \(read.colours[0]), expected \(band)")
@@ -184,6 +186,9 @@ import Testing
         #expect(Self.near(read.colours[2], corner), "corner: \(read.colours[2]), expected \(corner)")
         #expect(read.colours[3] == Self.white)
         #expect(read.colours[4] == Self.white)
+        let cleaning = Self.over(Self.white, .cleaningCorner)
+        #expect(Self.near(read.colours[5], cleaning), "cleaning corner: \(read.colours[5]), expected \(cleaning)")
+        #expect(read.colours[6] == Self.white)
     }
 
     /// A profile that does not parse: `profile check`'s message, exit 1, no picture written and
