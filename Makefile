@@ -39,6 +39,10 @@ APT_PACKAGES += xcompmgr x11-utils xdotool
 # Its translations (po/, gettext's tools): xgettext extracts the texts, msgcmp and msgfmt check
 # and compile the catalogues (check-po, PromptDisplayTests and AccessibleTreeTests, install-prompt).
 APT_PACKAGES += gettext
+# kioskctl-profile-png (kioskd-tools), what `kioskctl profile show --png` runs: cairo draws the
+# profile's touch locks and reads and writes the PNGs (GTK 4 brings libcairo2-dev too; named here
+# because this program needs it whatever GTK needs).
+APT_PACKAGES += libcairo2-dev
 
 .PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
@@ -329,10 +333,12 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
 # kioskctl a link to it): each static binary would carry its own ~14 MB of Swift runtime and
-# FoundationEssentials. kioskctl-replay is the kioskd-tools package's (Yams, Foundation and ICU).
+# FoundationEssentials. kioskctl-replay (Yams, Foundation and ICU) and kioskctl-profile-png (cairo)
+# are the kioskd-tools package's.
 release-build: link-inputs
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-profile-png $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
 
 install: deps release-build install-files install-tools install-prompt
@@ -382,11 +388,14 @@ install-files:
 	done
 
 # What an admin's workstation needs and a kiosk does not (the kioskd-tools package):
-# kioskctl-replay, which `kioskctl replay` runs, and which runs alone without kioskd.
+# kioskctl-replay, which `kioskctl replay` runs, and kioskctl-profile-png, which `kioskctl profile
+# show --png` runs; both run alone without kioskd.
 install-tools:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 "$(RELEASE_BIN)/kioskctl-replay" $(DESTDIR)$(BINDIR)/kioskctl-replay
 	install -m 0644 packaging/man/kioskctl-replay.1 $(DESTDIR)$(MANDIR)/man1/kioskctl-replay.1
+	install -m 0755 "$(RELEASE_BIN)/kioskctl-profile-png" $(DESTDIR)$(BINDIR)/kioskctl-profile-png
+	install -m 0644 packaging/man/kioskctl-profile-png.1 $(DESTDIR)$(MANDIR)/man1/kioskctl-profile-png.1
 
 # The display of kioskd's passcode prompt (the kioskd-prompt package): GTK 4, which a kiosk
 # without a display never needs, so it is a package of its own; kiosk-session starts it.

@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "kioskctl", targets: ["kioskctl"]),
         .executable(name: "kioskd", targets: ["kioskd"]),
         .executable(name: "kioskctl-replay", targets: ["kioskctl-replay"]),
+        .executable(name: "kioskctl-profile-png", targets: ["kioskctl-profile-png"]),
         .executable(name: "kioskd-multicall", targets: ["kioskd-multicall"]),
         .library(name: "KioskClient", targets: ["KioskClient"]),
         .executable(name: "kioskd-prompt", targets: ["kioskd-prompt"]),
@@ -195,8 +196,9 @@ let package = Package(
         .testTarget(
             name: "KioskctlTests",
             dependencies: [
-                "kioskctl", "KioskctlCommands", "kioskctl-replay", "KioskTestSupport", "KioskdProcessTestSupport",
-                "BusTestSupport", "KioskClient", "KioskCore", "kioskd", "KioskDaemonTestSupport", "KioskInput",
+                "kioskctl", "KioskctlCommands", "kioskctl-replay", "kioskctl-profile-png", "KioskTestSupport",
+                "KioskdProcessTestSupport", "BusTestSupport", "KioskClient", "KioskCore", "kioskd", "KioskDaemonTestSupport",
+                "KioskInput",
             ],
             swiftSettings: swiftSettings
         ),
@@ -207,6 +209,23 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskInput", "KioskTraces", "KioskCrypt", "KioskFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: CCairo — system library: cairo through pkg-config (libcairo2-dev), for kioskctl-profile-png alone
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
+        ),
+
+        // MARK: kioskctl-profile-png — what `kioskctl profile show --png` execs (kioskd-tools): cairo draws ProfilePicture's shapes
+        .executableTarget(
+            name: "kioskctl-profile-png",
+            dependencies: [
+                "KioskCore", "KioskFiles", "CCairo", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -54,21 +54,24 @@ IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|inter
 # What a target must never reach. KioskClient reaches swift-system through SystemdKit: allowed
 # (small, pure Swift over libc; a failed connection's Errno is its type).
 # GTK (CGtk) is kioskd-prompt's alone, in a package of its own: a kiosk without a display never
-# gets it; and the display is a client like any app, with nothing of the daemon's.
+# gets it; and the display is a client like any app, with nothing of the daemon's. cairo (CCairo)
+# is kioskctl-profile-png's alone, in kioskd-tools: kioskctl execs it for `profile show --png`.
 NEVER = {
     "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
-                    "tomlkit", "yams", "CGtk"},
-    "kioskd": {"KioskTraces", "yams", "CGtk"},
-    "kioskctl": {"KioskTraces", "yams", "CGtk"},
-    "kioskd-multicall": {"KioskTraces", "yams", "CGtk"},
+                    "tomlkit", "yams", "CGtk", "CCairo"},
+    "kioskd": {"KioskTraces", "yams", "CGtk", "CCairo"},
+    "kioskctl": {"KioskTraces", "yams", "CGtk", "CCairo"},
+    "kioskd-multicall": {"KioskTraces", "yams", "CGtk", "CCairo"},
     "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
-                      "tomlkit", "yams"},
+                      "tomlkit", "yams", "CCairo"},
+    "kioskctl-profile-png": {"KioskTraces", "yams", "CGtk"},
 }
 # The pure modules: every decision, no I/O (README § Architecture, docs/architecture.md).
 PURE = list(ONLY)
-SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay", "kioskd-prompt"]
+SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay", "kioskd-prompt",
+        "kioskctl-profile-png"]
 # What the kiosk's binaries are: no module they reach may import all of Foundation.
-ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt"]
+ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt", "kioskctl-profile-png"]
 
 
 def swift_json(*args):

@@ -59,17 +59,40 @@ struct ProfileCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show a profile as kioskd resolves it, defaults included."
+            abstract: "Show a profile as kioskd resolves it, defaults included.",
+            discussion:
+                "With --png, draw its locked touch regions, edge margin and gesture corners over a screenshot (--over) or a blank frame (--size, default 1280x800) instead, and print the legend in pixels; needs the kioskd-tools package."
         )
 
         @OptionGroup var options: JSONOption
         @OptionGroup(visibility: .hidden) var remote: HostOption
+
+        @Option(help: ArgumentHelp("Draw the profile's touch locks into this PNG file.", valueName: "file"))
+        var png: String?
+
+        @Option(help: ArgumentHelp("With --png: a screenshot (PNG) to draw over, at its size.", valueName: "screenshot"))
+        var over: String?
+
+        @Option(help: ArgumentHelp("With --png: the blank frame's size (default 1280x800).", valueName: "WxH"))
+        var size: String?
 
         @Argument(help: "The profile file.")
         var file: String
 
         func validate() throws {
             try remote.refuse(for: "profile show")
+            if png == nil, over != nil || size != nil {
+                throw ValidationError("--over and --size go with --png.")
+            }
+            if png != nil, options.json { throw ValidationError("--png and --json exclude each other.") }
+            if over != nil, size != nil {
+                throw ValidationError("--size and --over exclude each other: the picture takes the screenshot's size.")
+            }
+            if let size, ProfilePicture.size(size) == nil {
+                throw ValidationError(
+                    "--size '\(size)' is not WIDTHxHEIGHT with each side \(ProfilePicture.sizeRange.lowerBound) to \(ProfilePicture.sizeRange.upperBound) pixels."
+                )
+            }
         }
 
         func run() throws {
@@ -79,6 +102,14 @@ struct ProfileCommand: ParsableCommand {
             } catch {
                 printError("\(error)")
                 throw ExitCode.failure
+            }
+            if let png {
+                // The profile parsed, as `profile check` reads it; kioskctl-profile-png reads it
+                // again and draws.
+                let options = ["--png", png] + (over.map { ["--over", $0] } ?? []) + (size.map { ["--size", $0] } ?? [])
+                try ToolExec.exec(
+                    "kioskctl-profile-png", options + ["--", file], verb: "profile show --png",
+                    otherwise: "draw the profile on a machine that has it")
             }
             if options.json {
                 let encoder = JSONEncoder()

@@ -38,32 +38,8 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let arguments = ["kioskctl-replay", "--profile", profile] + (expired ? ["--expired"] : []) + ["--", trace]
-        var argv = arguments.map { strdup($0) } + [nil]
-        // Next to this kioskctl first (a build tree), else on $PATH (/usr/bin, from kioskd-tools).
-        if let sibling = Self.sibling(), access(sibling, X_OK) == 0 {
-            execv(sibling, &argv)
-        } else {
-            execvp("kioskctl-replay", &argv)
-        }
-        if errno == ENOENT {
-            printError(
-                "replay needs kioskctl-replay, from the kioskd-tools package, which is not installed here. Install kioskd-tools (apt install kioskd-tools), or replay the trace on a machine that has it."
-            )
-        } else {
-            printError("replay could not run kioskctl-replay: \(String(cString: strerror(errno))).")
-        }
-        throw ExitCode.failure
-    }
-
-    /// kioskctl-replay in the directory of this executable (/proc/self/exe: the multi-call
-    /// binary, not the kioskctl link to it).
-    static func sibling() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let executable = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/kioskctl-replay"
+        try ToolExec.exec(
+            "kioskctl-replay", ["--profile", profile] + (expired ? ["--expired"] : []) + ["--", trace],
+            verb: "replay", otherwise: "replay the trace on a machine that has it")
     }
 }
