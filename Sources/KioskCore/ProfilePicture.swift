@@ -159,6 +159,19 @@ public struct ProfilePicture: Hashable, Sendable {
         (["frame \(width)×\(height) px"] + items.map(\.legend)).map { $0 + "\n" }.joined()
     }
 
+    /// Why `--over` and `--size` cannot be taken together as given (the sentence a usage error
+    /// says), or nil: kioskctl checks it before exec'ing the renderer, which checks it again.
+    public static func optionsProblem(over: String?, size: String?) -> String? {
+        if over != nil, size != nil {
+            return "--size and --over exclude each other: the picture takes the screenshot's size."
+        }
+        if let size, Self.size(size) == nil {
+            return
+                "--size '\(size)' is not WIDTHxHEIGHT with each side \(sizeRange.lowerBound) to \(sizeRange.upperBound) pixels."
+        }
+        return nil
+    }
+
     /// `--size WxH` (`1280x800`; `×` too), each side in ``sizeRange``; nil for anything else.
     public static func size(_ text: String) -> (width: Int, height: Int)? {
         let parts = text.split(omittingEmptySubsequences: false) { $0 == "x" || $0 == "X" || $0 == "×" }

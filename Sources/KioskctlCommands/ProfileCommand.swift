@@ -85,14 +85,7 @@ struct ProfileCommand: ParsableCommand {
                 throw ValidationError("--over and --size go with --png.")
             }
             if png != nil, options.json { throw ValidationError("--png and --json exclude each other.") }
-            if over != nil, size != nil {
-                throw ValidationError("--size and --over exclude each other: the picture takes the screenshot's size.")
-            }
-            if let size, ProfilePicture.size(size) == nil {
-                throw ValidationError(
-                    "--size '\(size)' is not WIDTHxHEIGHT with each side \(ProfilePicture.sizeRange.lowerBound) to \(ProfilePicture.sizeRange.upperBound) pixels."
-                )
-            }
+            if let problem = ProfilePicture.optionsProblem(over: over, size: size) { throw ValidationError(problem) }
         }
 
         func run() throws {

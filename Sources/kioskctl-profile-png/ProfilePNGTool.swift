@@ -42,14 +42,7 @@ struct ProfilePNGTool: ParsableCommand {
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     func validate() throws {
-        if over != nil, size != nil {
-            throw ValidationError("--size and --over exclude each other: the picture takes the screenshot's size.")
-        }
-        if let size, ProfilePicture.size(size) == nil {
-            throw ValidationError(
-                "--size '\(size)' is not WIDTHxHEIGHT with each side \(ProfilePicture.sizeRange.lowerBound) to \(ProfilePicture.sizeRange.upperBound) pixels."
-            )
-        }
+        if let problem = ProfilePicture.optionsProblem(over: over, size: size) { throw ValidationError(problem) }
     }
 
     func run() throws {
