@@ -57,7 +57,7 @@ public enum ProfileRegionEdit {
         }
 
         let document = Document(source)
-        let blocks = try document.regionBlocks(file: file)
+        let blocks = document.regionBlocks
         if regions.isEmpty, blocks.isEmpty, before.touch.lockedRegions.isEmpty { return source }
         guard blocks.count == before.touch.lockedRegions.count else {
             throw Refusal(
@@ -163,7 +163,7 @@ public enum ProfileRegionEdit {
     }
 
     static func round4(_ value: Double) -> Double {
-        parseFixed(fixed(value))
+        Double(fixed(value)) ?? 0
     }
 
     /// `value` (0 to 1) with at most 4 decimals and at least one: `0.9`, `0.125`, `1.0`.
@@ -173,10 +173,6 @@ public enum ProfileRegionEdit {
         fraction = String(repeating: "0", count: 4 - fraction.count) + fraction
         while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }
         return "\(units / 10_000).\(fraction)"
-    }
-
-    private static func parseFixed(_ text: String) -> Double {
-        Double(text) ?? 0
     }
 
     static func regionLines(_ region: Profile.Region) -> [String] {
@@ -277,7 +273,7 @@ extension ProfileRegionEdit {
         /// The lines of each `[[touch.locked-region]]` table, in file order: from the comment
         /// lines directly above its header (no blank line between) to the next header that is
         /// not one of its sub-tables, blank lines after it included.
-        func regionBlocks(file: String) throws(Refusal) -> [Range<Int>] {
+        var regionBlocks: [Range<Int>] {
             var blocks: [Range<Int>] = []
             var open: Int?
             for (i, name) in headers.enumerated() {
