@@ -114,6 +114,7 @@ extension ManagerObject {
     /// `drawingStarted`: the hold in force, the touches read, the timer set, the admin's
     /// connection watched, the journal, the display told.
     func performDrawingStarted(_ step: MachineStep) {
+        drawingStrokeSent = 0  // a drawing that ended mid-stroke left its count
         enforcer?.setDrawing(true)
         armDrawingTimer()
         if let caller = drawingCaller {

@@ -152,6 +152,34 @@ import Testing
         }
     }
 
+    /// A drawing ended while a finger was down: the next drawing's stroke is shown from its 4th
+    /// point, as any stroke is, not once it outgrows the last one.
+    @Test func aStrokeAfterADrawingEndedMidStrokeIsShown() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let first = startDrawing(manager, enforcer)
+        let long: [DrawingTouches.Event] =
+            [.down(contact: 1, at: P(x: 0.1, y: 0.1))]
+            + (1...40).map { .move(contact: 1, to: P(x: 0.1 + Double($0) * 0.01, y: 0.1)) }
+        try await touches(manager, long + [.key(1)])  // Esc with the finger still down
+        _ = first.wait()
+        let second = startDrawing(manager, enforcer)
+        manager.changedProperties.watch(["DrawingState"])
+        manager.changedProperties.removeAll()
+        let short: [DrawingTouches.Event] =
+            [.down(contact: 2, at: P(x: 0.2, y: 0.5))]
+            + (1...6).map { .move(contact: 2, to: P(x: 0.2 + Double($0) * 0.01, y: 0.5)) }
+        try await touches(manager, short)
+        try await manager.signalsSent()  // every PropertiesChanged sent so far is noted
+        #expect(manager.changedProperties.all.count == 1, "the stroke's first points were sent: \(manager.changedProperties.all)")
+        // And what a display reads with it: the 7 points.
+        #expect(try client.property("DrawingState")?.fields?[2].array?.count == 14)
+        try await touches(manager, [.up(contact: 2), .key(1)])
+        _ = second.wait()
+    }
+
     @Test func escCancelsAndThePromptEndsIt() async throws {
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)
