@@ -161,7 +161,7 @@ public struct KioskDrawing: Hashable, Sendable {
     public var selected: Int?
     /// The stroke being drawn, from its start; empty between strokes.
     public var stroke: [Point]
-    /// Why the last stroke added nothing: "too-small", "too-many", "crosses"; empty when it did.
+    /// Why the last stroke added nothing while the drawing goes on ("crosses"); empty when it did.
     public var notice: String
 
     public init(shapes: [Shape] = [], selected: Int? = nil, stroke: [Point] = [], notice: String = "") {

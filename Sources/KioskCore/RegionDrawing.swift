@@ -5,8 +5,9 @@
 /// tap: on a button of the bar it presses it, on a shape it selects it (again: unselects), off
 /// every shape it unselects. A drag whose end comes back near its start is an outline, closed
 /// into a polygon and simplified to at most ``maxOutlinePoints`` corners; any other drag is a
-/// rectangle from where it started to where it ended. A shape smaller than a fingertip, a
-/// shape past ``maxShapes``, or an outline that crosses itself is not added; ``notice`` says why.
+/// rectangle from where it started to where it ended. A shape smaller than a fingertip or one
+/// past ``maxShapes`` ends the drawing (``Outcome/refused(_:)``: nothing is written); an outline
+/// that crosses itself is not added, and ``notice`` says why.
 public struct RegionDrawing: Sendable, Equatable {
     /// A shape on the screen: a region of the profile (``kept`` is its index in the file) or a
     /// drawn one.
@@ -20,11 +21,10 @@ public struct RegionDrawing: Sendable, Equatable {
         case cancel, delete, done
     }
 
-    /// Why the last stroke added nothing (kioskd-prompt shows it, translated), or nothing.
+    /// Why the last stroke added nothing while the drawing goes on (kioskd-prompt shows it,
+    /// translated), or nothing.
     public enum Notice: String, Sendable, Equatable {
         case none = ""
-        case tooSmall = "too-small"
-        case tooMany = "too-many"
         case crosses = "crosses"
     }
 
@@ -43,6 +43,9 @@ public struct RegionDrawing: Sendable, Equatable {
         /// Done: the regions to write, in order.
         case done([ProfileRegionEdit.Region])
         case cancelled
+        /// A shape that cannot be a region (``DrawingEndReason/tooSmall``,
+        /// ``DrawingEndReason/tooMany``): the drawing ends and nothing is written.
+        case refused(DrawingEndReason)
     }
 
     /// A touch that moves less than this (in screen fractions, from where it started) is a tap.
@@ -132,14 +135,8 @@ public struct RegionDrawing: Sendable, Equatable {
         }
         let rounded = ProfileRegionEdit.rounded(shape)
         let (width, height) = Self.extent(rounded)
-        guard width >= Self.minSide, height >= Self.minSide else {
-            notice = .tooSmall
-            return .changed
-        }
-        guard shapes.count < Self.maxShapes else {
-            notice = .tooMany
-            return .changed
-        }
+        guard width >= Self.minSide, height >= Self.minSide else { return .refused(.tooSmall) }
+        guard shapes.count < Self.maxShapes else { return .refused(.tooMany) }
         shapes.append(Shape(region: Profile.Region(name: nextName(), shape: rounded), kept: nil))
         selected = nil
         return .changed

@@ -32,6 +32,10 @@ public enum DrawingEndReason: String, Sendable, Equatable {
     case prompt
     /// The admin who asked for it went away (their connection closed), or kioskd stops.
     case abandoned
+    /// A shape was drawn with a side under ``RegionDrawing/minSide`` (smaller than a fingertip).
+    case tooSmall = "too-small"
+    /// A shape was drawn past ``RegionDrawing/maxShapes`` (more than a profile holds).
+    case tooMany = "too-many"
 }
 
 extension SessionMachine {

@@ -83,7 +83,7 @@ extension ManagerObject {
             switch outcome {
             case .none: break
             case .changed: changed = true
-            case .done, .cancelled: ended = outcome
+            case .done, .cancelled, .refused: ended = outcome
             }
             if ended != nil { break }
         }
@@ -102,6 +102,7 @@ extension ManagerObject {
         switch ended {
         case .done: endDrawing(.done)
         case .cancelled: endDrawing(.cancelled)
+        case .refused(let reason): endDrawing(reason)
         default: break
         }
     }
@@ -179,6 +180,20 @@ extension ManagerObject {
         case .abandoned:
             try? call.replyError(
                 Self.busError(KioskError(.failed, "The drawing ended; the profile was not changed.")))
+        case .tooSmall:
+            try? call.replyError(
+                Self.busError(
+                    KioskError(
+                        .failed,
+                        "A shape smaller than a fingertip was drawn (each side must be at least \(RegionDrawing.minSide) of the screen); the drawing ended and the profile was not changed."
+                    )))
+        case .tooMany:
+            try? call.replyError(
+                Self.busError(
+                    KioskError(
+                        .failed,
+                        "More regions were drawn than a profile holds (\(RegionDrawing.maxShapes)); the drawing ended and the profile was not changed."
+                    )))
         }
     }
 

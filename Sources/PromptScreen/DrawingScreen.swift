@@ -58,8 +58,6 @@ public struct DrawingScreen: Hashable, Sendable {
     /// `DrawingState`'s notice in words; nil for none (or one this display does not know).
     static func notice(_ code: String, tr: Translation) -> String? {
         switch code {
-        case "too-small": tr("Too small: a region must be at least a fingertip wide. Draw it larger.")
-        case "too-many": tr("No more regions: a profile holds 64.")
         case "crosses": tr("The outline crosses itself. Draw it again.")
         default: nil
         }

@@ -70,11 +70,23 @@ import Testing
         #expect(drawing.notice == .crosses)
     }
 
-    @Test func aShapeSmallerThanAFingertipAddsNothing() {
+    @Test func aShapeSmallerThanAFingertipEndsTheDrawing() {
         var drawing = RegionDrawing(regions: [])
-        stroke(&drawing, drag(P(x: 0.5, y: 0.5), P(x: 0.7, y: 0.52)))
-        #expect(drawing.shapes.isEmpty)
-        #expect(drawing.notice == .tooSmall)
+        stroke(&drawing, drag(P(x: 0.5, y: 0.5), P(x: 0.7, y: 0.6)))
+        #expect(stroke(&drawing, drag(P(x: 0.5, y: 0.7), P(x: 0.7, y: 0.72))) == .refused(.tooSmall))
+        #expect(drawing.shapes.count == 1, "nothing added")
+        var narrow = RegionDrawing(regions: [])
+        #expect(stroke(&narrow, drag(P(x: 0.5, y: 0.2), P(x: 0.52, y: 0.6))) == .refused(.tooSmall))
+        var fits = RegionDrawing(regions: [])
+        #expect(stroke(&fits, drag(P(x: 0.5, y: 0.2), P(x: 0.53, y: 0.23))) == .changed, "0.03 a side is enough")
+    }
+
+    @Test func anOutlineThatCrossesItselfAfterANoticeClearsIt() {
+        var drawing = RegionDrawing(regions: [])
+        let eight = drag(P(x: 0.2, y: 0.2), P(x: 0.6, y: 0.6)) + drag(P(x: 0.6, y: 0.6), P(x: 0.6, y: 0.2)).dropFirst()
+            + drag(P(x: 0.6, y: 0.2), P(x: 0.2, y: 0.6)).dropFirst() + drag(P(x: 0.2, y: 0.6), P(x: 0.21, y: 0.21)).dropFirst()
+        stroke(&drawing, Array(eight))
+        #expect(drawing.notice == .crosses)
         stroke(&drawing, drag(P(x: 0.5, y: 0.5), P(x: 0.7, y: 0.6)))
         #expect(drawing.shapes.count == 1)
         #expect(drawing.notice == .none, "the next shape clears the notice")
@@ -87,9 +99,8 @@ import Testing
             stroke(&drawing, drag(P(x: x, y: y), P(x: x + 0.05, y: y + 0.05)))
         }
         #expect(drawing.shapes.count == RegionDrawing.maxShapes)
-        stroke(&drawing, drag(P(x: 0.1, y: 0.1), P(x: 0.5, y: 0.5)))
+        #expect(stroke(&drawing, drag(P(x: 0.1, y: 0.1), P(x: 0.5, y: 0.5))) == .refused(.tooMany))
         #expect(drawing.shapes.count == RegionDrawing.maxShapes)
-        #expect(drawing.notice == .tooMany)
     }
 
     @Test func aTapSelectsTheShapeUnderItAndDeleteRemovesIt() {

@@ -200,6 +200,42 @@ import Testing
         #expect(enforcer.drawingChanges == [true, false, true, false])
     }
 
+    /// A shape under a fingertip, or one more than a profile holds, ends the drawing: the call
+    /// fails with why, the shapes drawn before it are not answered, input flows again.
+    @Test func aShapeTooSmallOrOneTooManyEndsIt() async throws {
+        let enforcer = RecordingEnforcer(canDraw: true)
+        let manager = try await manager(enforcer)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let small = startDrawing(manager, enforcer)
+        try await touches(manager, drag(P(x: 0.2, y: 0.5), P(x: 0.6, y: 0.7)))
+        #expect(try client.property("DrawingState")?.fields?[0].array?.count == 2, "a shape that fits is added")
+        try await touches(manager, drag(P(x: 0.2, y: 0.8), P(x: 0.6, y: 0.81)))  // 0.01 high
+        let tooSmall = try #require(small.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
+        #expect(tooSmall.name == "org.freedesktop.DBus.Error.Failed")
+        #expect(
+            tooSmall.message
+                == "A shape smaller than a fingertip was drawn (each side must be at least 0.03 of the screen); the drawing ended and the profile was not changed."
+        )
+        #expect(enforcer.drawingChanges == [true, false])
+        #expect(try client.property("Drawing")?.string == "")
+
+        let many = startDrawing(manager, enforcer)
+        // The profile's gear and 63 drawn: 64, all a profile holds; the 65th ends it.
+        for i in 0..<(RegionDrawing.maxShapes - 1) {
+            let x = 0.1 + Double(i % 8) * 0.1, y = 0.15 + Double(i / 8) * 0.1
+            try await touches(manager, drag(P(x: x, y: y), P(x: x + 0.05, y: y + 0.05)))
+        }
+        #expect(try client.property("DrawingState")?.fields?[0].array?.count == RegionDrawing.maxShapes)
+        try await touches(manager, drag(P(x: 0.1, y: 0.15), P(x: 0.5, y: 0.5)))
+        let tooMany = try #require(many.wait().flatMap { if case .failure(let e) = $0 { e } else { nil } })
+        #expect(
+            tooMany.message
+                == "More regions were drawn than a profile holds (64); the drawing ended and the profile was not changed.")
+        #expect(enforcer.drawingChanges == [true, false, true, false])
+        #expect(manager.journal.all.contains("log Drawing touch regions ended: input flows as the locks say"))
+    }
+
     @Test func nobodyDrawingForThreeMinutesEndsIt() async throws {
         let enforcer = RecordingEnforcer(canDraw: true)
         let manager = try await manager(enforcer)

@@ -127,10 +127,14 @@ import Testing
         #expect(f.drawing())
         try await f.touches(Self.drag(KioskInput.Point(x: 0.2, y: 0.5), KioskInput.Point(x: 0.6, y: 0.7)))
         try await f.touches([.down(contact: 4, at: KioskInput.Point(x: 0.5, y: 0.5)), .up(contact: 4)])
-        // A drag under a fingertip wide: not added, and said so.
-        try await f.touches(Self.drag(KioskInput.Point(x: 0.1, y: 0.1), KioskInput.Point(x: 0.12, y: 0.13)))
+        // An outline crossing itself (a figure eight): not added, and said so.
+        let corners = [(0.2, 0.2), (0.6, 0.6), (0.6, 0.2), (0.2, 0.6), (0.21, 0.21)].map { KioskInput.Point(x: $0.0, y: $0.1) }
+        let eight = zip(corners, corners.dropFirst()).enumerated().flatMap { index, leg in
+            Self.drag(leg.0, leg.1).dropLast().dropFirst(index == 0 ? 0 : 1)
+        }
+        try await f.touches(Array(eight) + [.up(contact: 1)])
         #expect(
-            eventually { Self.text(out).contains("map: 2 regions, drawn 1 selected, not added: too-small") },
+            eventually { Self.text(out).contains("map: 2 regions, drawn 1 selected, not added: crosses") },
             "\(Self.text(out))")
         try await f.touches([.key(1)])
         _ = child.wait()

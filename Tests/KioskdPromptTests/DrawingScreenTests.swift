@@ -28,21 +28,21 @@ import Testing
     }
 
     @Test func theTextsTheBarAndTheShapes() throws {
-        let drawing = KioskDrawing(shapes: [Self.gear, Self.gear], selected: 1, notice: "too-small")
+        let drawing = KioskDrawing(shapes: [Self.gear, Self.gear], selected: 1, notice: "crosses")
         let screen = try #require(DrawingScreen.scene(status: Self.status(drawing: "map", drawing), bar: Self.bar))
         #expect(screen.title == "Drawing the locked regions of map")
         #expect(
             screen.hint
                 == "Drag to draw a rectangle, or go round an area and back to where you started. Tap a shape to select it.")
-        #expect(screen.notice == "Too small: a region must be at least a fingertip wide. Draw it larger.")
+        #expect(screen.notice == "The outline crosses itself. Draw it again.")
         #expect(screen.summary == "2 locked regions, gear selected")
         #expect(screen.buttons.map(\.label) == ["Cancel", "Delete", "Done"])
         #expect(screen.buttons.map(\.x) == [0.30, 0.44, 0.58], "where kioskd reads the taps")
         #expect(screen.drawing == drawing)
-        let notices = ["too-many", "crosses", "", "a-newer-one"].map {
+        let notices = ["crosses", "", "too-small", "a-newer-one"].map {
             DrawingScreen.scene(status: Self.status(drawing: "map", KioskDrawing(notice: $0)), bar: [])?.notice
         }
-        #expect(notices == ["No more regions: a profile holds 64.", "The outline crosses itself. Draw it again.", nil, nil])
+        #expect(notices == ["The outline crosses itself. Draw it again.", nil, nil, nil], "a shape too small ends the drawing")
         let one = DrawingScreen.scene(
             status: Self.status(drawing: "map", KioskDrawing(shapes: [Self.gear], selected: 5)), bar: [])
         #expect(one?.summary == "1 locked region", "a selection out of range names nothing")
@@ -69,11 +69,11 @@ import Testing
             DrawingScreen.scene(
                 status: Self.status(drawing: "map", KioskDrawing(stroke: [.init(x: 0.1, y: 0.1)])), bar: Self.bar))
         #expect(DrawingScreen.announcement(from: first, to: stroking) == nil)
-        let small = try #require(
-            DrawingScreen.scene(status: Self.status(drawing: "map", KioskDrawing(notice: "too-small")), bar: Self.bar))
-        #expect(DrawingScreen.announcement(from: stroking, to: small) == small.notice)
+        let crossing = try #require(
+            DrawingScreen.scene(status: Self.status(drawing: "map", KioskDrawing(notice: "crosses")), bar: Self.bar))
+        #expect(DrawingScreen.announcement(from: stroking, to: crossing) == crossing.notice)
         let added = try #require(
             DrawingScreen.scene(status: Self.status(drawing: "map", KioskDrawing(shapes: [Self.gear])), bar: Self.bar))
-        #expect(DrawingScreen.announcement(from: small, to: added) == "1 locked region")
+        #expect(DrawingScreen.announcement(from: crossing, to: added) == "1 locked region")
     }
 }

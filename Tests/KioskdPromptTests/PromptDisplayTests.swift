@@ -478,7 +478,7 @@ import Testing
         #expect(Self.windowLog(xvfb.log) == ["drawing"], "\(Self.text(xvfb.log))")
 
         // Selected, with a stroke on its way: the edge gold, the stroke gold.
-        try standIn.set(["DrawingState": [[shape], 0, [0.6, 0.75, 0.7, 0.75, 0.8, 0.75], "too-small"] as [any Sendable]])
+        try standIn.set(["DrawingState": [[shape], 0, [0.6, 0.75, 0.7, 0.75, 0.8, 0.75], "crosses"] as [any Sendable]])
         screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer, points: points) }) {
             $0.colours.count == 4 && $0.colours[2] == [255, 215, 0]
         }
