@@ -22,20 +22,36 @@ public struct ProfileError: Error, Hashable, Sendable, CustomStringConvertible {
 public enum ProfileParser {
     /// Parses a profile from the bytes of `file` (the name is used in messages only).
     public static func parse(bytes: some Collection<UInt8>, file: String) throws(ProfileError) -> Profile {
-        let source: String
+        try parse(source: text(of: bytes, file: file), file: file)
+    }
+
+    /// Parses a profile from its text.
+    public static func parse(source: String, file: String) throws(ProfileError) -> Profile {
+        let (root, map) = try document(source: source, file: file)
+        var reader = ProfileReader(file: file, map: map)
+        let profile = reader.profile(root)
+        guard reader.diagnostics.isEmpty else {
+            throw ProfileError(diagnostics: reader.diagnostics.sorted { $0.position < $1.position })
+        }
+        return profile
+    }
+
+    /// The bytes of a TOML file of kioskd's (a profile, a web app's manifest) as text: refused at
+    /// the first byte that is not UTF-8.
+    static func text(of bytes: some Collection<UInt8>, file: String) throws(ProfileError) -> String {
         do {
-            source = try Text.decode(bytes, what: "profile")
+            return try Text.decode(bytes, what: "file")
         } catch {
             throw ProfileError(diagnostics: [
                 ProfileDiagnostic(
                     file: file, position: firstInvalidUTF8(in: Array(bytes)), message: "the file is not valid UTF-8")
             ])
         }
-        return try parse(source: source, file: file)
     }
 
-    /// Parses a profile from its text.
-    public static func parse(source: String, file: String) throws(ProfileError) -> Profile {
+    /// The TOML document of `source` and where each of its keys stands, or the syntax error (or
+    /// the NUL character TOML forbids) at its line.
+    static func document(source: String, file: String) throws(ProfileError) -> (TOMLTable, TOMLSourceMap) {
         if let nul = source.unicodeScalars.firstIndex(of: "\0") {
             let before = source.unicodeScalars[..<nul]
             let line = before.count { $0 == "\n" } + 1
@@ -62,12 +78,7 @@ public enum ProfileParser {
                     file: file, position: SourcePosition(line: 1, column: 1), message: "TOML syntax: \(error)")
             ])
         }
-        var reader = ProfileReader(file: file, map: TOMLSourceMap(source: source))
-        let profile = reader.profile(root)
-        guard reader.diagnostics.isEmpty else {
-            throw ProfileError(diagnostics: reader.diagnostics.sorted { $0.position < $1.position })
-        }
-        return profile
+        return (root, TOMLSourceMap(source: source))
     }
 
     private static func firstInvalidUTF8(in bytes: [UInt8]) -> SourcePosition {
