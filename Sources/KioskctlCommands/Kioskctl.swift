@@ -36,6 +36,7 @@ struct Kioskctl: AsyncParsableCommand {
             MonitorCommand.self,
             // Offline, no daemon:
             ProfileCommand.self,
+            WebAppCommand.self,
             ReplayCommand.self,
         ]
     )

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// `kioskctl web-app check` works without a daemon; its output is checked byte for byte.
+@Suite struct WebAppCommandTests {
+    static func directory() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        return directory
+    }
+
+    @Test func checkPassesTheExample() throws {
+        let example = "\(root)/Examples/web-museum-guide/org.example.MuseumGuide.toml"
+        let result = try kioskctl("web-app", "check", example)
+        #expect(result.status == 0)
+        #expect(
+            result.stdout
+                == "\(example): ok (org.example.MuseumGuide: 2 restrictions, read by https://guide.museum.example)\n")
+        #expect(result.stderr == "")
+    }
+
+    @Test func eachErrorAtItsLineAndExitOne() throws {
+        let directory = try Self.directory()
+        let wrongName = "\(directory)/museum.toml"
+        try Data("id = \"org.example.MuseumGuide\"\norigins = [\"https://guide.museum.example/\"]\n".utf8)
+            .write(to: URL(fileURLWithPath: wrongName))
+        let good = "\(directory)/a.b.toml"
+        try Data(
+            "id = \"a.b\"\norigins = [\"http://127.0.0.1:8080\"]\n[[restriction]]\nid = \"a.b.c\"\ntitle = \"C\"\ndetail = \"D\"\n"
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: good))
+        let result = try kioskctl("web-app", "check", wrongName, good, "\(directory)/missing.toml")
+        #expect(result.status == 1)
+        #expect(result.stdout == "\(good): ok (a.b: 1 restriction, read by http://127.0.0.1:8080)\n")
+        #expect(
+            result.stderr
+                == """
+                \(wrongName):1:1: the manifest needs at least one [[restriction]] with id, title and detail
+                \(wrongName):1:6: id is "org.example.MuseumGuide", but the file is "museum.toml": name it org.example.MuseumGuide.toml
+                \(wrongName):2:12: origins: The origin "https://guide.museum.example/" has a path; an origin is scheme://host[:port], with no "/" at the end.
+                \(directory)/missing.toml: no such file
+
+                """)
+    }
+
+    @Test func aFIFOIsRefusedNotWaitedOn() throws {
+        let fifo = "\(try Self.directory())/a.b.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let result = try kioskctl("web-app", "check", fifo)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("\(fifo): "), "\(result.stderr)")
+    }
+
+    @Test func namesAtLeastOneFile() throws {
+        let result = try kioskctl("web-app", "check")
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: Missing expected argument '<files> ...'\n"), "\(result.stderr)")
+    }
+}
