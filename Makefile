@@ -130,9 +130,10 @@ test-ansible:
 # Firefox ESR itself reading a policies.json with the keys kioskd merges (docs/browsers.md
 # § Firefox ESR: what its policies do here): Tests/Browser/firefox-policies runs Debian's
 # firefox-esr headless, in a private mount namespace where /etc/firefox/policies is a temp dir,
-# and drives it over Marionette. It builds nothing and is not part of `make test` (run outside
-# CI); as another user than root it says it skipped, and passes.
-FIREFOX_PACKAGES := firefox-esr
+# and drives it over Marionette; Debian's chromium, headless, checks the Chromium side of the
+# table of URL filters it translates. It builds nothing and is not part of `make test` (run
+# outside CI); as another user than root it says it skipped, and passes.
+FIREFOX_PACKAGES := firefox-esr chromium
 deps-firefox:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(FIREFOX_PACKAGES)"
 
