@@ -379,6 +379,10 @@ install-files:
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
+	# Chromium reads the policy kioskd writes through this link (docs/browsers.md); the package
+	# owns the link alone, never the directory's other files.
+	install -d $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed
+	ln -sf /run/kioskd/browser/chromium.json $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed/kioskd.json
 	# labwc's configuration for the kiosk session (kiosk-session runs labwc -C with it).
 	install -d $(DESTDIR)$(DATADIR)/kioskd/labwc
 	install -m 0644 packaging/labwc/rc.xml packaging/labwc/menu.xml $(DESTDIR)$(DATADIR)/kioskd/labwc/

@@ -23,12 +23,29 @@ public enum KioskService {
         /// Emptied at every boot (`RuntimeDirectory=`): where the kiosk clock's marker tells a
         /// restart from a reboot (``KioskClockMarker``).
         public var runtimeDirectory: String
+        /// Chromium's managed policy directory (`--chromium-policy-dir`).
+        public var chromiumPolicyDirectory: String
+        /// Firefox's policy directory (`--firefox-policy-dir`).
+        public var firefoxPolicyDirectory: String
 
-        public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String) {
+        public init(
+            stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String,
+            chromiumPolicyDirectory: String = "/etc/chromium/policies/managed",
+            firefoxPolicyDirectory: String = "/etc/firefox/policies"
+        ) {
             self.stateDirectory = stateDirectory
             self.profileDirectory = profileDirectory
             self.brokerInput = brokerInput
             self.runtimeDirectory = runtimeDirectory
+            self.chromiumPolicyDirectory = chromiumPolicyDirectory
+            self.firefoxPolicyDirectory = firefoxPolicyDirectory
+        }
+
+        /// Where kioskd writes and checks the browsers' policy.
+        public var browserPaths: BrowserPolicyPaths {
+            BrowserPolicyPaths(
+                chromiumDirectory: chromiumPolicyDirectory, chromiumFile: runtimeDirectory + "/browser/chromium.json",
+                firefoxDirectory: firefoxPolicyDirectory, firefoxHeldFile: stateDirectory + "/firefox-policy-keys.json")
         }
     }
 
@@ -65,6 +82,15 @@ public enum KioskService {
             try store.save(state)
         }
 
+        // The built-in browsers are root's apps, declared before anything is served: their
+        // restrictions are listed (and their states kept) whether a browser runs or not.
+        do {
+            if try state.declareBrowsers() { try store.save(state) }
+        } catch let error as KioskError {
+            // A registry already holding the most apps kioskd keeps: serve it as it is.
+            logger.error("Could not declare the built-in browsers", metadata: ["error": "\(error.message)"])
+        }
+
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)
         let manager = ManagerObject(
@@ -87,6 +113,7 @@ public enum KioskService {
             broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger),
             awake: LogindInhibitor(bus: bus, logger: logger, kind: LogindInhibitor.keepAwake), logger: logger)
         manager.enforcer = enforcement
+        manager.governBrowsers(options.browserPaths)
         broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.

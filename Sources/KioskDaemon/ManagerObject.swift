@@ -71,6 +71,12 @@ public final class ManagerObject {
         didSet { enforcer?.onProblemChanged = { [weak self] in self?.emitSessionProblemChanged() } }
     }
     var sessionTimer: EventSource?
+    /// The app ids kioskd declares itself (the built-in browsers, the web apps' manifests):
+    /// `RegisterApplication` and `UnregisterApplication` refuse them to everyone.
+    var reservedApps = ReservedApps()
+    /// Writes the browsers' policy on every commit (ManagerObject+Browsers.swift); nil until
+    /// ``governBrowsers(_:)``.
+    var browserPolicy: BrowserPolicyWriter?
     /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
     /// ``KioskClockMarker``'s, tests keep the identity.
     public var displayTime: (Timestamp) -> Timestamp = { $0 }
@@ -244,5 +250,6 @@ public final class ManagerObject {
     func commit(_ next: SessionMachine) {
         machine.adopt(next)
         enforcer?.enforce(state, profile: activeProfile)
+        writeBrowserPolicies()
     }
 }

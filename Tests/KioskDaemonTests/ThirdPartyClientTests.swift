@@ -44,7 +44,8 @@ import Testing
             [app, "[('\(controls)', 'Map controls', 'Pan and zoom'), ('\(share)', 'Sharing', 'Send to phone')]"],
             .reply("()")
         ),
-        ("ListApplications", [], .reply("(['\(app)'],)")),
+        // The built-in browsers first: kioskd declares them at its start (docs/browsers.md).
+        ("ListApplications", [], .reply("(['org.chromium.Chromium', 'org.mozilla.firefox', '\(app)'],)")),
         (
             "ListRestrictions", [app],
             .reply(
@@ -120,7 +121,7 @@ import Testing
         ("Properties.Get", [KioskWire.managerInterface, "Drawing"], .reply("(<''>,)")),
         ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
         ("UnregisterApplication", [app], .reply("()")),
-        ("ListApplications", [], .reply("(@as [],)")),
+        ("ListApplications", [], .reply("(['org.chromium.Chromium', 'org.mozilla.firefox'],)")),
     ]
 
     @Test func gdbusCallsEveryMethodAndGetsTheDocumentedErrors() throws {

@@ -55,7 +55,7 @@ struct KioskctlRemoteTests {
                 #expect(overSSH.stderr == "", "\(host) \(verb)")
             }
         }
-        #expect(try f.ctl(["apps"]).stdout.contains("org.example.MuseumMap             2       0"))
+        #expect(try f.ctl(["apps"]).stdout.contains("org.example.MuseumMap              2       0"))
 
         let before = f.kioskd.stateBytes
         let deny = try remote.ctl(["-H", "root@localhost", "deny", KioskctlBusTests.app, KioskctlBusTests.controls])

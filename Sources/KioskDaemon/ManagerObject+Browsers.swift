@@ -1,0 +1,31 @@
+import KioskCore
+import Logging
+import SystemdKit
+
+extension ManagerObject {
+    // MARK: The browsers' policy (docs/browsers.md)
+
+    /// Has kioskd write the browsers' policy at `paths` from now on. Call before
+    /// ``restoreSession()``: the restore's commit writes what the persisted state says, before
+    /// anything is reported.
+    public func governBrowsers(_ paths: BrowserPolicyPaths) {
+        browserPolicy = BrowserPolicyWriter(paths: paths, logger: logger)
+    }
+
+    /// The policies the state puts in force: the browser restrictions' states, the active
+    /// session's allowed URLs, the web apps' origins.
+    var browserPolicies: [BrowserPolicy] {
+        BrowserPolicy.derive(
+            BrowserPolicyInputs(
+                state: state, profile: activeProfile, manifests: browserPolicy?.manifests ?? []))
+    }
+
+    /// Brings the browsers' files to the state just committed (before its signals and reply go
+    /// out: a session's denials are in the files before it is reported active).
+    func writeBrowserPolicies() {
+        guard let browserPolicy else { return }
+        let wasProblem = browserPolicy.problem
+        browserPolicy.apply(browserPolicies)
+        if browserPolicy.problem != wasProblem { emitSessionProblemChanged() }
+    }
+}

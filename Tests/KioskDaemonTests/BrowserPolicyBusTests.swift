@@ -1,0 +1,204 @@
+import BusTestSupport
+import Foundation
+import Glibc
+import KioskAPI
+import KioskCore
+import KioskDaemonTestSupport
+import KioskTestSupport
+import SystemdKit
+import Testing
+
+@testable import KioskDaemon
+
+/// The browsers' policy written by kioskd's manager in process (docs/browsers.md § What kioskd
+/// writes where and when), into temporary directories standing for /etc/chromium, /etc/firefox,
+/// /run/kioskd and /var/lib/kioskd: a session's denials in the files before it is reported,
+/// gone at its end; an admin's deny and allow; Firefox's own keys merged into the admin's file
+/// and taken out again; a restart writing what the persisted state says; the reserved ids; a
+/// browser whose policy directory is missing or not root's runs no session.
+@Suite(.serialized) struct BrowserPolicyBusTests {
+    static let chromium = Browser.chromium.app.rawValue
+    static let firefox = Browser.firefox.app.rawValue
+
+    static let profiles = [
+        "web": """
+        app = "org.chromium.Chromium"
+        [browser]
+        allowed-urls = ["https://museum.example", "example.org/tickets"]
+        [restrictions."org.chromium.Chromium"]
+        "org.chromium.Chromium.devtools" = "deny"
+        """,
+        "fox": """
+        app = "org.mozilla.firefox"
+        [browser]
+        allowed-urls = ["https://museum.example"]
+        """,
+    ]
+
+    /// The admin's Firefox policies, with keys kioskd must keep as they are.
+    static let adminFirefox = #"{"policies": {"Homepage": {"URL": "https://museum.example", "Locked": true}, "PrintingEnabled": true}}"#
+
+    /// Temporary stand-ins for the machine's directories, removed by ``remove()``.
+    struct Directories {
+        let root: URL
+        let paths: BrowserPolicyPaths
+
+        init(firefox: Bool = true) throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString)")
+            let chromiumDirectory = root.appendingPathComponent("etc/chromium/policies/managed")
+            let firefoxDirectory = root.appendingPathComponent("etc/firefox/policies")
+            let state = root.appendingPathComponent("var/lib/kioskd")
+            for directory in [chromiumDirectory, state] + (firefox ? [firefoxDirectory] : []) {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            }
+            paths = BrowserPolicyPaths(
+                chromiumDirectory: chromiumDirectory.path,
+                chromiumFile: root.appendingPathComponent("run/kioskd/browser/chromium.json").path,
+                firefoxDirectory: firefoxDirectory.path,
+                firefoxHeldFile: state.appendingPathComponent("firefox-policy-keys.json").path)
+            // What the package installs: the symlink to kioskd's file.
+            try FileManager.default.createSymbolicLink(
+                atPath: paths.chromiumDirectory + "/kioskd.json", withDestinationPath: paths.chromiumFile)
+            if firefox { try Data(BrowserPolicyBusTests.adminFirefox.utf8).write(to: URL(fileURLWithPath: paths.firefoxFile)) }
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: root) }
+
+        /// Chromium's file, read through the package's symlink as Chromium reads it.
+        func chromium() throws -> JSONValue {
+            try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: paths.chromiumDirectory + "/kioskd.json"))))
+        }
+
+        func firefox() throws -> JSONValue {
+            try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: paths.firefoxFile))))
+        }
+    }
+
+    static func browsersDeclared() throws -> KioskState {
+        var state = KioskState()
+        try state.declareBrowsers()
+        return state
+    }
+
+    @Test func aSessionsDenialsAreInTheFileBeforeItsReplyAndGoneAtItsEnd() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        // kioskd's start wrote what the state says: nothing denied, no policy.
+        #expect(try directories.chromium() == .object([]))
+
+        try client.call("StartSession", [.string("web")])
+        // The reply comes once the file is written: the session's denials are in force.
+        #expect(
+            try directories.chromium().description
+                == #"{"URLBlocklist":["*"],"URLAllowlist":["https://museum.example","example.org/tickets"],"DeveloperToolsAvailability":2}"#
+        )
+        #expect(try client.state(Self.chromium, Self.chromium + ".navigation") == "deny")
+        #expect(try directories.firefox() == (try JSONValue.parse(Array(Self.adminFirefox.utf8))), "Firefox untouched")
+
+        try client.call("ForceEndSession")
+        #expect(try client.property("SessionState")?.string == "inactive")
+        #expect(try directories.chromium() == .object([]), "the presets restored: no policy")
+    }
+
+    @Test func anAdminsDenyAndAllowRewriteFirefoxsKeysAndKeepTheAdmins() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let manager = try await InProcessManager(state: try Self.browsersDeclared(), browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let admin = try JSONValue.parse(Array(Self.adminFirefox.utf8))
+        #expect(try directories.firefox() == admin, "nothing denied: the admin's file as it was")
+
+        for kind in ["printing", "devtools", "camera"] {
+            try client.call(
+                "SetRestrictionState", [.string(Self.firefox), .string("\(Self.firefox).\(kind)"), .string("deny")])
+        }
+        #expect(
+            try directories.firefox().description
+                == #"{"policies":{"Homepage":{"URL":"https://museum.example","Locked":true},"PrintingEnabled":false,"DisableDeveloperTools":true,"Permissions":{"Camera":{"BlockNewRequests":true,"Locked":true}}}}"#
+        )
+        for kind in ["printing", "devtools", "camera"] {
+            try client.call(
+                "SetRestrictionState", [.string(Self.firefox), .string("\(Self.firefox).\(kind)"), .string("allow")])
+        }
+        #expect(try directories.firefox() == admin, "the admin's PrintingEnabled back, kioskd's keys gone")
+        #expect(try directories.chromium() == .object([]))
+    }
+
+    @Test func aRestartWritesWhatThePersistedStateSaysBeforeAnythingIsServed() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        var state = try Self.browsersDeclared()
+        try state.registry.setState(.deny, of: Browser.chromium.restriction(.printing), in: Browser.chromium.app)
+        // A file left over from before (stale), which the restart must replace.
+        try FileManager.default.createDirectory(
+            atPath: (directories.paths.chromiumFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(#"{"DeveloperToolsAvailability": 2}"#.utf8).write(to: URL(fileURLWithPath: directories.paths.chromiumFile))
+        let manager = try await InProcessManager(state: state, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        // InProcessManager returns once the bus name is taken: the file was written before.
+        #expect(try directories.chromium().description == #"{"PrintingEnabled":false}"#)
+    }
+
+    @Test func reservedIdsAreRefusedToRootAndChangeNothing() async throws {
+        let manager = try await InProcessManager(uid: 0, state: try Self.browsersDeclared())
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let register = try #require(
+            client.error(
+                "RegisterApplication",
+                [.string(Self.chromium), .array(elementSignature: "(sss)", [])]))
+        #expect(register.name == KioskError.Code.accessDenied.dbusName)
+        #expect(register.message.contains("a browser kioskd declares itself"))
+        let unregister = try #require(client.error("UnregisterApplication", [.string(Self.firefox)]))
+        #expect(unregister.name == KioskError.Code.accessDenied.dbusName)
+        let apps = try client.call("ListApplications").first?.array?.compactMap(\.string)
+        #expect(apps == [Self.chromium, Self.firefox])
+        let restrictions = try client.call("ListRestrictions", [.string(Self.chromium)]).first?.array
+        #expect(restrictions?.count == 8)
+        #expect(manager.store.saved.isEmpty, "nothing was written")
+    }
+
+    @Test func aMissingOrForeignPolicyDirectoryRefusesTheSession() async throws {
+        let directories = try Directories(firefox: false)
+        defer { directories.remove() }
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+
+        let missing = try #require(client.error("StartSession", [.string("fox")]))
+        #expect(missing.message.contains("Firefox's policy directory \(directories.paths.firefoxDirectory) does not exist"))
+        #expect(try client.property("SessionState")?.string == "inactive")
+
+        guard geteuid() == 0 else { return }  // chown needs root (CI runs as root)
+        #expect(chown(directories.paths.chromiumDirectory, 1000, 1000) == 0)
+        let foreign = try #require(client.error("StartSession", [.string("web")]))
+        #expect(foreign.message.contains("is owned by uid 1000"), "\(foreign.message)")
+        #expect(try client.property("SessionState")?.string == "inactive")
+
+        #expect(chown(directories.paths.chromiumDirectory, 0, 0) == 0)
+        try FileManager.default.removeItem(atPath: directories.paths.chromiumDirectory + "/kioskd.json")
+        let unlinked = try #require(client.error("StartSession", [.string("web")]))
+        #expect(unlinked.message.contains("is not a symlink to \(directories.paths.chromiumFile)"), "\(unlinked.message)")
+        #expect(try client.property("SessionState")?.string == "inactive")
+    }
+
+    @Test func anAdminsFileThatIsNotJSONIsLeftAloneAndSaidSo() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let broken = Data("{\"policies\": {".utf8)
+        try broken.write(to: URL(fileURLWithPath: directories.paths.firefoxFile))
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let refused = try #require(client.error("StartSession", [.string("fox")]))
+        #expect(refused.message.contains("is not JSON"), "\(refused.message)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directories.paths.firefoxFile)) == broken)
+    }
+}
