@@ -41,9 +41,13 @@ final class BrowserPolicyWriter {
     let logger: Logger
     /// The web apps' manifests (their origins reach the bridge).
     var manifests: [WebAppManifest] = []
-    /// The policies last written, nil before the first write (kioskd's start writes whatever
+    /// The policies last derived, nil before the first write (kioskd's start writes whatever
     /// the persisted state says, so a file left by a crash is brought up to date).
     private(set) var written: [BrowserPolicy]?
+    /// Those of ``written`` that are in a browser's file: without Firefox's policy directory
+    /// (no Firefox here) or after a failed write, that browser's are left out. What
+    /// `BrowserPolicies` publishes.
+    private(set) var inForce: [BrowserPolicy] = []
     /// Why the last write failed ("" when it did not): part of `SessionProblem`.
     private(set) var problem = ""
     /// Who may own a policy directory: root, and kioskd's own uid.
@@ -56,27 +60,33 @@ final class BrowserPolicyWriter {
 
     /// Brings the files to `policies`, if they differ from what was written last. Returns
     /// whether the published policies changed.
+    /// Brings the files to `policies`, if they differ from what was written last (or the last
+    /// write failed). Returns whether ``inForce`` changed.
     @discardableResult
     func apply(_ policies: [BrowserPolicy]) -> Bool {
         guard policies != written || !problem.isEmpty else { return false }
         var problems: [String] = []
+        var missing: Set<Browser> = []
         do {
             try writeChromium(policies)
         } catch {
             problems.append("Chromium's policy could not be written: \(error)")
+            missing.insert(.chromium)
         }
         do {
-            try writeFirefox(policies)
+            if try !writeFirefox(policies) { missing.insert(.firefox) }
         } catch {
             problems.append("Firefox's policy could not be written: \(error)")
+            missing.insert(.firefox)
         }
         problem = problems.joined(separator: "; ")
         if !problem.isEmpty {
             logger.error("Could not write the browsers' policy", metadata: ["error": "\(problem)"])
         }
-        let changed = policies != written
         written = policies
-        return changed
+        let now = policies.filter { !missing.contains($0.browser) }
+        defer { inForce = now }
+        return now != inForce
     }
 
     // MARK: Chromium
@@ -103,18 +113,15 @@ final class BrowserPolicyWriter {
         var description: String
     }
 
-    private func writeFirefox(_ policies: [BrowserPolicy]) throws {
+    /// Returns false when there is no Firefox here (no policy directory): nothing to write, and
+    /// nothing kioskd held can be there. (A session of Firefox is refused before, by
+    /// ``checkReady(for:)``.)
+    private func writeFirefox(_ policies: [BrowserPolicy]) throws -> Bool {
         let keys = BrowserPolicy.firefoxKeys(policies)
         var merge = readHeld()
         var directoryStatus = stat()
-        guard stat(paths.firefoxDirectory, &directoryStatus) == 0 else {
-            // No Firefox here: nothing to write, and nothing kioskd held can be there.
-            guard keys.isEmpty else {
-                throw Failure(description: "its policy directory \(paths.firefoxDirectory) does not exist")
-            }
-            return
-        }
-        if keys.isEmpty && merge.held.isEmpty { return }
+        guard stat(paths.firefoxDirectory, &directoryStatus) == 0 else { return false }
+        if keys.isEmpty && merge.held.isEmpty { return true }
         let document = try Self.readFirefoxDocument(paths.firefoxFile)
         let next: JSONValue
         do {
@@ -126,6 +133,7 @@ final class BrowserPolicyWriter {
         // that may be its own.
         try Files.replace(paths.firefoxHeldFile, with: Array(merge.json.pretty.utf8), durable: true)
         try Self.replaceReadable(paths.firefoxFile, next, durable: true)
+        return true
     }
 
     /// Replaces `path` with `document`, mode 0644 whatever the umask: the browser runs as

@@ -21,11 +21,30 @@ extension ManagerObject {
     }
 
     /// Brings the browsers' files to the state just committed (before its signals and reply go
-    /// out: a session's denials are in the files before it is reported active).
+    /// out: a session's denials are in the files before it is reported active), then tells of
+    /// `BrowserPolicies` when they changed.
     func writeBrowserPolicies() {
         guard let browserPolicy else { return }
         let wasProblem = browserPolicy.problem
-        browserPolicy.apply(browserPolicies)
+        if browserPolicy.apply(browserPolicies) { emitPropertiesChanged([Member.browserPolicies]) }
         if browserPolicy.problem != wasProblem { emitSessionProblemChanged() }
+    }
+
+    /// `BrowserPolicies` (`a(ssss)`): the policies in the browsers' files, and why.
+    var browserProperties: [BusProperty] {
+        [
+            BusProperty(Member.browserPolicies, "a(ssss)") { [unowned self] in
+                Self.browserPoliciesValue(browserPolicy?.inForce ?? [])
+            }
+        ]
+    }
+
+    /// The wire form of `policies`.
+    static func browserPoliciesValue(_ policies: [BrowserPolicy]) -> DBusValue {
+        .array(
+            elementSignature: "(ssss)",
+            policies.map {
+                .structure([.string($0.browser.rawValue), .string($0.name), .string($0.value.description), .string($0.cause)])
+            })
     }
 }

@@ -86,9 +86,11 @@ import Testing
         let manager = try await InProcessManager(
             state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
         defer { Task { await manager.stop() } }
+        manager.changedProperties.watch([KioskWire.Member.browserPolicies])
         let client = try ManagerClient(address: manager.bus.address)
         // kioskd's start wrote what the state says: nothing denied, no policy.
         #expect(try directories.chromium() == .object([]))
+        #expect(try client.property("BrowserPolicies") == ManagerObject.browserPoliciesValue([]))
 
         try client.call("StartSession", [.string("web")])
         // The reply comes once the file is written: the session's denials are in force.
@@ -97,11 +99,27 @@ import Testing
                 == #"{"URLBlocklist":["*"],"URLAllowlist":["https://museum.example","example.org/tickets"],"DeveloperToolsAvailability":2}"#
         )
         #expect(try client.state(Self.chromium, Self.chromium + ".navigation") == "deny")
+        // BrowserPolicies says what is in force and why, with its PropertiesChanged.
+        let navigation = Self.chromium + ".navigation"
+        let inForce = [
+            BrowserPolicy(browser: .chromium, name: "URLBlocklist", value: .strings(["*"]), cause: navigation),
+            BrowserPolicy(
+                browser: .chromium, name: "URLAllowlist", value: .strings(["https://museum.example", "example.org/tickets"]),
+                cause: navigation),
+            BrowserPolicy(
+                browser: .chromium, name: "DeveloperToolsAvailability", value: .int(2), cause: Self.chromium + ".devtools"),
+        ]
+        let value = ManagerObject.browserPoliciesValue(inForce)
+        #expect(try client.property("BrowserPolicies") == value)
+        #expect(
+            manager.changedProperties.waitFor("BrowserPolicies=\(DBusValue.variant(value))"),
+            "\(manager.changedProperties.all)")
         #expect(try directories.firefox() == (try JSONValue.parse(Array(Self.adminFirefox.utf8))), "Firefox untouched")
 
         try client.call("ForceEndSession")
         #expect(try client.property("SessionState")?.string == "inactive")
         #expect(try directories.chromium() == .object([]), "the presets restored: no policy")
+        #expect(try client.property("BrowserPolicies") == ManagerObject.browserPoliciesValue([]))
     }
 
     @Test func anAdminsDenyAndAllowRewriteFirefoxsKeysAndKeepTheAdmins() async throws {

@@ -278,6 +278,43 @@ import Testing
         #expect(try f.ctl("apps", "--json").stdout == "{\n  \"apps\" : [\n    {\n      \"denied\" : 0,\n      \"id\" : \"org.chromium.Chromium\",\n      \"restrictions\" : 8\n    },\n    {\n      \"denied\" : 0,\n      \"id\" : \"org.mozilla.firefox\",\n      \"restrictions\" : 8\n    }\n  ]\n}\n")
     }
 
+    /// `status` shows each browser policy kioskd wrote and the restriction that put it there
+    /// (docs/browsers.md § What kioskctl status shows), in text and JSON; none once allowed.
+    @Test func statusShowsTheBrowserPoliciesAndWhy() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let chromium = "org.chromium.Chromium"
+        #expect(try f.ctl("deny", chromium, "\(chromium).devtools").status == 0)
+        // No Firefox here (its policy directory is missing): nothing written, nothing shown.
+        #expect(try f.ctl("deny", "org.mozilla.firefox", "org.mozilla.firefox.camera").status == 0)
+        let text = try f.ctl("status").stdout
+        #expect(
+            text.contains(
+                """
+                browser      chromium DeveloperToolsAvailability = 2
+                               because org.chromium.Chromium.devtools
+                apps         3
+                restrictions 18, 2 denied
+
+                """), "\(text)")
+        let json = try f.ctl("status", "--json").stdout
+        #expect(
+            json.contains(
+                """
+                  "browser_policies" : [
+                    {
+                      "browser" : "chromium",
+                      "cause" : "org.chromium.Chromium.devtools",
+                      "policy" : "DeveloperToolsAvailability",
+                      "value" : "2"
+                    }
+                  ],
+                """), "\(json)")
+        #expect(try f.ctl("allow", chromium, "\(chromium).devtools").status == 0)
+        #expect(!(try f.ctl("status").stdout.contains("browser ")))
+        #expect(try f.ctl("status", "--json").stdout == Self.statusJSON(denied: 1))
+    }
+
     @Test func allowAndDeny() async throws {
         let f = try await Fixture()
         defer { f.stop() }
