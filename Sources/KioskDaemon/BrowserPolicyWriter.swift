@@ -39,8 +39,6 @@ public struct BrowserPolicyPaths: Sendable, Hashable {
 final class BrowserPolicyWriter {
     let paths: BrowserPolicyPaths
     let logger: Logger
-    /// The web apps' manifests (their origins reach the bridge).
-    var manifests: [WebAppManifest] = []
     /// The policies last derived, nil before the first write (kioskd's start writes whatever
     /// the persisted state says, so a file left by a crash is brought up to date).
     private(set) var written: [BrowserPolicy]?

@@ -27,11 +27,13 @@ public enum KioskService {
         public var chromiumPolicyDirectory: String
         /// Firefox's policy directory (`--firefox-policy-dir`).
         public var firefoxPolicyDirectory: String
+        /// The web apps' manifests (`--apps-dir`).
+        public var appsDirectory: String
 
         public init(
             stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String,
             chromiumPolicyDirectory: String = "/etc/chromium/policies/managed",
-            firefoxPolicyDirectory: String = "/etc/firefox/policies"
+            firefoxPolicyDirectory: String = "/etc/firefox/policies", appsDirectory: String = "/etc/kioskd/apps"
         ) {
             self.stateDirectory = stateDirectory
             self.profileDirectory = profileDirectory
@@ -39,6 +41,7 @@ public enum KioskService {
             self.runtimeDirectory = runtimeDirectory
             self.chromiumPolicyDirectory = chromiumPolicyDirectory
             self.firefoxPolicyDirectory = firefoxPolicyDirectory
+            self.appsDirectory = appsDirectory
         }
 
         /// Where kioskd writes and checks the browsers' policy.
@@ -118,6 +121,8 @@ public enum KioskService {
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()
+        // The web apps: declared (and saved) before the name is taken, their origins in the policy.
+        manager.governWebApps(directory: options.appsDirectory)
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
         broker?.onTookOffer = { [unowned manager] in manager.visitorAnswered() }

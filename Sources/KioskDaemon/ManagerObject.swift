@@ -77,6 +77,10 @@ public final class ManagerObject {
     /// Writes the browsers' policy on every commit (ManagerObject+Browsers.swift); nil until
     /// ``governBrowsers(_:)``.
     var browserPolicy: BrowserPolicyWriter?
+    /// Where the web apps' manifests are (`--apps-dir`), and those in use (each app's last good
+    /// one), in the order of their ids; nil and empty until ``governWebApps(directory:)``.
+    var webAppDirectory: WebAppDirectory?
+    var webApps: [WebAppManifest] = []
     /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
     /// ``KioskClockMarker``'s, tests keep the identity.
     public var displayTime: (Timestamp) -> Timestamp = { $0 }

@@ -42,6 +42,9 @@ struct Kioskd: ParsableCommand {
         help: "Firefox's policy directory, whose policies.json takes kioskd's keys.")
     var firefoxPolicyDirectory: String = "/etc/firefox/policies"
 
+    @Option(name: .customLong("apps-dir"), help: "Where the web apps' manifests live.")
+    var appsDirectory: String = "/etc/kioskd/apps"
+
     func run() throws {
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: "kioskd") }
         let environment = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
@@ -53,7 +56,8 @@ struct Kioskd: ParsableCommand {
             profileDirectory: profileDirectory,
             brokerInput: !noInput,
             runtimeDirectory: runtimeDirectory ?? runtime.map(String.init) ?? "/run/kioskd",
-            chromiumPolicyDirectory: chromiumPolicyDirectory, firefoxPolicyDirectory: firefoxPolicyDirectory)
+            chromiumPolicyDirectory: chromiumPolicyDirectory, firefoxPolicyDirectory: firefoxPolicyDirectory,
+            appsDirectory: appsDirectory)
         let code = KioskService.run(options, logger: Logger(label: "kioskd"))
         if code != 0 { throw ExitCode(code) }
     }

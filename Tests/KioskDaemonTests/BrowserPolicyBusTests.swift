@@ -219,4 +219,76 @@ import Testing
         #expect(refused.message.contains("is not JSON"), "\(refused.message)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: directories.paths.firefoxFile)) == broken)
     }
+
+    // MARK: The web apps' manifests
+
+    static let guide = """
+        id = "org.example.MuseumGuide"
+        origins = ["https://guide.museum.example"]
+
+        [[restriction]]
+        id = "org.example.MuseumGuide.video"
+        title = "Exhibit videos"
+        detail = "Visitors may play the video beside each exhibit."
+        """
+
+    static func writeManifest(_ text: String, to directory: String, name: String = "org.example.MuseumGuide") throws {
+        let path = directory + "/" + name + ".toml"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+    }
+
+    /// At the start: the web app declared as root's, its id reserved, its origins in Chromium's
+    /// policy. A reload takes a new restriction; a malformed edit, or a file others may write,
+    /// changes nothing in force; a manifest claiming a browser's id declares nothing.
+    @Test func manifestsDeclareTheirAppsAndAMalformedOneChangesNothing() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let apps = directories.root.appendingPathComponent("etc/kioskd/apps").path
+        try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+        try Self.writeManifest(Self.guide, to: apps)
+        try Self.writeManifest(
+            Self.guide.replacingOccurrences(of: "org.example.MuseumGuide", with: "org.chromium.Chromium"), to: apps,
+            name: "org.chromium.Chromium")
+        let manager = try await InProcessManager(
+            uid: 0, state: try Self.browsersDeclared(), browsers: directories.paths, appsDirectory: apps)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        let guideID = "org.example.MuseumGuide"
+
+        #expect(try client.call("ListApplications").first?.strings == [Self.chromium, Self.firefox, guideID])
+        #expect(manager.store.saved.last?.registry.owner(of: try AppID(guideID)) == 0)
+        #expect(try client.call("ListRestrictions", [.string(Self.chromium)]).first?.array?.count == 8, "not the manifest's")
+        let origins = JSONValue.strings(["https://guide.museum.example"])
+        #expect(try directories.chromium() == .object([.init("LocalNetworkAccessAllowedForUrls", origins), .init("LoopbackNetworkAllowedForUrls", origins)]))
+        let squat = try #require(client.error("RegisterApplication", [.string(guideID), .array(elementSignature: "(sss)", [])]))
+        #expect(squat.name == KioskError.Code.accessDenied.dbusName)
+        #expect(squat.message.contains("declared by its manifest"))
+        #expect(client.errorName("UnregisterApplication", [.string(guideID)]) == KioskError.Code.accessDenied.dbusName)
+
+        // A new restriction and a new origin: declared (allow), in the policy, once the reload replies.
+        try Self.writeManifest(
+            Self.guide.replacingOccurrences(of: #"origins = ["https://guide.museum.example"]"#, with: #"origins = ["https://guide.museum.example", "http://127.0.0.1:8080"]"#)
+                + "\n[[restriction]]\nid = \"org.example.MuseumGuide.audio\"\ntitle = \"Audio\"\ndetail = \"The spoken guide.\"\n",
+            to: apps)
+        try client.call("ReloadProfiles")
+        #expect(try client.call("ListRestrictions", [.string(guideID)]).first?.array?.count == 2)
+        #expect(try client.state(guideID, guideID + ".audio") == "allow")
+        #expect(try directories.chromium()["LoopbackNetworkAllowedForUrls"] == .strings(["https://guide.museum.example", "http://127.0.0.1:8080"]))
+
+        // Malformed: the reload replies, the app keeps its two restrictions and its origins.
+        let before = try client.call("ListRestrictions", [.string(guideID)])
+        let policy = try directories.chromium()
+        try Self.writeManifest("id = \"org.example.MuseumGuide\"\norigins = [\"https://guide.museum.example/\"]\n", to: apps)
+        try client.call("ReloadProfiles")
+        #expect(try client.call("ListRestrictions", [.string(guideID)]) == before)
+        #expect(try directories.chromium() == policy)
+        #expect(client.errorName("UnregisterApplication", [.string(guideID)]) == KioskError.Code.accessDenied.dbusName, "still reserved")
+
+        // Writable by others: refused the same way.
+        try Self.writeManifest(Self.guide, to: apps)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: apps + "/\(guideID).toml")
+        try client.call("ReloadProfiles")
+        #expect(try client.call("ListRestrictions", [.string(guideID)]) == before)
+    }
 }

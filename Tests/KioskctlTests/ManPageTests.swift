@@ -148,7 +148,7 @@ import Testing
         #expect(
             help.flags == [
                 "--state-dir", "--profile-dir", "--no-input", "--runtime-dir", "--chromium-policy-dir",
-                "--firefox-policy-dir", "-h", "--help",
+                "--firefox-policy-dir", "--apps-dir", "-h", "--help",
             ])
         let options = try #require(
             page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?

@@ -39,7 +39,8 @@ public final class KioskdProcess: @unchecked Sendable {
         }
     }
 
-    /// Where this kioskd's browser policy directories would be (`chromium/`, `firefox/`).
+    /// Where this kioskd's browser policy directories and web apps' manifests would be
+    /// (`chromium/`, `firefox/`, `apps/`).
     public var browserDirectory: URL { bus.directory.appendingPathComponent("browser-policies") }
 
     public var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
@@ -66,7 +67,8 @@ public final class KioskdProcess: @unchecked Sendable {
         var arguments = [
             "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--runtime-dir",
             runtimeDirectory.path, "--chromium-policy-dir", browserDirectory.path + "/chromium",
-            "--firefox-policy-dir", browserDirectory.path + "/firefox",
+            "--firefox-policy-dir", browserDirectory.path + "/firefox", "--apps-dir",
+            browserDirectory.path + "/apps",
         ]
         if !input { arguments.append("--no-input") }
         process = try ChildProcess.spawn(Self.binary, arguments, environment: environment, stdout: fd, stderr: fd)
