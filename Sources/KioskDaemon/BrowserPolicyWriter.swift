@@ -90,8 +90,14 @@ final class BrowserPolicyWriter {
     // MARK: Chromium
 
     private func writeChromium(_ policies: [BrowserPolicy]) throws {
-        let document = BrowserPolicy.chromiumDocument(policies)
-        // /run/kioskd/browser: the runtime directory's own, made again after every boot.
+        try makeChromiumDirectory()
+        try Self.replaceReadable(paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: false)
+    }
+
+    /// Makes the directory of ``BrowserPolicyPaths/chromiumFile`` (`/run/kioskd/browser`: the
+    /// runtime directory's own, made again after every boot), 0755; returns it.
+    @discardableResult
+    private func makeChromiumDirectory() throws(FileError) -> String {
         var directory = ""
         for component in paths.chromiumFile.split(separator: "/").dropLast() {
             directory += "/" + component
@@ -102,7 +108,11 @@ final class BrowserPolicyWriter {
                 throw FileError.last("create the directory", directory)
             }
         }
-        try Self.replaceReadable(paths.chromiumFile, document, durable: false)
+        var status = stat()
+        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw FileError("use the directory", directory, .notDirectory)
+        }
+        return directory
     }
 
     // MARK: Firefox
@@ -184,6 +194,21 @@ final class BrowserPolicyWriter {
             throw KioskError(
                 .failed,
                 "\(browser.name)'s policy directory \(directory) is owned by uid \(status.st_uid) or writable by others: anyone who can write there can undo the session's browser restrictions. Make it root's, mode 0755."
+            )
+        }
+        // Where kioskd writes must take its writes (a read-only file system, a sandbox without the
+        // path, a file where a directory belongs): found now, not once the session is active.
+        let writable: String
+        do {
+            writable = browser == .chromium ? try makeChromiumDirectory() : paths.firefoxDirectory
+        } catch {
+            throw KioskError(
+                .failed, "kioskd cannot write \(browser.name)'s policy: \(error) The session's browser restrictions would not be in force.")
+        }
+        guard access(writable, W_OK) == 0 else {
+            throw KioskError(
+                .failed,
+                "kioskd cannot write \(browser.name)'s policy in \(writable) (\(Errno(rawValue: Glibc.errno))), so the session's browser restrictions would not be in force."
             )
         }
         switch browser {

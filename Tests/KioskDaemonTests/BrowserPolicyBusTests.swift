@@ -200,10 +200,48 @@ import Testing
         #expect(try client.property("SessionState")?.string == "inactive")
 
         #expect(chown(directories.paths.chromiumDirectory, 0, 0) == 0)
+        // Where kioskd writes Chromium's file cannot take it (a file where its directory belongs).
+        let run = (directories.paths.chromiumFile as NSString).deletingLastPathComponent
+        try? FileManager.default.removeItem(atPath: run)
+        try Data().write(to: URL(fileURLWithPath: run))
+        let unwritable = try #require(client.error("StartSession", [.string("web")]))
+        #expect(unwritable.message.contains("kioskd cannot write Chromium's policy"), "\(unwritable.message)")
+        #expect(try client.property("SessionState")?.string == "inactive")
+        try FileManager.default.removeItem(atPath: run)
+
         try FileManager.default.removeItem(atPath: directories.paths.chromiumDirectory + "/kioskd.json")
         let unlinked = try #require(client.error("StartSession", [.string("web")]))
         #expect(unlinked.message.contains("is not a symlink to \(directories.paths.chromiumFile)"), "\(unlinked.message)")
         #expect(try client.property("SessionState")?.string == "inactive")
+    }
+
+    /// A write that fails once the session is active (checked before it started): the session
+    /// stands with its input locks, SessionProblem says which policy is not in force and why,
+    /// BrowserPolicies lists none of that browser's, and the next change writes it again.
+    @Test func aWriteThatFailsDuringTheSessionIsTheSessionsProblem() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        try client.call("StartSession", [.string("web")])
+        #expect(try client.property("SessionProblem")?.string == "")
+
+        let run = (directories.paths.chromiumFile as NSString).deletingLastPathComponent
+        try FileManager.default.removeItem(atPath: run)
+        try Data().write(to: URL(fileURLWithPath: run))
+        try client.call("SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".printing"), .string("deny")])
+        let problem = try #require(try client.property("SessionProblem")?.string)
+        #expect(problem.contains("Chromium's policy could not be written"), "\(problem)")
+        #expect(try client.property("SessionState")?.string == "active")
+        #expect(try client.property("BrowserPolicies") == ManagerObject.browserPoliciesValue([]))
+
+        try FileManager.default.removeItem(atPath: run)
+        try client.call("SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".camera"), .string("deny")])
+        #expect(try client.property("SessionProblem")?.string == "")
+        #expect(try directories.chromium()["PrintingEnabled"] == .bool(false))
+        #expect(try directories.chromium()["VideoCaptureAllowed"] == .bool(false))
     }
 
     @Test func anAdminsFileThatIsNotJSONIsLeftAloneAndSaidSo() async throws {
