@@ -386,6 +386,9 @@ install-files:
 	# owns the link alone, never the directory's other files.
 	install -d $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed
 	ln -sf /run/kioskd/browser/chromium.json $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed/kioskd.json
+	# Firefox's system-wide policy directory, which firefox-esr does not make: kioskd merges its
+	# keys into the policies.json there, and its sandbox's ReadWritePaths= needs it to exist.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/firefox/policies
 	# labwc's configuration for the kiosk session (kiosk-session runs labwc -C with it).
 	install -d $(DESTDIR)$(DATADIR)/kioskd/labwc
 	install -m 0644 packaging/labwc/rc.xml packaging/labwc/menu.xml $(DESTDIR)$(DATADIR)/kioskd/labwc/

@@ -187,7 +187,7 @@ final class BrowserPolicyWriter {
         guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
             throw KioskError(
                 .failed,
-                "\(browser.name)'s policy directory \(directory) does not exist, so kioskd cannot put the session's browser restrictions in force; install \(browser == .chromium ? "chromium" : "firefox-esr") and kioskd's package, or create it."
+                "\(browser.name)'s policy directory \(directory) does not exist, so kioskd cannot put the session's browser restrictions in force; kioskd's package makes it: create it (mkdir -p -m 0755 \(directory)) and restart kioskd, whose sandbox takes only directories that exist when it starts."
             )
         }
         guard trustedOwners.contains(status.st_uid), status.st_mode & 0o022 == 0 else {
