@@ -162,6 +162,29 @@ import Testing
         #expect(try directories.chromium().description == #"{"PrintingEnabled":false}"#)
     }
 
+    /// Which Firefox keys are kioskd's, and the admin's values they replaced, survive a restart:
+    /// the next kioskd gives the admin's value back.
+    @Test func firefoxsKeysAreLetGoAfterARestart() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let admin = try JSONValue.parse(Array(Self.adminFirefox.utf8))
+        let first = try await InProcessManager(state: try Self.browsersDeclared(), browsers: directories.paths)
+        let client = try ManagerClient(address: first.bus.address)
+        try client.call(
+            "SetRestrictionState", [.string(Self.firefox), .string(Self.firefox + ".printing"), .string("deny")])
+        #expect(try directories.firefox()["policies"]?["PrintingEnabled"] == .bool(false))
+        let saved = try #require(first.store.saved.last)
+        await first.stop()
+
+        let second = try await InProcessManager(state: saved, browsers: directories.paths)
+        defer { Task { await second.stop() } }
+        #expect(try directories.firefox()["policies"]?["PrintingEnabled"] == .bool(false), "still denied")
+        let again = try ManagerClient(address: second.bus.address)
+        try again.call(
+            "SetRestrictionState", [.string(Self.firefox), .string(Self.firefox + ".printing"), .string("allow")])
+        #expect(try directories.firefox() == admin, "the admin's PrintingEnabled = true back")
+    }
+
     @Test func reservedIdsAreRefusedToRootAndChangeNothing() async throws {
         let manager = try await InProcessManager(uid: 0, state: try Self.browsersDeclared())
         defer { Task { await manager.stop() } }
