@@ -137,7 +137,8 @@ extension KioskState {
     public mutating func declareBrowsers() throws(KioskError) -> Bool {
         var changed = false
         for browser in Browser.allCases {
-            if try declare(browser.app, restrictions: browser.declarations, uid: 0, isAdmin: true, takeOwnership: true) {
+            if try declare(browser.app, restrictions: browser.declarations, uid: 0, isAdmin: true, takeOwnership: true)
+            {
                 changed = true
             }
         }

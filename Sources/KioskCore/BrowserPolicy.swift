@@ -76,7 +76,8 @@ extension BrowserPolicy {
     public static func derive(_ inputs: BrowserPolicyInputs, for browser: Browser) -> [BrowserPolicy] {
         var policies: [BrowserPolicy] = []
         func add(_ name: String, _ value: JSONValue, _ kind: Browser.Kind) {
-            policies.append(BrowserPolicy(browser: browser, name: name, value: value, cause: browser.restriction(kind).rawValue))
+            policies.append(
+                BrowserPolicy(browser: browser, name: name, value: value, cause: browser.restriction(kind).rawValue))
         }
         let origins = inputs.manifests.flatMap(\.origins).map(\.text)
         let bridge = "http://127.0.0.1:\(inputs.bridgePort)"

@@ -92,10 +92,14 @@ public struct BrowserURLPattern: Hashable, Sendable, CustomStringConvertible {
                 )
             }
             let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-            guard labels.allSatisfy({ label in
-                !label.isEmpty && label.count <= 63 && label.first != "-" && label.last != "-"
-                    && label.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
-            }) else {
+            guard
+                labels.allSatisfy({ label in
+                    !label.isEmpty && label.count <= 63 && label.first != "-" && label.last != "-"
+                        && label.allSatisfy {
+                            ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
+                        }
+                })
+            else {
                 throw refuse("has a host that is not a DNS name or an address (letters, digits, \"-\" and dots).")
             }
         }

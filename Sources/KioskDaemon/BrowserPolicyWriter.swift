@@ -203,7 +203,9 @@ final class BrowserPolicyWriter {
             writable = browser == .chromium ? try makeChromiumDirectory() : paths.firefoxDirectory
         } catch {
             throw KioskError(
-                .failed, "kioskd cannot write \(browser.name)'s policy: \(error) The session's browser restrictions would not be in force.")
+                .failed,
+                "kioskd cannot write \(browser.name)'s policy: \(error) The session's browser restrictions would not be in force."
+            )
         }
         guard access(writable, W_OK) == 0 else {
             throw KioskError(
@@ -216,7 +218,8 @@ final class BrowserPolicyWriter {
             let link = directory + "/" + BrowserPolicyPaths.chromiumLinkName
             var buffer = [CChar](repeating: 0, count: 4096)
             let count = readlink(link, &buffer, buffer.count - 1)
-            let target = count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+            let target =
+                count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
             guard target == paths.chromiumFile else {
                 throw KioskError(
                     .failed,

@@ -45,15 +45,18 @@ extension ManagerObject {
         .array(
             elementSignature: "(ssss)",
             policies.map {
-                .structure([.string($0.browser.rawValue), .string($0.name), .string($0.value.description), .string($0.cause)])
+                .structure([
+                    .string($0.browser.rawValue), .string($0.name), .string($0.value.description), .string($0.cause),
+                ])
             })
     }
 
     // MARK: The web apps' manifests (docs/browsers.md § Web apps)
 
     /// Reads the web apps' manifests in `directory` and declares each app as root's, saved
-    /// before anything is served: kioskd's start. Call before ``restoreSession()``. A file that
-    /// cannot be used is logged with its problems and declares nothing.
+    /// before the bus name is taken: kioskd's start. Call after ``restoreSession()`` (the
+    /// session's profile is in place for the commit). A file that cannot be used is logged with
+    /// its problems and declares nothing.
     public func governWebApps(directory: String) {
         let webAppDirectory = WebAppDirectory(path: directory)
         self.webAppDirectory = webAppDirectory
@@ -129,7 +132,8 @@ extension ManagerObject {
 
     private func logProblems(_ reading: WebAppDirectory.Reading) {
         for problem in reading.problems {
-            logger.error("A web app's manifest cannot be used; its app keeps what it had", metadata: ["error": "\(problem)"])
+            logger.error(
+                "A web app's manifest cannot be used; its app keeps what it had", metadata: ["error": "\(problem)"])
         }
     }
 }

@@ -55,7 +55,9 @@ struct WebAppDirectory {
                 continue
             }
             if let browser = Browser(app: manifest.app) {
-                refuse("\(file): \(manifest.app) is \(browser.name), a browser kioskd declares itself; a manifest may not claim it")
+                refuse(
+                    "\(file): \(manifest.app) is \(browser.name), a browser kioskd declares itself; a manifest may not claim it"
+                )
                 continue
             }
             reading.manifests.append(manifest)

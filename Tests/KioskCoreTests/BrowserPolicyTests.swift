@@ -12,7 +12,10 @@ struct BrowserPolicyTests {
     @Test(arguments: Browser.allCases)
     func eachBrowserDeclaresItsRestrictionsWithAdminText(browser: Browser) throws {
         let ids = browser.declarations.map(\.id.rawValue)
-        let kinds = ["navigation", "devtools", "downloads", "printing", "file-dialogs", "private-windows", "camera", "microphone"]
+        let kinds = [
+            "navigation", "devtools", "downloads", "printing", "file-dialogs", "private-windows", "camera",
+            "microphone",
+        ]
         #expect(ids == kinds.map { "\(browser.app.rawValue).\($0)" })
         for declaration in browser.declarations {
             #expect(!declaration.title.isEmpty)
@@ -130,7 +133,8 @@ struct BrowserPolicyTests {
         #expect(profile.browser.allowedURLs.map(\.text) == ["https://museum.example", "example.org/tickets"])
         #expect(
             profile.presets == [
-                Profile.Preset(app: Browser.chromium.app, restriction: Browser.chromium.restriction(.navigation), state: .deny)
+                Profile.Preset(
+                    app: Browser.chromium.app, restriction: Browser.chromium.restriction(.navigation), state: .deny)
             ])
     }
 
@@ -173,7 +177,10 @@ struct BrowserPolicyTests {
             ]
             """)
         #expect(firefox.count == 1)
-        #expect(firefox.first?.hasPrefix("p.toml:5:3: browser.allowed-urls: The URL pattern \"museum.example:8080\" cannot be given to Firefox") == true)
+        #expect(
+            firefox.first?.hasPrefix(
+                "p.toml:5:3: browser.allowed-urls: The URL pattern \"museum.example:8080\" cannot be given to Firefox")
+                == true)
         let other = Self.diagnostics(
             """
             app = "org.example.MuseumGuide"
@@ -201,7 +208,8 @@ struct BrowserPolicyTests {
                 app = "org.chromium.Chromium"
                 [browser]
                 allowed-urls = ["museum.example", "museum.example"]
-                """).first?.contains("lists museum.example twice") == true)
+                """
+            ).first?.contains("lists museum.example twice") == true)
         #expect(Self.diagnostics("app = \"org.chromium.Chromium\"\n[browser]\nallowed = []\n").count == 1)
     }
 
@@ -214,16 +222,23 @@ struct BrowserPolicyTests {
 
     /// Each restriction denied alone → the policies it causes, in each browser.
     @Test(arguments: [
-        (Browser.Kind.navigation, #"{"URLBlocklist":["*"],"URLAllowlist":["https://museum.example"]}"#,
-         #"{"WebsiteFilter":{"Block":["<all_urls>"],"Exceptions":["https://*.museum.example/*"]}}"#),
+        (
+            Browser.Kind.navigation, #"{"URLBlocklist":["*"],"URLAllowlist":["https://museum.example"]}"#,
+            #"{"WebsiteFilter":{"Block":["<all_urls>"],"Exceptions":["https://*.museum.example/*"]}}"#
+        ),
         (.devtools, #"{"DeveloperToolsAvailability":2}"#, #"{"DisableDeveloperTools":true}"#),
         (.downloads, #"{"DownloadRestrictions":3}"#, "{}"),
         (.printing, #"{"PrintingEnabled":false}"#, #"{"PrintingEnabled":false}"#),
         (.fileDialogs, #"{"AllowFileSelectionDialogs":false}"#, "{}"),
         (.privateWindows, #"{"IncognitoModeAvailability":1}"#, #"{"DisablePrivateBrowsing":true}"#),
-        (.camera, #"{"VideoCaptureAllowed":false}"#, #"{"Permissions":{"Camera":{"BlockNewRequests":true,"Locked":true}}}"#),
-        (.microphone, #"{"AudioCaptureAllowed":false}"#,
-         #"{"Permissions":{"Microphone":{"BlockNewRequests":true,"Locked":true}}}"#),
+        (
+            .camera, #"{"VideoCaptureAllowed":false}"#,
+            #"{"Permissions":{"Camera":{"BlockNewRequests":true,"Locked":true}}}"#
+        ),
+        (
+            .microphone, #"{"AudioCaptureAllowed":false}"#,
+            #"{"Permissions":{"Microphone":{"BlockNewRequests":true,"Locked":true}}}"#
+        ),
     ])
     func eachDeniedRestrictionBecomesItsPolicy(kind: Browser.Kind, chromium: String, firefox: String) throws {
         let urls = [try BrowserURLPattern("https://museum.example")]
@@ -290,7 +305,9 @@ struct BrowserPolicyTests {
         #expect(merge.held.isEmpty)
         // No file: kioskd's keys alone.
         var fresh = FirefoxPolicyMerge()
-        #expect(try fresh.merge(into: nil, keys: [.init("PrintingEnabled", .bool(false))]).description == #"{"policies":{"PrintingEnabled":false}}"#)
+        #expect(
+            try fresh.merge(into: nil, keys: [.init("PrintingEnabled", .bool(false))]).description
+                == #"{"policies":{"PrintingEnabled":false}}"#)
         #expect(try fresh.merge(into: nil, keys: []).description == #"{"policies":{}}"#)
     }
 

@@ -36,7 +36,8 @@ import Testing
     ]
 
     /// The admin's Firefox policies, with keys kioskd must keep as they are.
-    static let adminFirefox = #"{"policies": {"Homepage": {"URL": "https://museum.example", "Locked": true}, "PrintingEnabled": true}}"#
+    static let adminFirefox =
+        #"{"policies": {"Homepage": {"URL": "https://museum.example", "Locked": true}, "PrintingEnabled": true}}"#
 
     /// Temporary stand-ins for the machine's directories, removed by ``remove()``.
     struct Directories {
@@ -59,14 +60,17 @@ import Testing
             // What the package installs: the symlink to kioskd's file.
             try FileManager.default.createSymbolicLink(
                 atPath: paths.chromiumDirectory + "/kioskd.json", withDestinationPath: paths.chromiumFile)
-            if firefox { try Data(BrowserPolicyBusTests.adminFirefox.utf8).write(to: URL(fileURLWithPath: paths.firefoxFile)) }
+            if firefox {
+                try Data(BrowserPolicyBusTests.adminFirefox.utf8).write(to: URL(fileURLWithPath: paths.firefoxFile))
+            }
         }
 
         func remove() { try? FileManager.default.removeItem(at: root) }
 
         /// Chromium's file, read through the package's symlink as Chromium reads it.
         func chromium() throws -> JSONValue {
-            try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: paths.chromiumDirectory + "/kioskd.json"))))
+            try JSONValue.parse(
+                Array(try Data(contentsOf: URL(fileURLWithPath: paths.chromiumDirectory + "/kioskd.json"))))
         }
 
         func firefox() throws -> JSONValue {
@@ -104,10 +108,12 @@ import Testing
         let inForce = [
             BrowserPolicy(browser: .chromium, name: "URLBlocklist", value: .strings(["*"]), cause: navigation),
             BrowserPolicy(
-                browser: .chromium, name: "URLAllowlist", value: .strings(["https://museum.example", "example.org/tickets"]),
+                browser: .chromium, name: "URLAllowlist",
+                value: .strings(["https://museum.example", "example.org/tickets"]),
                 cause: navigation),
             BrowserPolicy(
-                browser: .chromium, name: "DeveloperToolsAvailability", value: .int(2), cause: Self.chromium + ".devtools"),
+                browser: .chromium, name: "DeveloperToolsAvailability", value: .int(2),
+                cause: Self.chromium + ".devtools"),
         ]
         let value = ManagerObject.browserPoliciesValue(inForce)
         #expect(try client.property("BrowserPolicies") == value)
@@ -154,8 +160,10 @@ import Testing
         try state.registry.setState(.deny, of: Browser.chromium.restriction(.printing), in: Browser.chromium.app)
         // A file left over from before (stale), which the restart must replace.
         try FileManager.default.createDirectory(
-            atPath: (directories.paths.chromiumFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(#"{"DeveloperToolsAvailability": 2}"#.utf8).write(to: URL(fileURLWithPath: directories.paths.chromiumFile))
+            atPath: (directories.paths.chromiumFile as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
+        try Data(#"{"DeveloperToolsAvailability": 2}"#.utf8).write(
+            to: URL(fileURLWithPath: directories.paths.chromiumFile))
         let manager = try await InProcessManager(state: state, browsers: directories.paths)
         defer { Task { await manager.stop() } }
         // InProcessManager returns once the bus name is taken: the file was written before.
@@ -213,7 +221,8 @@ import Testing
         let client = try ManagerClient(address: manager.bus.address)
 
         let missing = try #require(client.error("StartSession", [.string("fox")]))
-        #expect(missing.message.contains("Firefox's policy directory \(directories.paths.firefoxDirectory) does not exist"))
+        #expect(
+            missing.message.contains("Firefox's policy directory \(directories.paths.firefoxDirectory) does not exist"))
         #expect(try client.property("SessionState")?.string == "inactive")
 
         guard geteuid() == 0 else { return }  // chown needs root (CI runs as root)
@@ -234,7 +243,8 @@ import Testing
 
         try FileManager.default.removeItem(atPath: directories.paths.chromiumDirectory + "/kioskd.json")
         let unlinked = try #require(client.error("StartSession", [.string("web")]))
-        #expect(unlinked.message.contains("is not a symlink to \(directories.paths.chromiumFile)"), "\(unlinked.message)")
+        #expect(
+            unlinked.message.contains("is not a symlink to \(directories.paths.chromiumFile)"), "\(unlinked.message)")
         #expect(try client.property("SessionState")?.string == "inactive")
     }
 
@@ -254,14 +264,16 @@ import Testing
         let run = (directories.paths.chromiumFile as NSString).deletingLastPathComponent
         try FileManager.default.removeItem(atPath: run)
         try Data().write(to: URL(fileURLWithPath: run))
-        try client.call("SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".printing"), .string("deny")])
+        try client.call(
+            "SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".printing"), .string("deny")])
         let problem = try #require(try client.property("SessionProblem")?.string)
         #expect(problem.contains("Chromium's policy could not be written"), "\(problem)")
         #expect(try client.property("SessionState")?.string == "active")
         #expect(try client.property("BrowserPolicies") == ManagerObject.browserPoliciesValue([]))
 
         try FileManager.default.removeItem(atPath: run)
-        try client.call("SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".camera"), .string("deny")])
+        try client.call(
+            "SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".camera"), .string("deny")])
         #expect(try client.property("SessionProblem")?.string == "")
         #expect(try directories.chromium()["PrintingEnabled"] == .bool(false))
         #expect(try directories.chromium()["VideoCaptureAllowed"] == .bool(false))
@@ -319,32 +331,46 @@ import Testing
 
         #expect(try client.call("ListApplications").first?.strings == [Self.chromium, Self.firefox, guideID])
         #expect(manager.store.saved.last?.registry.owner(of: try AppID(guideID)) == 0)
-        #expect(try client.call("ListRestrictions", [.string(Self.chromium)]).first?.array?.count == 8, "not the manifest's")
+        #expect(
+            try client.call("ListRestrictions", [.string(Self.chromium)]).first?.array?.count == 8, "not the manifest's"
+        )
         let origins = JSONValue.strings(["https://guide.museum.example"])
-        #expect(try directories.chromium() == .object([.init("LocalNetworkAccessAllowedForUrls", origins), .init("LoopbackNetworkAllowedForUrls", origins)]))
-        let squat = try #require(client.error("RegisterApplication", [.string(guideID), .array(elementSignature: "(sss)", [])]))
+        #expect(
+            try directories.chromium()
+                == .object([
+                    .init("LocalNetworkAccessAllowedForUrls", origins), .init("LoopbackNetworkAllowedForUrls", origins),
+                ]))
+        let squat = try #require(
+            client.error("RegisterApplication", [.string(guideID), .array(elementSignature: "(sss)", [])]))
         #expect(squat.name == KioskError.Code.accessDenied.dbusName)
         #expect(squat.message.contains("declared by its manifest"))
         #expect(client.errorName("UnregisterApplication", [.string(guideID)]) == KioskError.Code.accessDenied.dbusName)
 
         // A new restriction and a new origin: declared (allow), in the policy, once the reload replies.
         try Self.writeManifest(
-            Self.guide.replacingOccurrences(of: #"origins = ["https://guide.museum.example"]"#, with: #"origins = ["https://guide.museum.example", "http://127.0.0.1:8080"]"#)
+            Self.guide.replacingOccurrences(
+                of: #"origins = ["https://guide.museum.example"]"#,
+                with: #"origins = ["https://guide.museum.example", "http://127.0.0.1:8080"]"#)
                 + "\n[[restriction]]\nid = \"org.example.MuseumGuide.audio\"\ntitle = \"Audio\"\ndetail = \"The spoken guide.\"\n",
             to: apps)
         try client.call("ReloadProfiles")
         #expect(try client.call("ListRestrictions", [.string(guideID)]).first?.array?.count == 2)
         #expect(try client.state(guideID, guideID + ".audio") == "allow")
-        #expect(try directories.chromium()["LoopbackNetworkAllowedForUrls"] == .strings(["https://guide.museum.example", "http://127.0.0.1:8080"]))
+        #expect(
+            try directories.chromium()["LoopbackNetworkAllowedForUrls"]
+                == .strings(["https://guide.museum.example", "http://127.0.0.1:8080"]))
 
         // Malformed: the reload replies, the app keeps its two restrictions and its origins.
         let before = try client.call("ListRestrictions", [.string(guideID)])
         let policy = try directories.chromium()
-        try Self.writeManifest("id = \"org.example.MuseumGuide\"\norigins = [\"https://guide.museum.example/\"]\n", to: apps)
+        try Self.writeManifest(
+            "id = \"org.example.MuseumGuide\"\norigins = [\"https://guide.museum.example/\"]\n", to: apps)
         try client.call("ReloadProfiles")
         #expect(try client.call("ListRestrictions", [.string(guideID)]) == before)
         #expect(try directories.chromium() == policy)
-        #expect(client.errorName("UnregisterApplication", [.string(guideID)]) == KioskError.Code.accessDenied.dbusName, "still reserved")
+        #expect(
+            client.errorName("UnregisterApplication", [.string(guideID)]) == KioskError.Code.accessDenied.dbusName,
+            "still reserved")
 
         // Writable by others: refused the same way.
         try Self.writeManifest(Self.guide, to: apps)
