@@ -467,8 +467,9 @@ public struct Profile: Hashable, Sendable, Encodable {
         /// `allowed-urls`: the pages a visitor may open while the browser's `navigation`
         /// restriction is denied, in Chromium's URL pattern format.
         public var allowedURLs: [BrowserURLPattern] = []
-        /// At most this many patterns (Chromium reads at most 1000 in a list).
-        public static let maxAllowedURLs = 1000
+        /// At most this many patterns: Chromium reads at most 1000 in a list, and kioskd adds
+        /// the bridge's origin to `URLAllowlist` when a web app is declared.
+        public static let maxAllowedURLs = 999
 
         enum CodingKeys: String, CodingKey { case allowedURLs = "allowed-urls" }
 

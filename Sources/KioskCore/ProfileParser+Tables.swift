@@ -565,7 +565,7 @@ extension ProfileReader {
         guard let value = table["allowed-urls"], let list = array(value, at: listPath) else { return settings }
         if list.count > Profile.BrowserSettings.maxAllowedURLs {
             error(
-                "browser.allowed-urls lists \(list.count) patterns, more than the \(Profile.BrowserSettings.maxAllowedURLs) a browser reads",
+                "browser.allowed-urls lists \(list.count) patterns, more than the \(Profile.BrowserSettings.maxAllowedURLs) kioskd gives a browser (Chromium reads 1000 in a list, and kioskd may add the bridge's)",
                 at: listPath, value: true)
         }
         for index in 0..<list.count {

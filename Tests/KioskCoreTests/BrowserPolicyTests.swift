@@ -213,6 +213,18 @@ struct BrowserPolicyTests {
         #expect(Self.diagnostics("app = \"org.chromium.Chromium\"\n[browser]\nallowed = []\n").count == 1)
     }
 
+    /// 999 patterns and no more: Chromium reads 1000, and kioskd may add the bridge's.
+    @Test func atMost999Patterns() {
+        func profile(_ count: Int) -> String {
+            let list = (0..<count).map { "\"h\($0).museum.example\"" }.joined(separator: ", ")
+            return "app = \"org.chromium.Chromium\"\n[browser]\nallowed-urls = [\(list)]\n"
+        }
+        #expect(Self.diagnostics(profile(999)).isEmpty)
+        let refused = Self.diagnostics(profile(1000))
+        #expect(refused.count == 1)
+        #expect(refused.first?.contains("lists 1000 patterns, more than the 999 kioskd gives a browser") == true, "\(refused)")
+    }
+
     // MARK: Policies
 
     static let guide = try! WebAppManifest(
