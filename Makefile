@@ -377,7 +377,8 @@ install-files:
 	  sed $(INSTALL_SUBST) packaging/libexec/$$script >$(DESTDIR)$(LIBEXECDIR)/kioskd/$$script && \
 	  chmod 0755 $(DESTDIR)$(LIBEXECDIR)/kioskd/$$script || exit 1; \
 	done
-	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service; do \
+	for unit in kioskd.service kioskd-boot-profile.service kiosk-session.service kiosk-session-policy.path \
+	    kiosk-session-policy.service; do \
 	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
@@ -393,6 +394,15 @@ install-files:
 	install -m 0644 packaging/sysusers/kiosk-session.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/modules-load/kioskd.conf $(DESTDIR)$(MODULESLOADDIR)/
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
+	# The web apps' manifests (docs/browsers.md): root's, readable by the bridge's user.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/kioskd/apps
+	# Chromium reads the policy kioskd writes through this link (docs/browsers.md); the package
+	# owns the link alone, never the directory's other files.
+	install -d $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed
+	ln -sf /run/kioskd/browser/chromium.json $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed/kioskd.json
+	# Firefox's system-wide policy directory, which firefox-esr does not make: kioskd merges its
+	# keys into the policies.json there, and its sandbox's ReadWritePaths= needs it to exist.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/firefox/policies
 	# labwc's configuration for the kiosk session (kiosk-session runs labwc -C with it).
 	install -d $(DESTDIR)$(DATADIR)/kioskd/labwc
 	install -m 0644 packaging/labwc/rc.xml packaging/labwc/menu.xml $(DESTDIR)$(DATADIR)/kioskd/labwc/

@@ -101,6 +101,10 @@ public enum KioskWire {
         /// The active session's locked touch regions to shade (``ShadedRegion``, `a(sdad)`);
         /// empty without a session, in an expired one, or with `show-locked = false`.
         public static let lockedRegions = "LockedRegions"
+        // The browsers' policy (docs/browsers.md)
+        /// The browser policies kioskd has in force and why (`a(ssss)`: browser, policy name,
+        /// value as JSON text, the restriction or web apps that caused it).
+        public static let browserPolicies = "BrowserPolicies"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -52,6 +52,9 @@ public struct KioskStatus: Hashable, Sendable {
     /// `[touch] show-locked`); empty without a session, with `show-locked = false`, or when the
     /// daemon has no such property.
     public var lockedRegions: [ShadedRegion] = []
+    /// The browser policies kioskd has in force, and why (`BrowserPolicies`,
+    /// docs/browsers.md); empty when there is none, or when the daemon has no such property.
+    public var browserPolicies: [BrowserPolicyInForce] = []
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -220,4 +223,25 @@ public enum ManagerEvent: Hashable, Sendable {
     case daemonStopped
     /// The bus connection was lost; nothing more comes on this connection.
     case disconnected
+}
+
+/// One browser policy kioskd has written (`BrowserPolicies`, docs/browsers.md § What kioskctl
+/// status shows).
+public struct BrowserPolicyInForce: Hashable, Sendable {
+    /// `chromium` or `firefox`.
+    public var browser: String
+    /// The policy's name as the browser reads it (`DeveloperToolsAvailability`,
+    /// `Permissions.Camera`).
+    public var policy: String
+    /// Its value as JSON text (`2`, `["*"]`).
+    public var value: String
+    /// The denied restriction's id that put it there, or the web apps whose origins it lists.
+    public var cause: String
+
+    public init(browser: String, policy: String, value: String, cause: String) {
+        self.browser = browser
+        self.policy = policy
+        self.value = value
+        self.cause = cause
+    }
 }

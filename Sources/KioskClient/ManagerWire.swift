@@ -133,6 +133,8 @@ enum ManagerWire {
                 status.drawingState = drawing
             case KioskWire.Member.lockedRegions:
                 status.lockedRegions = try lockedRegions(value)
+            case KioskWire.Member.browserPolicies:
+                status.browserPolicies = try browserPolicies(value)
             default:
                 continue  // a property this client does not know
             }
@@ -191,6 +193,17 @@ enum ManagerWire {
     static func drawingBar(_ value: DBusValue) throws(KioskClientError) -> [KioskDrawing.Button] {
         try rectangles(value, "DrawingBar").map {
             KioskDrawing.Button(name: $0.name, x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+        }
+    }
+
+    /// `BrowserPolicies`' `a(ssss)`: browser, policy, value as JSON text, cause.
+    static func browserPolicies(_ value: DBusValue) throws(KioskClientError) -> [BrowserPolicyInForce] {
+        guard let items = value.array else { throw .unexpected("BrowserPolicies is not a(ssss)") }
+        return try items.map { item throws(KioskClientError) in
+            guard let fields = item.fields, fields.count == 4, let browser = fields[0].string,
+                let policy = fields[1].string, let text = fields[2].string, let cause = fields[3].string
+            else { throw .unexpected("a BrowserPolicies entry is not (ssss)") }
+            return BrowserPolicyInForce(browser: browser, policy: policy, value: text, cause: cause)
         }
     }
 

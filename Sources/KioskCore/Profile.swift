@@ -458,6 +458,26 @@ public struct Profile: Hashable, Sendable, Encodable {
     public var session = Session()
     /// `[idle]`: the reset, the dark screen (Profile+Idle.swift).
     public var idle = Idle()
+    /// `[browser]`: what a visitor may open in the browser the profile's `app` names.
+    public var browser = BrowserSettings()
+
+    /// `[browser]` (docs/profiles.md § [browser]): only in a profile whose `app` is a built-in
+    /// browser (``Browser``).
+    public struct BrowserSettings: Hashable, Sendable, Encodable {
+        /// `allowed-urls`: the pages a visitor may open while the browser's `navigation`
+        /// restriction is denied, in Chromium's URL pattern format.
+        public var allowedURLs: [BrowserURLPattern] = []
+        /// At most this many patterns: Chromium reads at most 1000 in a list, and kioskd adds
+        /// the bridge's origin to `URLAllowlist` when a web app is declared.
+        public static let maxAllowedURLs = 999
+
+        enum CodingKeys: String, CodingKey { case allowedURLs = "allowed-urls" }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(allowedURLs.map(\.text), forKey: .allowedURLs)
+        }
+    }
     /// A crypt(3) hash of the passcode that ends this profile's sessions; when `nil`, the
     /// passcode set with `kioskctl passcode set` applies.
     public var passcodeHash: String?
@@ -465,7 +485,7 @@ public struct Profile: Hashable, Sendable, Encodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case app, description, buttons, touch, pointer, accessibility, presets, session, idle
+        case app, description, buttons, touch, pointer, accessibility, presets, session, idle, browser
         case appOwner = "app-owner"
         case devices = "device"
         case passcodeHash = "passcode-hash"

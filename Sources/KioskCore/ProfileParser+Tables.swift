@@ -10,7 +10,7 @@ extension ProfileReader {
     static let topKeys = [
         "app", "app-owner", "description", "buttons", "touch", "pointer", "accessibility", "device", "restrictions",
         "session", "idle",
-        "passcode",
+        "passcode", "browser",
     ]
 
     mutating func profile(_ root: TOMLTable) -> Profile {
@@ -67,6 +67,10 @@ extension ProfileReader {
         }
         if let value = root["idle"], let table = table(value, at: [.key("idle")]) {
             profile.idle = idle(table, at: [.key("idle")])
+        }
+        if let value = root["browser"], let table = table(value, at: [.key("browser")]) {
+            profile.browser = browser(table, at: [.key("browser")], app: profile.app)
+            presetNavigation(&profile)
         }
         if profile.session.appMayRequest && profile.app == nil {
             error(
@@ -544,6 +548,61 @@ extension ProfileReader {
             return nil
         }
         return .polygon(points)
+    }
+
+    /// `[browser]`: only for a built-in browser's profile; each of `allowed-urls` a Chromium URL
+    /// pattern, and one Firefox can match when the profile's app is Firefox.
+    mutating func browser(_ table: TOMLTable, at path: TOMLPath, app: AppID?) -> Profile.BrowserSettings {
+        var settings = Profile.BrowserSettings()
+        guard let app, let browser = Browser(app: app) else {
+            error(
+                "[browser] is for a profile whose app is a browser kioskd governs (\(Browser.allCases.map(\.app.rawValue).joined(separator: " or "))), not \(app.map { "\($0)" } ?? "a profile with no app")",
+                at: path)
+            return settings
+        }
+        checkKeys(table, at: path, allowed: ["allowed-urls"])
+        let listPath = path + [.key("allowed-urls")]
+        guard let value = table["allowed-urls"], let list = array(value, at: listPath) else { return settings }
+        if list.count > Profile.BrowserSettings.maxAllowedURLs {
+            error(
+                "browser.allowed-urls lists \(list.count) patterns, more than the \(Profile.BrowserSettings.maxAllowedURLs) kioskd gives a browser (Chromium reads 1000 in a list, and kioskd may add the bridge's)",
+                at: listPath, value: true)
+        }
+        for index in 0..<list.count {
+            let itemPath = listPath + [.index(index)]
+            guard let text = string(list[index], at: itemPath) else { continue }
+            do {
+                let pattern = try BrowserURLPattern(text)
+                if browser == .firefox { _ = try pattern.firefoxPattern() }
+                if settings.allowedURLs.contains(pattern) {
+                    error("browser.allowed-urls lists \(pattern) twice", at: itemPath, value: true)
+                } else {
+                    settings.allowedURLs.append(pattern)
+                }
+            } catch {
+                self.error("browser.allowed-urls: \(error.message)", at: itemPath, value: true)
+            }
+        }
+        return settings
+    }
+
+    /// A browser profile that lists allowed URLs denies its browser's `navigation` during the
+    /// session unless `[restrictions]` says otherwise; saying `allow` there is refused, since the
+    /// list would then hold nothing back (docs/profiles.md § [browser]).
+    mutating func presetNavigation(_ profile: inout Profile) {
+        guard !profile.browser.allowedURLs.isEmpty, let app = profile.app, let browser = Browser(app: app) else {
+            return
+        }
+        let navigation = browser.restriction(.navigation)
+        if let preset = profile.presets.first(where: { $0.app == app && $0.restriction == navigation }) {
+            if preset.state == .allow {
+                error(
+                    "\(navigation) = \"allow\" lets the visitor open any page, so browser.allowed-urls would hold nothing back: deny it (or leave it out, which denies it), or remove allowed-urls",
+                    at: [.key("restrictions"), .key(app.rawValue), .key(navigation.rawValue)], value: true)
+            }
+            return
+        }
+        profile.presets.append(Profile.Preset(app: app, restriction: navigation, state: .deny))
     }
 
     mutating func presets(_ table: TOMLTable, at path: TOMLPath) -> [Profile.Preset] {

@@ -23,12 +23,32 @@ public enum KioskService {
         /// Emptied at every boot (`RuntimeDirectory=`): where the kiosk clock's marker tells a
         /// restart from a reboot (``KioskClockMarker``).
         public var runtimeDirectory: String
+        /// Chromium's managed policy directory (`--chromium-policy-dir`).
+        public var chromiumPolicyDirectory: String
+        /// Firefox's policy directory (`--firefox-policy-dir`).
+        public var firefoxPolicyDirectory: String
+        /// The web apps' manifests (`--apps-dir`).
+        public var appsDirectory: String
 
-        public init(stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String) {
+        public init(
+            stateDirectory: String, profileDirectory: String, brokerInput: Bool, runtimeDirectory: String,
+            chromiumPolicyDirectory: String = "/etc/chromium/policies/managed",
+            firefoxPolicyDirectory: String = "/etc/firefox/policies", appsDirectory: String = "/etc/kioskd/apps"
+        ) {
             self.stateDirectory = stateDirectory
             self.profileDirectory = profileDirectory
             self.brokerInput = brokerInput
             self.runtimeDirectory = runtimeDirectory
+            self.chromiumPolicyDirectory = chromiumPolicyDirectory
+            self.firefoxPolicyDirectory = firefoxPolicyDirectory
+            self.appsDirectory = appsDirectory
+        }
+
+        /// Where kioskd writes and checks the browsers' policy.
+        public var browserPaths: BrowserPolicyPaths {
+            BrowserPolicyPaths(
+                chromiumDirectory: chromiumPolicyDirectory, chromiumFile: runtimeDirectory + "/browser/chromium.json",
+                firefoxDirectory: firefoxPolicyDirectory, firefoxHeldFile: stateDirectory + "/firefox-policy-keys.json")
         }
     }
 
@@ -65,6 +85,15 @@ public enum KioskService {
             try store.save(state)
         }
 
+        // The built-in browsers are root's apps, declared before anything is served: their
+        // restrictions are listed (and their states kept) whether a browser runs or not.
+        do {
+            if try state.declareBrowsers() { try store.save(state) }
+        } catch let error as KioskError {
+            // A registry already holding the most apps kioskd keeps: serve it as it is.
+            logger.error("Could not declare the built-in browsers", metadata: ["error": "\(error.message)"])
+        }
+
         let bus = try Bus.openSystem()
         try bus.attach(to: loop)
         let manager = ManagerObject(
@@ -87,10 +116,13 @@ public enum KioskService {
             broker: broker, inhibitor: LogindInhibitor(bus: bus, logger: logger),
             awake: LogindInhibitor(bus: bus, logger: logger, kind: LogindInhibitor.keepAwake), logger: logger)
         manager.enforcer = enforcement
+        manager.governBrowsers(options.browserPaths)
         broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()
+        // The web apps: declared (and saved) before the name is taken, their origins in the policy.
+        manager.governWebApps(directory: options.appsDirectory)
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
         broker?.onPromptKey = { [unowned manager] key in manager.promptKey(key) }
         broker?.onTookOffer = { [unowned manager] in manager.visitorAnswered() }

@@ -121,6 +121,12 @@ extension ManagerObject {
     /// loop, then the machine's reload rule decides (``SessionMachine/Change/reload(_:readFor:)``),
     /// in turn with the other changes.
     func reload(_ requester: any Requester, caller: Caller) {
+        // The web apps' manifests first: the reply comes once they are declared.
+        reloadWebApps { [unowned self] in reloadProfile(requester, caller: caller) }
+    }
+
+    /// The session's profile read again and applied by the machine's reload rule.
+    private func reloadProfile(_ requester: any Requester, caller: Caller) {
         guard state.session.isActive else {
             logger.info("Reload: no session is active; nothing to reload", metadata: caller.metadata)
             return attempt(requester) { try requester.reply([]) }

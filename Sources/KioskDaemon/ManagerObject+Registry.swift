@@ -5,12 +5,14 @@ import SystemdKit
 extension ManagerObject {
     // MARK: RegisterApplication
 
-    /// Parse and validate → identify → the profiles' claims (an id an installed profile names is
+    /// Parse and validate (a reserved id — a built-in browser's, a manifest's — is refused to
+    /// everyone, root too: kioskd declares those itself) → identify → the profiles' claims (an id an installed profile names is
     /// root's and its `app-owner`'s alone, read off the loop) → ownership (another uid's app id
     /// needs an admin) → no-op (the owner's or root's identical list) → authorize (only for
     /// another uid's app id) → apply → persist → reply.
     func registerApplication(_ call: MethodCall) throws -> MethodReply {
         let (appID, declarations) = try Self.parseRegistration(call.arguments)
+        if let refusal = reservedApps.refusal(appID, method: "RegisterApplication") { throw refusal }
         try identify(call) { [unowned self] caller in
             guard caller.uid != 0 else {
                 return try registerUnclaimed(call, caller: caller, appID: appID, declarations: declarations)
@@ -124,6 +126,7 @@ extension ManagerObject {
             throw KioskError(.invalidArgument, "UnregisterApplication takes (s app_id).")
         }
         let appID = try AppID(app)
+        if let refusal = reservedApps.refusal(appID, method: "UnregisterApplication") { throw refusal }
         try identify(call) { [unowned self] caller in
             try authorize(
                 call, caller: caller, action: KioskWire.Action.manageRestrictions, doing: "forget applications"

@@ -39,6 +39,8 @@ extension ManagerObject {
                 call, caller: caller, action: KioskWire.Action.manageSession, doing: "start a guided-access session"
             ) { [unowned self] in
                 loadProfile(call, name) { [unowned self] loaded in
+                    // Fail closed: a browser whose policy kioskd cannot write runs no session.
+                    try browserPolicy?.checkReady(for: loaded.profile.app)
                     // The enforcer applies the profile together with the state, once both are on disk.
                     applyToSession(call, caller: caller) { _ in .start(name, loaded, trial: trial) }
                 }
@@ -138,6 +140,7 @@ extension ManagerObject {
                         )
                     }
                     try checkOwner(loaded.profile, app, caller: caller, doing: "request a session of \(Text.quoted(name))")
+                    try browserPolicy?.checkReady(for: loaded.profile.app)
                     applyToSession(call, caller: caller) { _ in
                         .start(name, loaded, requestedBy: app)
                     }

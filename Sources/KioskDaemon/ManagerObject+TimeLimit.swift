@@ -46,7 +46,7 @@ extension ManagerObject {
     /// in force (logind's inhibitor); "" otherwise.
     public var sessionProblem: String {
         guard state.session.isActive else { return "" }
-        let problems = [activeProfile == nil ? machine.restoreProblem : "", enforcer?.problem ?? ""]
+        let problems = [activeProfile == nil ? machine.restoreProblem : "", enforcer?.problem ?? "", browserPolicy?.problem ?? ""]
         return problems.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 

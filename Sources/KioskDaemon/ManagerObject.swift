@@ -71,6 +71,16 @@ public final class ManagerObject {
         didSet { enforcer?.onProblemChanged = { [weak self] in self?.emitSessionProblemChanged() } }
     }
     var sessionTimer: EventSource?
+    /// The app ids kioskd declares itself (the built-in browsers, the web apps' manifests):
+    /// `RegisterApplication` and `UnregisterApplication` refuse them to everyone.
+    var reservedApps = ReservedApps()
+    /// Writes the browsers' policy on every commit (ManagerObject+Browsers.swift); nil until
+    /// ``governBrowsers(_:)``.
+    var browserPolicy: BrowserPolicyWriter?
+    /// Where the web apps' manifests are (`--apps-dir`), and those in use (each app's last good
+    /// one), in the order of their ids; nil and empty until ``governWebApps(directory:)``.
+    var webAppDirectory: WebAppDirectory?
+    var webApps: [WebAppManifest] = []
     /// The wall-clock time to show for a kiosk-clock time (`SessionDeadline`); kioskd's is the
     /// ``KioskClockMarker``'s, tests keep the identity.
     public var displayTime: (Timestamp) -> Timestamp = { $0 }
@@ -222,7 +232,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }
@@ -244,5 +254,6 @@ public final class ManagerObject {
     func commit(_ next: SessionMachine) {
         machine.adopt(next)
         enforcer?.enforce(state, profile: activeProfile)
+        writeBrowserPolicies()
     }
 }

@@ -181,6 +181,13 @@ public enum Files {
         let fd: FileDescriptor
         let path: String
 
+        /// Gives the new file exactly `permissions`, whatever the process's umask (a file
+        /// another user's program must read, under a service's `UMask=0077`). The
+        /// corresponding C call is `fchmod(2)`.
+        public func setPermissions(_ permissions: FilePermissions) throws(FileError) {
+            guard fchmod(fd.rawValue, permissions.rawValue) == 0 else { throw FileError.last("chmod", path) }
+        }
+
         /// All of `bytes`, a short write continued and EINTR retried.
         public mutating func write(_ bytes: some Sequence<UInt8>) throws(FileError) {
             _ = try FileError.wrapping("write", path) { try fd.writeAll(bytes) }

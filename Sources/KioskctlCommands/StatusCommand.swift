@@ -75,6 +75,11 @@ struct StatusSummary {
         if let reset = status.idleWarning {
             lines.append("still there? shown: idle reset at \(Self.deadline(reset, now: now))")
         }
+        // Each browser policy in force and the restriction that put it there (docs/browsers.md).
+        for policy in status.browserPolicies {
+            lines.append("browser      \(policy.browser) \(policy.policy) = \(policy.value)")
+            lines.append("               because \(policy.cause)")
+        }
         lines += [
             "apps         \(apps)",
             "restrictions \(restrictions), \(denied) denied",
@@ -112,7 +117,12 @@ struct StatusSummary {
             restrictions: restrictions, denied: denied, version: status.version,
             displayPower: status.displayPower.isOff ? "off" : "on",
             idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) },
-            cleaningUntil: status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) })
+            cleaningUntil: status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) },
+            browserPolicies: status.browserPolicies.isEmpty
+                ? nil
+                : status.browserPolicies.map {
+                    BrowserPolicyJSON(browser: $0.browser, policy: $0.policy, value: $0.value, cause: $0.cause)
+                })
     }
 }
 
@@ -138,6 +148,8 @@ struct StatusJSON: Encodable {
     var cleaningUntil: UInt64? = nil
     /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
     var escapePaths: [EscapePathJSON]? = nil
+    /// Only while kioskd has browser policies in force (`BrowserPolicies`).
+    var browserPolicies: [BrowserPolicyJSON]? = nil
 
     enum CodingKeys: String, CodingKey {
         case sessionState = "session_state", activeProfile = "active_profile", sessionDeadline = "session_deadline_usec"
@@ -146,5 +158,15 @@ struct StatusJSON: Encodable {
         case displayPower = "display_power", idleWarning = "idle_warning_usec"
         case cleaningUntil = "cleaning_until_usec"
         case escapePaths = "escape_paths"
+        case browserPolicies = "browser_policies"
     }
+}
+
+/// One browser policy in `kioskctl status --json`: the browser, the policy's name, its value as
+/// JSON text, and what put it there (a restriction id, or web apps' ids).
+struct BrowserPolicyJSON: Encodable {
+    var browser: String
+    var policy: String
+    var value: String
+    var cause: String
 }

@@ -32,6 +32,19 @@ struct Kioskd: ParsableCommand {
         help: "A directory emptied at every boot (default: $RUNTIME_DIRECTORY, else /run/kioskd).")
     var runtimeDirectory: String?
 
+    @Option(
+        name: .customLong("chromium-policy-dir"),
+        help: "Chromium's managed policy directory, whose kioskd.json links to kioskd's file.")
+    var chromiumPolicyDirectory: String = "/etc/chromium/policies/managed"
+
+    @Option(
+        name: .customLong("firefox-policy-dir"),
+        help: "Firefox's policy directory, whose policies.json takes kioskd's keys.")
+    var firefoxPolicyDirectory: String = "/etc/firefox/policies"
+
+    @Option(name: .customLong("apps-dir"), help: "Where the web apps' manifests live.")
+    var appsDirectory: String = "/etc/kioskd/apps"
+
     func run() throws {
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: "kioskd") }
         let environment = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
@@ -42,7 +55,9 @@ struct Kioskd: ParsableCommand {
             stateDirectory: stateDirectory ?? fromEnvironment ?? "/var/lib/kioskd",
             profileDirectory: profileDirectory,
             brokerInput: !noInput,
-            runtimeDirectory: runtimeDirectory ?? runtime.map(String.init) ?? "/run/kioskd")
+            runtimeDirectory: runtimeDirectory ?? runtime.map(String.init) ?? "/run/kioskd",
+            chromiumPolicyDirectory: chromiumPolicyDirectory, firefoxPolicyDirectory: firefoxPolicyDirectory,
+            appsDirectory: appsDirectory)
         let code = KioskService.run(options, logger: Logger(label: "kioskd"))
         if code != 0 { throw ExitCode(code) }
     }

@@ -212,7 +212,8 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
         await #expect {
             try await f.client.register(appID: "org.example.Refused", restrictions: [twice, twice])
         } throws: { ($0 as? KioskError)?.code == .invalidArgument }
-        #expect(try await f.admin.listApplications() == [])
+        // Only the browsers kioskd declares itself (docs/browsers.md).
+        #expect(try await f.admin.listApplications() == ["org.chromium.Chromium", "org.mozilla.firefox"])
         #expect(f.client.state(for: "org.example.Refused.x") == nil)
         try await f.client.register(
             appID: Self.app,
@@ -371,7 +372,7 @@ final class MapDelegate: GuidedAccessRestrictionDelegate {
                 RestrictionChange(id: Self.controls, state: .deny),
                 RestrictionChange(id: Self.zoom, state: .deny),
             ])
-        #expect(try await admin.listApplications() == [Self.app])
+        #expect(try await admin.listApplications() == ["org.chromium.Chromium", "org.mozilla.firefox"] + [Self.app])
         admin.close()
         second.stop()
         await f.client.close()

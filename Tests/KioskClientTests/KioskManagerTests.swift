@@ -46,7 +46,7 @@ import Testing
         let m = f.manager
 
         try await m.registerApplication(Self.app, restrictions: Self.declarations)
-        #expect(try await m.listApplications() == [Self.app])
+        #expect(try await m.listApplications() == ["org.chromium.Chromium", "org.mozilla.firefox"] + [Self.app])
         #expect(
             try await m.listRestrictions(of: Self.app) == [
                 RestrictionInfo(

@@ -46,7 +46,12 @@ extension Fuzzer {
                             .structure([.string("org.fuzz.X.r0"), .string("t"), .string("d")])
                         ]),
                 ], in: errors)
-        case 6, 7: expectError("RegisterApplication", [.string(appID), badDeclarations(appID)], in: errors)
+        case 6, 7:
+            // A built-in browser's id is refused to everyone, whatever it declares.
+            let reserved = app.flatMap { Browser(app: $0.id) } != nil
+            expectError(
+                "RegisterApplication", [.string(appID), badDeclarations(appID)],
+                in: reserved ? errors.union([KioskError.Code.accessDenied.dbusName]) : errors)
         case 8:
             let name =
                 Bool.random(using: &rng)

@@ -9,7 +9,12 @@ import Testing
 
 /// What kioskd should hold: the valid calls applied to the pure core, as the daemon wires it.
 struct FuzzModel {
-    var registry = Registry()
+    /// kioskd's registry at its start: the built-in browsers (docs/browsers.md).
+    var registry: Registry = {
+        var state = KioskState()
+        _ = try? state.declareBrowsers()
+        return state.registry
+    }()
     var session = GuidedSession()
     var failures = 0
 }

@@ -11,6 +11,8 @@ import Testing
 @Suite(.serialized) struct KioskdBusTests {
     static let manager = [KioskWire.busName, KioskWire.objectPath, KioskWire.managerInterface]
     static let app = "org.example.MuseumMap"
+    /// The apps kioskd declares itself at its start, before any other (docs/browsers.md).
+    static let builtIn = ["org.chromium.Chromium", "org.mozilla.firefox"]
     static let controls = "org.example.MuseumMap.controls"
     static let share = "org.example.MuseumMap.share"
 
@@ -30,7 +32,10 @@ import Testing
                 Self.controls, "Map controls", "Pan and zoom", Self.share, "Sharing", "Send to phone",
             ])
             #expect(register.status == 0, "\(register)\n\(kioskd.log)")
-            #expect(try busctl(["ListApplications"]).stdout == "as 1 \"\(Self.app)\"\n")
+            // The built-in browsers first: kioskd declares them at its start (docs/browsers.md).
+            #expect(
+                try busctl(["ListApplications"]).stdout
+                    == "as 3 \"org.chromium.Chromium\" \"org.mozilla.firefox\" \"\(Self.app)\"\n")
             #expect(
                 try busctl(["ListRestrictions", "s", Self.app]).stdout
                     == "a(ssss) 2 \"\(Self.controls)\" \"Map controls\" \"Pan and zoom\" \"allow\" \"\(Self.share)\" \"Sharing\" \"Send to phone\" \"allow\"\n"
@@ -152,7 +157,7 @@ import Testing
             }
             #expect(kioskd.stateBytes == before)
             #expect(try client.call("ListRestrictions", [.string(Self.app)]) == listBefore)
-            #expect(try client.call("ListApplications") == [.strings([Self.app])])
+            #expect(try client.call("ListApplications") == [.strings(Self.builtIn + [Self.app])])
             #expect(kioskd.process?.isRunning == true)
         }
     }

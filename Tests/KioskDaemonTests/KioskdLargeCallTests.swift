@@ -54,7 +54,7 @@ import Testing
                 ])
             #expect(long?.name == KioskError.Code.invalidArgument.dbusName)
             try client.register("org.example.Huge", [("org.example.Huge.r", "t", String(repeating: "x", count: 4096))])
-            #expect(try client.call("ListApplications") == [.strings([KioskdBusTests.app, "org.example.Huge"])])
+            #expect(try client.call("ListApplications") == [.strings(KioskdBusTests.builtIn + [KioskdBusTests.app, "org.example.Huge"])])
         }
     }
 }

@@ -44,7 +44,8 @@ import Testing
             [app, "[('\(controls)', 'Map controls', 'Pan and zoom'), ('\(share)', 'Sharing', 'Send to phone')]"],
             .reply("()")
         ),
-        ("ListApplications", [], .reply("(['\(app)'],)")),
+        // The built-in browsers first: kioskd declares them at its start (docs/browsers.md).
+        ("ListApplications", [], .reply("(['org.chromium.Chromium', 'org.mozilla.firefox', '\(app)'],)")),
         (
             "ListRestrictions", [app],
             .reply(
@@ -83,6 +84,8 @@ import Testing
             .reply("(<[('settings', 0.5, [0.5, 0.0, 1.0, 0.0, 1.0, 0.25, 0.5, 0.25])]>,)")
         ),
         ("GetRestrictionState", [app, share], .reply("('deny',)")),
+        // No browser restriction is denied and no web app is declared: no browser policy.
+        ("Properties.Get", [KioskWire.managerInterface, "BrowserPolicies"], .reply("(<@a(ssss) []>,)")),
         ("Blank", [], .reply("()")),
         ("Properties.Get", [KioskWire.managerInterface, "DisplayPower"], .reply("(<'off'>,)")),
         ("Wake", [], .reply("()")),
@@ -99,7 +102,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'BrowserPolicies': <@a(ssss) []>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),
@@ -120,7 +123,7 @@ import Testing
         ("Properties.Get", [KioskWire.managerInterface, "Drawing"], .reply("(<''>,)")),
         ("UnregisterApplication", ["org.example.Nope"], .error(.unknownApplication)),
         ("UnregisterApplication", [app], .reply("()")),
-        ("ListApplications", [], .reply("(@as [],)")),
+        ("ListApplications", [], .reply("(['org.chromium.Chromium', 'org.mozilla.firefox'],)")),
     ]
 
     @Test func gdbusCallsEveryMethodAndGetsTheDocumentedErrors() throws {

@@ -106,8 +106,8 @@ extension KioskctlBusTests {
                 session      active
                 profile      museum
                 deadline     none
-                apps         1
-                restrictions 2, 1 denied
+                apps         3
+                restrictions 18, 1 denied
                 version      \(KioskWire.version)
 
                 """)

@@ -67,10 +67,10 @@ import Testing
         """
         {
           "active_profile" : "\(profile)",
-          "apps" : 1,
+          "apps" : 3,
           "denied" : \(denied),
           "display_power" : "on",
-          "restrictions" : 2,
+          "restrictions" : 18,
           "session_deadline_usec" : 0,
           "session_state" : "\(state)",
           "version" : "\(KioskWire.version)"
@@ -112,8 +112,8 @@ import Testing
                 session      inactive
                 profile      none
                 deadline     none
-                apps         1
-                restrictions 2, 0 denied
+                apps         3
+                restrictions 18, 0 denied
                 version      \(KioskWire.version)
 
                 """, "\(text)")
@@ -138,12 +138,12 @@ import Testing
         let apps = try f.ctl("apps")
         #expect(apps.status == 0, "\(apps)")
         let rows = apps.stdout.split(separator: "\n").dropFirst()
-        #expect(rows.count == 201)
+        #expect(rows.count == 203, "the built-in browsers too")
         #expect(
             rows.filter { $0.hasPrefix("org.example.Many.A") && $0.hasSuffix(" 1       0") }.count == 200, "\(apps)")
         let status = try f.ctl("status")
         #expect(status.status == 0, "\(status)")
-        #expect(status.stdout.contains("apps         201\nrestrictions 202, 0 denied\n"), "\(status)")
+        #expect(status.stdout.contains("apps         203\nrestrictions 218, 0 denied\n"), "\(status)")
     }
 
     @Test func appsAndRestrictions() async throws {
@@ -153,6 +153,8 @@ import Testing
         #expect(
             try f.ctl("apps").stdout == """
                 APP                    RESTRICTIONS  DENIED
+                org.chromium.Chromium             8       0
+                org.mozilla.firefox               8       0
                 org.example.MuseumMap             2       1
 
                 """)
@@ -160,6 +162,16 @@ import Testing
             try f.ctl("apps", "--json").stdout == """
                 {
                   "apps" : [
+                    {
+                      "denied" : 0,
+                      "id" : "org.chromium.Chromium",
+                      "restrictions" : 8
+                    },
+                    {
+                      "denied" : 0,
+                      "id" : "org.mozilla.firefox",
+                      "restrictions" : 8
+                    },
                     {
                       "denied" : 1,
                       "id" : "org.example.MuseumMap",
@@ -258,11 +270,49 @@ import Testing
         }
     }
 
-    @Test func noAppsRegistered() async throws {
+    /// With no app registered, the built-in browsers kioskd declares itself (docs/browsers.md).
+    @Test func onlyTheBuiltInBrowsers() async throws {
         let f = try await Fixture(register: false)
         defer { f.stop() }
-        #expect(try f.ctl("apps").stdout == "No apps are registered.\n")
-        #expect(try f.ctl("apps", "--json").stdout == "{\n  \"apps\" : [\n\n  ]\n}\n")
+        #expect(try f.ctl("apps").stdout == "APP                    RESTRICTIONS  DENIED\norg.chromium.Chromium             8       0\norg.mozilla.firefox               8       0\n")
+        #expect(try f.ctl("apps", "--json").stdout == "{\n  \"apps\" : [\n    {\n      \"denied\" : 0,\n      \"id\" : \"org.chromium.Chromium\",\n      \"restrictions\" : 8\n    },\n    {\n      \"denied\" : 0,\n      \"id\" : \"org.mozilla.firefox\",\n      \"restrictions\" : 8\n    }\n  ]\n}\n")
+    }
+
+    /// `status` shows each browser policy kioskd wrote and the restriction that put it there
+    /// (docs/browsers.md § What kioskctl status shows), in text and JSON; none once allowed.
+    @Test func statusShowsTheBrowserPoliciesAndWhy() async throws {
+        let f = try await Fixture()
+        defer { f.stop() }
+        let chromium = "org.chromium.Chromium"
+        #expect(try f.ctl("deny", chromium, "\(chromium).devtools").status == 0)
+        // No Firefox here (its policy directory is missing): nothing written, nothing shown.
+        #expect(try f.ctl("deny", "org.mozilla.firefox", "org.mozilla.firefox.camera").status == 0)
+        let text = try f.ctl("status").stdout
+        #expect(
+            text.contains(
+                """
+                browser      chromium DeveloperToolsAvailability = 2
+                               because org.chromium.Chromium.devtools
+                apps         3
+                restrictions 18, 2 denied
+
+                """), "\(text)")
+        let json = try f.ctl("status", "--json").stdout
+        #expect(
+            json.contains(
+                """
+                  "browser_policies" : [
+                    {
+                      "browser" : "chromium",
+                      "cause" : "org.chromium.Chromium.devtools",
+                      "policy" : "DeveloperToolsAvailability",
+                      "value" : "2"
+                    }
+                  ],
+                """), "\(json)")
+        #expect(try f.ctl("allow", chromium, "\(chromium).devtools").status == 0)
+        #expect(!(try f.ctl("status").stdout.contains("browser ")))
+        #expect(try f.ctl("status", "--json").stdout == Self.statusJSON(denied: 1))
     }
 
     @Test func allowAndDeny() async throws {
@@ -311,7 +361,7 @@ import Testing
         let forget = try f.ctl("forget", Self.app)
         #expect(forget.status == 0)
         #expect(forget.stdout == "Forgot org.example.MuseumMap.\n")
-        #expect(try await f.manager.listApplications() == [])
+        #expect(try await f.manager.listApplications() == ["org.chromium.Chromium", "org.mozilla.firefox"])
         let again = try f.ctl("forget", "--json", Self.app)
         #expect(again.status == 1)
         #expect(

@@ -68,7 +68,7 @@ struct KioskctlRemoteTests {
         #expect(f.kioskd.stateBytes != before)
         let status = try remote.ctl(["-H", "root@localhost", "status"])
         logins += 1
-        #expect(status.stdout.contains("restrictions 2, 1 denied\n"), "\(status)")
+        #expect(status.stdout.contains("restrictions 18, 1 denied\n"), "\(status)")
         let localStatus = try f.ctl(["status"])
         #expect(status.stdout == localStatus.stdout)
 

@@ -145,7 +145,11 @@ import Testing
     @Test func kioskdPageHasEveryFlag() throws {
         let page = try ManPage("kioskd.8")
         let help = try Self.help("kioskd", [])
-        #expect(help.flags == ["--state-dir", "--profile-dir", "--no-input", "--runtime-dir", "-h", "--help"])
+        #expect(
+            help.flags == [
+                "--state-dir", "--profile-dir", "--no-input", "--runtime-dir", "--chromium-policy-dir",
+                "--firefox-policy-dir", "--apps-dir", "-h", "--help",
+            ])
         let options = try #require(
             page.text.components(separatedBy: ".SH OPTIONS").dropFirst().first?
                 .components(separatedBy: ".SH ").first)

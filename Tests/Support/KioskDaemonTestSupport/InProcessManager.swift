@@ -31,11 +31,14 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
 
     /// `uid` is every caller's uid; `authorize` what polkit answers; `enforcer` sees the state and
     /// profile from the restore on, as kioskd's input enforcement does; `logsToJournal` notes
-    /// each line the manager logs in ``journal`` (`log <message>`).
+    /// each line the manager logs in ``journal`` (`log <message>`); with `browsers`, the manager
+    /// writes the browsers' policy there (temporary directories, never the machine's /etc); with
+    /// `appsDirectory`, it reads the web apps' manifests there.
     public init(
         uid: UInt32 = 1000, authorize answer: ScriptedAuthorizer.Answer = .result(.allowed),
         state: KioskState = KioskState(), profiles: [String: String] = [:],
-        enforcer: (any SessionEnforcer & Sendable)? = nil, logsToJournal: Bool = false
+        enforcer: (any SessionEnforcer & Sendable)? = nil, logsToJournal: Bool = false,
+        browsers: BrowserPolicyPaths? = nil, appsDirectory: String? = nil
     ) async throws {
         bus = try PrivateBus()
         store = MemoryStore(journal: journal)
@@ -63,8 +66,10 @@ public final class InProcessManager: @unchecked Sendable {  // `manager` is touc
                 },
                 authorizer: authorizer, identifier: identity)
             manager.enforcer = enforcer
+            if let browsers { manager.governBrowsers(browsers) }
             try manager.export()
             manager.restoreSession()
+            if let appsDirectory { manager.governWebApps(directory: appsDirectory) }
             try server.requestName(KioskWire.busName)
             self.server = server
             self.manager = manager

@@ -39,6 +39,10 @@ public final class KioskdProcess: @unchecked Sendable {
         }
     }
 
+    /// Where this kioskd's browser policy directories and web apps' manifests would be
+    /// (`chromium/`, `firefox/`, `apps/`).
+    public var browserDirectory: URL { bus.directory.appendingPathComponent("browser-policies") }
+
     public var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
     public var stateBytes: Data? { FileManager.default.contents(atPath: statePath) }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
@@ -58,9 +62,13 @@ public final class KioskdProcess: @unchecked Sendable {
         }
         let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         defer { close(fd) }
+        // The browsers' policy directories: the bus's own (absent unless a test makes them), never
+        // the machine's /etc (docs/browsers.md).
         var arguments = [
             "--state-dir", stateDirectory.path, "--profile-dir", profileDirectory.path, "--runtime-dir",
-            runtimeDirectory.path,
+            runtimeDirectory.path, "--chromium-policy-dir", browserDirectory.path + "/chromium",
+            "--firefox-policy-dir", browserDirectory.path + "/firefox", "--apps-dir",
+            browserDirectory.path + "/apps",
         ]
         if !input { arguments.append("--no-input") }
         process = try ChildProcess.spawn(Self.binary, arguments, environment: environment, stdout: fd, stderr: fd)

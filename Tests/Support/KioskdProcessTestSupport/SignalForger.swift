@@ -61,6 +61,8 @@ public enum SignalForger {
                 "LockedRegions": dbus.Array([dbus.Struct(("\(forgedProfile)", dbus.Double(1.0),
                     dbus.Array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0], signature="d")))],
                     signature="(sdad)", variant_level=1),
+                "BrowserPolicies": dbus.Array([dbus.Struct(("chromium", "URLBlocklist", "[]",
+                    "org.chromium.Chromium.navigation"))], signature="(ssss)", variant_level=1),
             }, dbus.Array([], signature="s"))
             send(dest, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as", IFACE,
                  dbus.Dictionary({}, signature="sv"), ["SessionState", "PromptState"])

@@ -1,0 +1,238 @@
+import Glibc
+import KioskCore
+import KioskFiles
+import Logging
+import SystemPackage
+
+/// Where the browsers read kioskd's policy, and where kioskd keeps what it holds
+/// (docs/browsers.md § What kioskd writes where and when; kioskd(8)'s flags set each).
+public struct BrowserPolicyPaths: Sendable, Hashable {
+    /// Chromium's managed policy directory, `/etc/chromium/policies/managed`: kioskd writes
+    /// nothing there; the package's symlink `kioskd.json` in it points at ``chromiumFile``.
+    public var chromiumDirectory: String
+    /// The file kioskd writes for Chromium, `/run/kioskd/browser/chromium.json`.
+    public var chromiumFile: String
+    /// Firefox's policy directory, `/etc/firefox/policies`: kioskd merges its keys into the
+    /// `policies.json` there.
+    public var firefoxDirectory: String
+    /// Which keys kioskd holds in Firefox's file (and the admin's values they replaced),
+    /// `/var/lib/kioskd/firefox-policy-keys.json`.
+    public var firefoxHeldFile: String
+
+    public init(chromiumDirectory: String, chromiumFile: String, firefoxDirectory: String, firefoxHeldFile: String) {
+        self.chromiumDirectory = chromiumDirectory
+        self.chromiumFile = chromiumFile
+        self.firefoxDirectory = firefoxDirectory
+        self.firefoxHeldFile = firefoxHeldFile
+    }
+
+    /// The name of the package's symlink in ``chromiumDirectory``.
+    public static let chromiumLinkName = "kioskd.json"
+
+    /// Firefox's file in ``firefoxDirectory``.
+    public var firefoxFile: String { firefoxDirectory + "/policies.json" }
+}
+
+/// Writes the browsers' policy derived from the state (``BrowserPolicy``) on every commit
+/// that changes it: Chromium's whole file, Firefox's keys merged into the admin's file. Lives
+/// on the loop: the files are small (`/run` is memory; Firefox's file is fsynced).
+final class BrowserPolicyWriter {
+    let paths: BrowserPolicyPaths
+    let logger: Logger
+    /// The policies last derived, nil before the first write (kioskd's start writes whatever
+    /// the persisted state says, so a file left by a crash is brought up to date).
+    private(set) var written: [BrowserPolicy]?
+    /// Those of ``written`` that are in a browser's file: without Firefox's policy directory
+    /// (no Firefox here) or after a failed write, that browser's are left out. What
+    /// `BrowserPolicies` publishes.
+    private(set) var inForce: [BrowserPolicy] = []
+    /// Why the last write failed ("" when it did not): part of `SessionProblem`.
+    private(set) var problem = ""
+    /// Who may own a policy directory: root, and kioskd's own uid.
+    var trustedOwners: [UInt32] = Array(Set([0, geteuid()])).sorted()
+
+    init(paths: BrowserPolicyPaths, logger: Logger) {
+        self.paths = paths
+        self.logger = logger
+    }
+
+    /// Brings the files to `policies`, if they differ from what was written last. Returns
+    /// whether the published policies changed.
+    /// Brings the files to `policies`, if they differ from what was written last (or the last
+    /// write failed). Returns whether ``inForce`` changed.
+    @discardableResult
+    func apply(_ policies: [BrowserPolicy]) -> Bool {
+        guard policies != written || !problem.isEmpty else { return false }
+        var problems: [String] = []
+        var missing: Set<Browser> = []
+        do {
+            try writeChromium(policies)
+        } catch {
+            problems.append("Chromium's policy could not be written: \(error)")
+            missing.insert(.chromium)
+        }
+        do {
+            if try !writeFirefox(policies) { missing.insert(.firefox) }
+        } catch {
+            problems.append("Firefox's policy could not be written: \(error)")
+            missing.insert(.firefox)
+        }
+        problem = problems.joined(separator: "; ")
+        if !problem.isEmpty {
+            logger.error("Could not write the browsers' policy", metadata: ["error": "\(problem)"])
+        }
+        written = policies
+        let now = policies.filter { !missing.contains($0.browser) }
+        defer { inForce = now }
+        return now != inForce
+    }
+
+    // MARK: Chromium
+
+    private func writeChromium(_ policies: [BrowserPolicy]) throws {
+        try makeChromiumDirectory()
+        try Self.replaceReadable(paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: false)
+    }
+
+    /// Makes the directory of ``BrowserPolicyPaths/chromiumFile`` (`/run/kioskd/browser`: the
+    /// runtime directory's own, made again after every boot), 0755; returns it.
+    @discardableResult
+    private func makeChromiumDirectory() throws(FileError) -> String {
+        var directory = ""
+        for component in paths.chromiumFile.split(separator: "/").dropLast() {
+            directory += "/" + component
+            if mkdir(directory, 0o755) == 0 {
+                // kioskd.service's UMask=0077 made it 0700: the browser's user must pass.
+                chmod(directory, 0o755)
+            } else if Glibc.errno != EEXIST {
+                throw FileError.last("create the directory", directory)
+            }
+        }
+        var status = stat()
+        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw FileError("use the directory", directory, .notDirectory)
+        }
+        return directory
+    }
+
+    // MARK: Firefox
+
+    private struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Returns false when there is no Firefox here (no policy directory): nothing to write, and
+    /// nothing kioskd held can be there. (A session of Firefox is refused before, by
+    /// ``checkReady(for:)``.)
+    private func writeFirefox(_ policies: [BrowserPolicy]) throws -> Bool {
+        let keys = BrowserPolicy.firefoxKeys(policies)
+        var merge = readHeld()
+        var directoryStatus = stat()
+        guard stat(paths.firefoxDirectory, &directoryStatus) == 0 else { return false }
+        if keys.isEmpty && merge.held.isEmpty { return true }
+        let document = try Self.readFirefoxDocument(paths.firefoxFile)
+        let next: JSONValue
+        do {
+            next = try merge.merge(into: document, keys: keys)
+        } catch {
+            throw Failure(description: "\(paths.firefoxFile): \(error.description); kioskd leaves it as it is")
+        }
+        // What kioskd holds first: a crash between the two writes leaves it knowing every key
+        // that may be its own.
+        try Files.replace(paths.firefoxHeldFile, with: Array(merge.json.pretty.utf8), durable: true)
+        try Self.replaceReadable(paths.firefoxFile, next, durable: true)
+        return true
+    }
+
+    /// Replaces `path` with `document`, mode 0644 whatever the umask: the browser runs as
+    /// another user, and a policy file it cannot read is one it ignores. It holds no secret.
+    static func replaceReadable(_ path: String, _ document: JSONValue, durable: Bool) throws {
+        let mode: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]
+        try Files.replace(path, permissions: mode, durable: durable) { writer in
+            try writer.setPermissions(mode)
+            try writer.write(Array(document.pretty.utf8))
+        }
+    }
+
+    /// The admin's `policies.json`, nil when there is none.
+    static func readFirefoxDocument(_ path: String) throws -> JSONValue? {
+        let bytes: [UInt8]
+        switch Result(catching: { () throws(FileError) in try Files.readRegular(path, limit: 1 << 20) }) {
+        case .success(let read): bytes = read.bytes
+        case .failure(let error) where error.errno == .noSuchFileOrDirectory: return nil
+        case .failure(let error): throw error
+        }
+        guard let document = try? JSONValue.parse(bytes) else {
+            throw Failure(description: "\(path) is not JSON; kioskd leaves it as it is")
+        }
+        return document
+    }
+
+    private func readHeld() -> FirefoxPolicyMerge {
+        guard let read = try? Files.readRegular(paths.firefoxHeldFile, limit: 1 << 20),
+            let json = try? JSONValue.parse(read.bytes), let merge = FirefoxPolicyMerge(json: json)
+        else { return FirefoxPolicyMerge() }
+        return merge
+    }
+
+    // MARK: Checks before a session
+
+    /// Refuses a session of `app`'s browser whose policy cannot be put in force: its policy
+    /// directory missing or not root's; Chromium's symlink not pointing at kioskd's file;
+    /// Firefox's file not a policies document.
+    func checkReady(for app: AppID?) throws(KioskError) {
+        guard let app, let browser = Browser(app: app) else { return }
+        let directory = browser == .chromium ? paths.chromiumDirectory : paths.firefoxDirectory
+        var status = stat()
+        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw KioskError(
+                .failed,
+                "\(browser.name)'s policy directory \(directory) does not exist, so kioskd cannot put the session's browser restrictions in force; kioskd's package makes it: create it (mkdir -p -m 0755 \(directory)) and restart kioskd, whose sandbox takes only directories that exist when it starts."
+            )
+        }
+        guard trustedOwners.contains(status.st_uid), status.st_mode & 0o022 == 0 else {
+            throw KioskError(
+                .failed,
+                "\(browser.name)'s policy directory \(directory) is owned by uid \(status.st_uid) or writable by others: anyone who can write there can undo the session's browser restrictions. Make it root's, mode 0755."
+            )
+        }
+        // Where kioskd writes must take its writes (a read-only file system, a sandbox without the
+        // path, a file where a directory belongs): found now, not once the session is active.
+        let writable: String
+        do {
+            writable = browser == .chromium ? try makeChromiumDirectory() : paths.firefoxDirectory
+        } catch {
+            throw KioskError(
+                .failed,
+                "kioskd cannot write \(browser.name)'s policy: \(error) The session's browser restrictions would not be in force."
+            )
+        }
+        guard access(writable, W_OK) == 0 else {
+            throw KioskError(
+                .failed,
+                "kioskd cannot write \(browser.name)'s policy in \(writable) (\(Errno(rawValue: Glibc.errno))), so the session's browser restrictions would not be in force."
+            )
+        }
+        switch browser {
+        case .chromium:
+            let link = directory + "/" + BrowserPolicyPaths.chromiumLinkName
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let count = readlink(link, &buffer, buffer.count - 1)
+            let target =
+                count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+            guard target == paths.chromiumFile else {
+                throw KioskError(
+                    .failed,
+                    "\(link) is not a symlink to \(paths.chromiumFile), so Chromium would not read the session's browser restrictions; kioskd's package installs it (ln -s \(paths.chromiumFile) \(link))."
+                )
+            }
+        case .firefox:
+            do {
+                var trial = FirefoxPolicyMerge()
+                _ = try trial.merge(into: Self.readFirefoxDocument(paths.firefoxFile), keys: [])
+            } catch {
+                throw KioskError(.failed, "Firefox's policy file cannot take kioskd's keys: \(error)")
+            }
+        }
+    }
+}
