@@ -59,7 +59,7 @@ struct ChromiumPolicyTests {
     @Test func chromiumReportsEachPolicyInForce() async throws {
         let policy = Self.kioskPolicy(devTools: false)
         try await HeadlessChromium.with(policy: policy) { (chromium: HeadlessChromium) async throws in
-            print("ChromiumPolicyTests: \(try chromium.product())")
+            print("ChromiumPolicyTests: \(try HeadlessChromium.version()); DevTools: \(try chromium.product())")
             let reported = try chromium.policies()
             for (name, value) in policy {
                 let row = reported.first { $0.name == name }

@@ -45,6 +45,14 @@ public final class HeadlessChromium: @unchecked Sendable {
     /// Whether Debian's chromium is installed (`make deps-browser`).
     public static var isInstalled: Bool { access(executable, X_OK) == 0 }
 
+    /// `chromium --version`'s line (e.g. "Chromium 156.0.8078.108 built on Debian GNU/Linux 12
+    /// (bookworm)"), for the test's record.
+    public static func version() throws -> String {
+        let out = try runTool(executable, ["--version"])
+        guard out.status == 0 else { throw HarnessError("chromium --version failed: \(out)") }
+        return out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The temp dir everything lives in.
     public let directory: URL
     /// What Chromium sees as `/etc/chromium/policies/managed`.
@@ -95,12 +103,12 @@ public final class HeadlessChromium: @unchecked Sendable {
     deinit { stop() }
 
     /// Runs `body` with a started Chromium and stops it after, whether `body` returns or throws.
-    public static func with<T>(
-        policy: [String: Any]? = nil, arguments: [String] = [], _ body: (HeadlessChromium) async throws -> T
-    ) async throws -> T {
+    public static func with(
+        policy: [String: Any]? = nil, arguments: [String] = [], _ body: (HeadlessChromium) async throws -> Void
+    ) async throws {
         let chromium = try HeadlessChromium(policy: policy, arguments: arguments)
         defer { chromium.stop() }
-        return try await body(chromium)
+        try await body(chromium)
     }
 
     private func start(
