@@ -354,7 +354,7 @@ let package = Package(
             name: "KioskDaemonTests",
             dependencies: [
                 "KioskDaemon", "KioskCore", "KioskCrypt", "KioskInput", "KioskStore", "KioskTraces", "BusTestSupport",
-                "KioskTestSupport", "KioskdProcessTestSupport", "KioskDaemonTestSupport", "kioskd",
+                "KioskTestSupport", "KioskdProcessTestSupport", "KioskDaemonTestSupport", "BrowserTestSupport", "kioskd",
             ],
             swiftSettings: swiftSettings
         ),
@@ -381,6 +381,14 @@ let package = Package(
                 "KioskClient", "KioskCore", "KioskTestSupport", "KioskdProcessTestSupport", "kioskd", "museum-map-app",
                 "exam-app",
             ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: BrowserTestSupport — Debian's chromium, headless, in namespaces of its own: its managed policy and web the test's, over the DevTools pipe
+        .target(
+            name: "BrowserTestSupport",
+            dependencies: ["BusTestSupport", "KioskTestSupport"],
+            path: "Tests/Support/BrowserTestSupport",
             swiftSettings: swiftSettings
         ),
 

@@ -9,9 +9,13 @@ public struct ChildProcess: Sendable {
     public let pid: pid_t
 
     /// Starts `path` with `arguments`; stdin/stdout/stderr come from the given fds (or /dev/null).
+    /// `extraFiles` maps a child's fd number (3 and up) to the parent's fd it gets, as Chromium's
+    /// `--remote-debugging-pipe` wants its fds 3 and 4; `processGroup` puts the child in a new
+    /// process group of its own (its pid), so that it and everything it starts can be killed at once.
     public static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil
+        stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil,
+        extraFiles: [Int32: Int32] = [:], processGroup: Bool = false
     ) throws -> ChildProcess {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
@@ -23,7 +27,12 @@ public struct ChildProcess: Sendable {
         sigemptyset(&defaults)
         for s in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, s) }
         posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if processGroup {
+            flags |= POSIX_SPAWN_SETPGROUP
+            posix_spawnattr_setpgroup(&attr, 0)
+        }
+        posix_spawnattr_setflags(&attr, Int16(flags))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -42,6 +51,9 @@ public struct ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, fd, 2)
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        for (child, parent) in extraFiles.sorted(by: { $0.key < $1.key }) {
+            posix_spawn_file_actions_adddup2(&actions, parent, child)
         }
 
         let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0)=\($1)" }
