@@ -43,6 +43,10 @@ APT_PACKAGES += gettext
 # profile's touch locks and reads and writes the PNGs (GTK 4 brings libcairo2-dev too; named here
 # because this program needs it whatever GTK needs).
 APT_PACKAGES += libcairo2-dev
+# kioskd-bridge, the web pages' read-only bridge: libmicrohttpd serves its HTTP; its tests speak to
+# it with curl (a client nobody here wrote), node runs kioskd.js, and systemd-socket-activate
+# (package systemd) passes it a socket as kioskd-bridge.socket does.
+APT_PACKAGES += libmicrohttpd-dev curl nodejs
 
 .PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
