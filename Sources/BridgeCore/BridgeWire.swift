@@ -25,9 +25,15 @@ public struct BridgeLimits: Sendable, Equatable {
     public var streams = 32
     /// Event streams open at once from one origin.
     public var streamsPerOrigin = 8
-    /// Connections each listening socket holds at once (streams, requests and idle ones); more
-    /// are closed as soon as they are accepted.
-    public var connectionsPerListener = 64
+    /// Connections one peer address (`127.0.0.1`, `::1`) holds at once on a listening socket
+    /// (streams, requests and idle ones); more are closed as soon as they are accepted.
+    public var connectionsPerPeer = 64
+    /// Connections each listening socket holds at once over every peer address (the loopback
+    /// range has many): past it the socket is not accepted from until one closes.
+    public var connectionsPerListener = 256
+    /// The socket send buffer of a stream (the kernel doubles it): what waits there and in the
+    /// stream's own backlog is all a client that stops reading can hold.
+    public var streamSendBuffer = 16 * 1024
     /// Bytes of request (line and headers) a connection may send: libmicrohttpd's memory per
     /// connection, of which the request takes at most about half.
     public var connectionMemory = 16 * 1024

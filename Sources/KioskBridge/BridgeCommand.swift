@@ -97,6 +97,16 @@ enum BridgeService {
         } catch {
             throw BridgeError("Could not connect to the system bus: \(error).")
         }
+        // Serve only once the states are known (or kioskd could not say within 5 s): until then
+        // connections wait in the sockets' queues, and no page is told "unknown" for nothing.
+        let (synced, syncedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let feed = Task { await StateFeed(hub: hub, manager: manager).run(synced: { syncedContinuation.yield() }) }
+        let patience = Task {
+            try? await Task.sleep(for: .seconds(5))
+            syncedContinuation.yield()
+        }
+        for await _ in synced { break }
+        patience.cancel()
         var servers: [HTTPServer] = []
         for socket in sockets { servers.append(try HTTPServer(socket: socket, hub: hub)) }
         logger.info(
@@ -113,7 +123,7 @@ enum BridgeService {
                 hub.heartbeat()
             }
         }
-        await StateFeed(hub: hub, manager: manager).run()
+        await feed.value
         heartbeats.cancel()
         for server in servers { server.stop() }
         withExtendedLifetime(hub) {}

@@ -34,10 +34,14 @@ final class EventStream: Sendable {
         queue = Mutex(Queue(bytes: bytes))
     }
 
-    /// Binds the stream to its connection (on libmicrohttpd's thread, before it reads).
-    func attach(to connection: OpaquePointer) {
+    /// Binds the stream to its connection (on libmicrohttpd's thread, before it reads), and
+    /// bounds its socket's send buffer, so a client that stops reading is noticed after
+    /// kilobytes rather than the megabytes the kernel would let wait.
+    func attach(to connection: OpaquePointer, limits: BridgeLimits) {
         self.connection = connection
         socket = cmhd_connection_fd(connection)
+        var size = Int32(limits.streamSendBuffer)
+        _ = setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// What `append` did.

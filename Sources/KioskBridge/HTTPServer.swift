@@ -17,6 +17,9 @@ final class HTTPServer {
         let limits = hub.limits
         var options = [
             cmhd_option(.LISTEN_SOCKET, Int(socket), nil),
+            // Past the per-peer bound a connection is accepted and closed at once (a clear refusal);
+            // the overall one only stops accepting (the kernel's queue holds the rest).
+            cmhd_option(.PER_IP_CONNECTION_LIMIT, limits.connectionsPerPeer, nil),
             cmhd_option(.CONNECTION_LIMIT, limits.connectionsPerListener, nil),
             cmhd_option(.CONNECTION_MEMORY_LIMIT, limits.connectionMemory, nil),
             cmhd_option(.CONNECTION_TIMEOUT, limits.idleSeconds, nil),
@@ -116,7 +119,7 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
                 connection, status: refusal.status, body: Array((refusal.reason + "\n").utf8), type: "text/plain; charset=utf-8",
                 headers)
         case .success(let stream):
-            stream.attach(to: connection)
+            stream.attach(to: connection, limits: hub.limits)
             let context = Unmanaged.passRetained(StreamContext(stream: stream, hub: hub)).toOpaque()
             guard let response = MHD_create_response_from_callback(cmhd_size_unknown(), 4096, readStream, context, freeStream)
             else {

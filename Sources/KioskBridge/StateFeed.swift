@@ -1,6 +1,7 @@
 import KioskAPI
 import KioskClient
 import Logging
+import Synchronization
 
 /// kioskd's side of the bridge: follows every app's `RestrictionStateChanged` through
 /// `KioskManager` (which believes only kioskd, docs/dbus-api.md § Believe only kioskd), and
@@ -12,10 +13,18 @@ struct StateFeed {
     let hub: BridgeHub
     let manager: KioskManager
 
-    /// Follows kioskd until the bus connection is lost (then returns).
-    func run() async {
+    /// Follows kioskd until the bus connection is lost (then returns). `synced` is called once,
+    /// when every app's first read has finished (kioskd answered, or could not).
+    func run(synced: @escaping @Sendable () -> Void = {}) async {
         let events = await manager.events()  // subscribed before the first snapshot
-        readAll()
+        let apps = hub.apps
+        let left = Mutex(apps.count)
+        if apps.isEmpty { synced() }
+        for app in apps {
+            read(app) {
+                if left.withLock({ $0 -= 1; return $0 == 0 }) { synced() }
+            }
+        }
         for await event in events {
             switch event {
             case .restrictionStateChanged(let app, let restriction, let state):
@@ -38,8 +47,8 @@ struct StateFeed {
         for app in hub.apps { read(app) }
     }
 
-    private func read(_ app: String) {
-        guard hub.beginRead(app: app) else { return }
+    private func read(_ app: String, then done: @escaping @Sendable () -> Void = {}) {
+        guard hub.beginRead(app: app) else { return done() }
         let hub = hub, manager = manager
         Task {
             var again = true
@@ -57,6 +66,7 @@ struct StateFeed {
                 }
                 again = hub.finishRead(app: app, snapshot: snapshot)
             }
+            done()
         }
     }
 }
