@@ -457,6 +457,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .testTarget(
+            name: "KioskBridgeTests",
+            dependencies: [
+                "BridgeCore", "KioskTestSupport", "KioskdProcessTestSupport", "BusTestSupport", "kioskd",
+                "kioskd-bridge",
+            ],
+            exclude: ["kioskd-js-client.mjs"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Examples — apps that show how to use KioskClient (`make demo` runs museum-map-app)
         .executableTarget(
             name: "exam-app",
