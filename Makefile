@@ -48,7 +48,7 @@ APT_PACKAGES += libcairo2-dev
 # (package systemd) passes it a socket as kioskd-bridge.socket does.
 APT_PACKAGES += libmicrohttpd-dev curl nodejs
 
-.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
+.PHONY: all deps build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible demo bench bench-bridge bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
 all: build
 
@@ -144,7 +144,15 @@ demo: deps
 BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
-bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint
+bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint bench-bridge
+
+# kioskd-bridge (docs/benchmarks.md § The web bridge): its binary and package size (build/deb, when
+# make deb made it), VmRSS idle and with 32 streams, and the latency from SetRestrictionState to
+# the `change` event at a client, p50/p99 over 200 changes (scripts/bench-bridge, python3-dbus).
+bench-bridge: deps link-inputs
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
+	scripts/bench-bridge "$(BENCH_BIN)" $(DEB_DIR)
 
 # What a small kiosk board pays: each package's Installed-Size and executables (make deb), and
 # kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).
@@ -236,7 +244,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt install-bridge deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -333,6 +341,7 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
                  -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
                  -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g' \
+                 -e 's|/usr/bin/kioskd-bridge|$(BINDIR)/kioskd-bridge|g' \
                  -e 's|/usr/share/kioskd/|$(DATADIR)/kioskd/|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
@@ -344,8 +353,9 @@ release-build: link-inputs
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-profile-png $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
 
-install: deps release-build install-files install-tools install-prompt
+install: deps release-build install-files install-tools install-prompt install-bridge
 
 # Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
 # calls it, and install-tools, as dh_auto_install). The interface XML is installed if present (another part of the
@@ -412,6 +422,18 @@ install-prompt:
 	  lang=$${po##*/}; lang=$${lang%.po}; \
 	  install -d $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES && \
 	  msgfmt --check -o $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES/kioskd-prompt.mo $$po || exit 1; \
+	done
+
+# The web pages' read-only bridge (the kioskd-bridge package, docs/browsers.md § The bridge): the
+# binary, kioskd.js and the socket-activated units; a kiosk without web apps does without it.
+install-bridge:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/kioskd $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 "$(RELEASE_BIN)/kioskd-bridge" $(DESTDIR)$(BINDIR)/kioskd-bridge
+	install -m 0644 packaging/man/kioskd-bridge.8 $(DESTDIR)$(MANDIR)/man8/kioskd-bridge.8
+	install -m 0644 packaging/web/kioskd.js $(DESTDIR)$(DATADIR)/kioskd/kioskd.js
+	for unit in kioskd-bridge.socket kioskd-bridge.service; do \
+	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
 
 # The texts kioskd-prompt shows and speaks, extracted into po/kioskd-prompt.pot for translators
