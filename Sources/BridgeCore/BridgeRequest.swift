@@ -21,7 +21,7 @@ public struct BridgeRequest: Sendable, Equatable {
 /// What the bridge answers a request with.
 public enum BridgeDecision: Sendable, Equatable {
     /// A refusal: the status and a sentence saying why (the body), with no
-    /// `Access-Control-Allow-Origin`. `allow` is set for 405 (the `Allow` header).
+    /// `Access-Control-Allow-Origin` (405 also names the methods in `Allow`).
     case refuse(status: Int, reason: String)
     /// The app's event stream, for `origin`, resuming after `lastEventID` when it is one.
     case events(app: String, origin: WebOrigin, lastEventID: String?)

@@ -19,12 +19,14 @@ final class EventStream: Sendable {
         var suspended = false
         var dropped = false
         var closed = false
+        /// libmicrohttpd's connection (its address: a pointer is not Sendable) and its socket,
+        /// set by `attach` before the response is queued (a change appended before then waits).
+        var connectionAddress: UInt = 0
+        var socket: Int32 = -1
+        var connection: OpaquePointer? { OpaquePointer(bitPattern: connectionAddress) }
         var pending: Int { bytes.count - start }
     }
     private let queue: Mutex<Queue>
-    /// libmicrohttpd's connection and its socket, set once before the response is queued.
-    nonisolated(unsafe) private var connection: OpaquePointer?
-    nonisolated(unsafe) private var socket: Int32 = -1
 
     init(app: String, origin: String, opening: String) {
         self.app = app
@@ -38,10 +40,13 @@ final class EventStream: Sendable {
     /// bounds its socket's send buffer, so a client that stops reading is noticed after
     /// kilobytes rather than the megabytes the kernel would let wait.
     func attach(to connection: OpaquePointer, limits: BridgeLimits) {
-        self.connection = connection
-        socket = cmhd_connection_fd(connection)
+        let socket = cmhd_connection_fd(connection)
         var size = Int32(limits.streamSendBuffer)
         _ = setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        queue.withLock { q in
+            q.connectionAddress = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+            q.socket = socket
+        }
     }
 
     /// What `append` did.
@@ -59,15 +64,15 @@ final class EventStream: Sendable {
                 q.start = 0
                 if q.suspended {
                     q.suspended = false
-                    MHD_resume_connection(connection)  // its read ends the stream
-                } else {
-                    _ = shutdown(socket, Int32(SHUT_RDWR))  // blocked on a full socket: end it there
+                    MHD_resume_connection(q.connection)  // its read ends the stream
+                } else if q.socket >= 0 {
+                    _ = shutdown(q.socket, Int32(SHUT_RDWR))  // blocked on a full socket: end it there
                 }
                 return .dropped
             }
             if q.suspended {
                 q.suspended = false
-                MHD_resume_connection(connection)
+                MHD_resume_connection(q.connection)
             }
             return .queued
         }
@@ -80,7 +85,7 @@ final class EventStream: Sendable {
             if q.dropped { return cmhd_reader_end_with_error() }
             if q.pending == 0 {
                 q.suspended = true
-                MHD_suspend_connection(connection)
+                MHD_suspend_connection(q.connection)
                 return 0
             }
             let n = min(max, q.pending)
