@@ -46,7 +46,7 @@ struct BridgeCommand: AsyncParsableCommand {
             limits: limits)
         do {
             try await BridgeService.run(options, logger: logger)
-        } catch let error as BridgeError {
+        } catch {  // a BridgeError (typed throws; `catch let error as` crashes Swift 6.2.3's SIL verifier)
             logger.critical("The bridge cannot run", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }

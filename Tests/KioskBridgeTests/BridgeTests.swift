@@ -174,6 +174,26 @@ import Testing
         }
     }
 
+    /// 8 streams from one origin: the 9th is refused with 503 and a reason, and the 8 go on.
+    @Test func aNinthStreamFromOneOriginIsRefused() throws {
+        try withKioskd { _, bus in
+            let h = try BridgeHarness(bus: bus)
+            try h.startBridge()
+            var streams: [BridgeHarness.Stream] = []
+            defer { streams.forEach { $0.stop() } }
+            for _ in 0..<8 {
+                let stream = try h.stream()
+                streams.append(stream)
+                #expect(eventually { stream.data(of: "snapshot").count == 1 })
+            }
+            let ninth = try h.curl(["-H", "Origin: \(H.origin)", h.eventsURL])
+            #expect(ninth.stdout.httpStatus == "HTTP/1.1 503 Service Unavailable", "\(ninth)")
+            #expect(ninth.stdout.httpBody.hasPrefix("\(H.origin) has 8 streams open already"))
+            try h.set(H.video, "deny")
+            #expect(eventually { streams.allSatisfy { $0.data(of: "change").count == 1 } })
+        }
+    }
+
     /// 150 connections at once: past the bound (64 a socket) they are closed as soon as they are
     /// accepted, while an open stream goes on hearing changes.
     @Test func aFloodOfConnectionsIsRefusedBeyondTheBound() throws {
