@@ -40,6 +40,9 @@ public struct BridgeLimits: Sendable, Equatable {
     /// A connection that sends or takes nothing for this many seconds is closed, so a request
     /// whose headers stop short is dropped.
     public var idleSeconds = 10
+    /// A connection whose request line and headers have not all arrived this many seconds after
+    /// it was accepted is closed, however slowly it keeps sending.
+    public var requestSeconds = 10
     /// Seconds between heartbeats on every stream.
     public var heartbeatSeconds = 15
     /// Bytes of events that may wait for a stream's client beyond its first snapshot: a client

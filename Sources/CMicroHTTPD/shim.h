@@ -32,6 +32,11 @@ static inline struct MHD_OptionItem cmhd_option(enum MHD_OPTION option, intptr_t
     return item;
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION's item: the function pointer goes in `value` (as intptr_t). */
+static inline struct MHD_OptionItem cmhd_notify_connection_option(MHD_NotifyConnectionCallback callback, void *context) {
+    return cmhd_option(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)callback, context);
+}
+
 /* How many request headers are named `name` (case-insensitively): a request with two Origins is
  * refused rather than judged by the first. */
 static inline enum MHD_Result cmhd_count_one(void *cls, enum MHD_ValueKind kind, const char *key,

@@ -123,8 +123,18 @@ enum BridgeService {
                 hub.heartbeat()
             }
         }
+        let deadlines = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let dropped = hub.pending.dropOverdue(limit: .seconds(options.limits.requestSeconds))
+                if dropped > 0 {
+                    logger.notice("Connections dropped: their request did not arrive in time", metadata: ["count": "\(dropped)"])
+                }
+            }
+        }
         await feed.value
         heartbeats.cancel()
+        deadlines.cancel()
         for server in servers { server.stop() }
         withExtendedLifetime(hub) {}
         throw BridgeError("The bus connection was lost; systemd restarts the bridge.")

@@ -13,6 +13,8 @@ final class BridgeHub: Sendable {
     /// `kioskd.js`'s text; nil when it is not installed.
     let script: [UInt8]?
     let logger: Logger
+    /// The connections whose request has not arrived yet.
+    let pending = PendingRequests()
 
     private struct State {
         var mirrors: [String: AppMirror]

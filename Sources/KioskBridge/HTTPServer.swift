@@ -23,6 +23,7 @@ final class HTTPServer {
             cmhd_option(.CONNECTION_LIMIT, limits.connectionsPerListener, nil),
             cmhd_option(.CONNECTION_MEMORY_LIMIT, limits.connectionMemory, nil),
             cmhd_option(.CONNECTION_TIMEOUT, limits.idleSeconds, nil),
+            cmhd_notify_connection_option(notifyConnection, Unmanaged.passUnretained(hub).toOpaque()),
             cmhd_option(.END, 0, nil),
         ]
         let flags =
@@ -49,7 +50,18 @@ public struct BridgeError: Error, CustomStringConvertible, Sendable {
 
 private let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
     let hub = Unmanaged<BridgeHub>.fromOpaque(context!).takeUnretainedValue()
+    hub.pending.done(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
     return respond(hub, connection!, url: url.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "")
+}
+
+private let notifyConnection: MHD_NotifyConnectionCallback = { context, connection, _, code in
+    let hub = Unmanaged<BridgeHub>.fromOpaque(context!).takeUnretainedValue()
+    let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+    if code == .CONNECTION_NOTIFY_STARTED, let connection {
+        hub.pending.started(key, socket: cmhd_connection_fd(connection))
+    } else {
+        hub.pending.done(key)
+    }
 }
 
 private let readStream: MHD_ContentReaderCallback = { context, _, buffer, max in

@@ -119,6 +119,44 @@ import Testing
         }
     }
 
+    /// A request whose headers trickle in (a line every 2 s, never idle long enough for the idle
+    /// bound) is dropped once 10 s passed since it was accepted.
+    @Test func aTricklingRequestIsDroppedAtItsDeadline() throws {
+        try withKioskd { _, bus in
+            let h = try BridgeHarness(bus: bus)
+            try h.startBridge()
+            let out = try h.python(
+                """
+                import socket, sys, time
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                start = time.monotonic()
+                s.sendall(b"GET /v1/apps/org.example.MuseumGuide/state HTTP/1.1\\r\\nHost: x\\r\\n")
+                s.settimeout(2)
+                result = "still open"
+                while time.monotonic() - start < 30:
+                    try:
+                        data = s.recv(4096)
+                        result = "eof" if data == b"" else f"got {data!r}"
+                        break
+                    except (TimeoutError, socket.timeout):
+                        try:
+                            s.sendall(b"X-Trickle: 1\\r\\n")
+                        except OSError:
+                            result = "eof"
+                            break
+                    except ConnectionResetError:
+                        result = "eof"
+                        break
+                print(result, round(time.monotonic() - start, 1))
+                """)
+            let words = out.stdout.split(separator: " ")
+            #expect(words.first == "eof", "\(out)")
+            let seconds = Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99
+            #expect(seconds >= 9 && seconds <= 13, "dropped after \(seconds) s (the deadline is 10 s)")
+            #expect(h.log.contains("Connections dropped: their request did not arrive in time"))
+        }
+    }
+
     /// A stream whose client never reads is dropped once 16 KiB wait for it; another stream goes
     /// on hearing every change meanwhile.
     @Test func aStreamNobodyReadsIsDroppedWithoutBlockingOthers() throws {
