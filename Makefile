@@ -538,7 +538,7 @@ deb-arm64: deps-arm64
 # Tests/Arm64/failure-modes (the build's clear stops, seconds), then the host suite's pure modules,
 # KioskStoreTests and the in-process daemon tests, built for arm64 and run under qemu-aarch64
 # (binfmt_misc), on Debian 13's arm64 libraries.
-ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTests|KioskFilesTests|KioskStoreTests|KioskDaemonTests.(AppOwnerTests|AuditClockTests|FailedReloadTests|KioskSequenceTests|LiveSessionTests|ManagerStepsTests|PasscodeCryptFailureTests|PasscodeLimitTests|PromptTests|RequestedSessionTests|StaffLockoutTests|StateWriterTests)|KioskClientTests.GuidedAccessClientTests
+ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTests|BridgeCoreTests|KioskFilesTests|KioskStoreTests|KioskDaemonTests.(AppOwnerTests|AuditClockTests|FailedReloadTests|KioskSequenceTests|LiveSessionTests|ManagerStepsTests|PasscodeCryptFailureTests|PasscodeLimitTests|PromptTests|RequestedSessionTests|StaffLockoutTests|StateWriterTests)|KioskClientTests.GuidedAccessClientTests
 test-arm64: deps-arm64
 	Tests/Arm64/failure-modes
 	scripts/arm64-sdk test --filter '$(ARM64_TEST_FILTER)'

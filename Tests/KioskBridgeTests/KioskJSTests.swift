@@ -1,3 +1,4 @@
+import BridgeCore
 import BusTestSupport
 import Foundation
 import Glibc
@@ -87,5 +88,26 @@ import Testing
             let foreign = try h.curl(["-H", "Origin: https://evil.example", "http://127.0.0.1:\(h.port)/kioskd.js"])
             #expect(foreign.stdout.httpStatus == "HTTP/1.1 403 Forbidden")
         }
+    }
+}
+
+/// The port is one constant, `BridgeWire.port`: the socket unit, kioskd.js, the man page and
+/// browsers.md name the same one.
+@Suite struct BridgePortTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    func text(_ path: String) throws -> String {
+        try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test func everyFileNamesBridgeWirePort() throws {
+        let port = BridgeWire.port
+        let socket = try text("packaging/systemd/kioskd-bridge.socket")
+        let listens = socket.split(separator: "\n").filter { $0.hasPrefix("ListenStream=") }
+        #expect(listens == ["ListenStream=127.0.0.1:\(port)", "ListenStream=[::1]:\(port)"])
+        #expect(try text("packaging/web/kioskd.js").contains("export const BRIDGE = \"http://127.0.0.1:\(port)\";"))
+        #expect(try text("packaging/man/kioskd-bridge.8").contains("127.0.0.1:\(port) and [::1]:\(port)"))
+        #expect(try text("docs/browsers.md").contains("`http://127.0.0.1:\(port)` and `http://[::1]:\(port)`"))
     }
 }
