@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Glibc
 import Synchronization
 
