@@ -427,8 +427,10 @@ install-prompt:
 # The web pages' read-only bridge (the kioskd-bridge package, docs/browsers.md § The bridge): the
 # binary, kioskd.js and the socket-activated units; a kiosk without web apps does without it.
 install-bridge:
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/kioskd $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/kioskd $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0755 "$(RELEASE_BIN)/kioskd-bridge" $(DESTDIR)$(BINDIR)/kioskd-bridge
+	install -m 0644 packaging/sysusers/kioskd-bridge.conf $(DESTDIR)$(SYSUSERSDIR)/
 	install -m 0644 packaging/man/kioskd-bridge.8 $(DESTDIR)$(MANDIR)/man8/kioskd-bridge.8
 	install -m 0644 packaging/web/kioskd.js $(DESTDIR)$(DATADIR)/kioskd/kioskd.js
 	for unit in kioskd-bridge.socket kioskd-bridge.service; do \
