@@ -488,10 +488,10 @@ test-fresh: deps-boot
 test-packaging: deps-packaging release-build
 	Tests/Packaging/run
 
-# A Debian 12 root with systemd as PID 1 boots under QEMU with the kioskd and kioskd-prompt
-# .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
+# A Debian 12 root with systemd as PID 1 boots under QEMU with the kioskd, kioskd-prompt and
+# kioskd-bridge .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
 test-boot: deps-boot deb
-	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb $(DEB_DIR)/kioskd-bridge_*.deb
 
 # The same on Debian 13 with the kiosk session under labwc (BOOT_COMPOSITOR=cage for cage there),
 # the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie-labwc.
