@@ -43,8 +43,12 @@ APT_PACKAGES += gettext
 # profile's touch locks and reads and writes the PNGs (GTK 4 brings libcairo2-dev too; named here
 # because this program needs it whatever GTK needs).
 APT_PACKAGES += libcairo2-dev
+# kioskd-bridge, the web pages' read-only bridge: libmicrohttpd serves its HTTP; its tests speak to
+# it with curl (a client nobody here wrote), node runs kioskd.js, and systemd-socket-activate
+# (package systemd) passes it a socket as kioskd-bridge.socket does.
+APT_PACKAGES += libmicrohttpd-dev curl nodejs
 
-.PHONY: all deps deps-browser build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible deps-firefox test-firefox demo bench bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
+.PHONY: all deps deps-browser build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible deps-firefox test-firefox demo bench bench-bridge bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
 all: build
 
@@ -161,7 +165,15 @@ demo: deps
 BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
-bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint
+bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint bench-bridge
+
+# kioskd-bridge (docs/benchmarks.md § The web bridge): its binary and package size (build/deb, when
+# make deb made it), VmRSS idle and with 32 streams, and the latency from SetRestrictionState to
+# the `change` event at a client, p50/p99 over 200 changes (scripts/bench-bridge, python3-dbus).
+bench-bridge: deps link-inputs
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
+	scripts/bench-bridge "$(BENCH_BIN)" $(DEB_DIR)
 
 # What a small kiosk board pays: each package's Installed-Size and executables (make deb), and
 # kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).
@@ -253,7 +265,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
+.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt install-bridge deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -350,6 +362,7 @@ INSTALL_SUBST := -e 's|/usr/sbin/kioskd|$(SBINDIR)/kioskd|g' \
                  -e 's|/usr/libexec/kioskd/|$(LIBEXECDIR)/kioskd/|g' \
                  -e 's|/etc/kioskd/|$(SYSCONFDIR)/kioskd/|g' \
                  -e 's|/usr/bin/kioskd-prompt|$(BINDIR)/kioskd-prompt|g' \
+                 -e 's|/usr/bin/kioskd-bridge|$(BINDIR)/kioskd-bridge|g' \
                  -e 's|/usr/share/kioskd/|$(DATADIR)/kioskd/|g'
 
 # kioskd and kioskctl ship as one multi-call binary (kioskd-multicall, installed as kioskd, with
@@ -361,8 +374,9 @@ release-build: link-inputs
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-profile-png $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
 
-install: deps release-build install-files install-tools install-prompt
+install: deps release-build install-files install-tools install-prompt install-bridge
 
 # Copies what release-build made and packaging/ into $(DESTDIR); builds nothing (debian/rules
 # calls it, and install-tools, as dh_auto_install). The interface XML is installed if present (another part of the
@@ -441,6 +455,20 @@ install-prompt:
 	  msgfmt --check -o $(DESTDIR)$(LOCALEDIR)/$$lang/LC_MESSAGES/kioskd-prompt.mo $$po || exit 1; \
 	done
 
+# The web pages' read-only bridge (the kioskd-bridge package, docs/browsers.md § The bridge): the
+# binary, kioskd.js and the socket-activated units; a kiosk without web apps does without it.
+install-bridge:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/kioskd $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0755 "$(RELEASE_BIN)/kioskd-bridge" $(DESTDIR)$(BINDIR)/kioskd-bridge
+	install -m 0644 packaging/sysusers/kioskd-bridge.conf $(DESTDIR)$(SYSUSERSDIR)/
+	install -m 0644 packaging/man/kioskd-bridge.8 $(DESTDIR)$(MANDIR)/man8/kioskd-bridge.8
+	install -m 0644 packaging/web/kioskd.js $(DESTDIR)$(DATADIR)/kioskd/kioskd.js
+	for unit in kioskd-bridge.socket kioskd-bridge.service; do \
+	  sed $(INSTALL_SUBST) packaging/systemd/$$unit >$(DESTDIR)$(UNITDIR)/$$unit && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+
 # The texts kioskd-prompt shows and speaks, extracted into po/kioskd-prompt.pot for translators
 # (gettext's C parser reads the Swift: `tr("…")` and `tr.plural("…", "…", n)`), without the date
 # it was made, so that unchanged texts leave the file unchanged; `make pot` then brings each
@@ -491,10 +519,10 @@ test-fresh: deps-boot
 test-packaging: deps-packaging release-build
 	Tests/Packaging/run
 
-# A Debian 12 root with systemd as PID 1 boots under QEMU with the kioskd and kioskd-prompt
-# .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
+# A Debian 12 root with systemd as PID 1 boots under QEMU with the kioskd, kioskd-prompt and
+# kioskd-bridge .debs installed (Tests/Boot/run; the root is built once into ~/.cache/kioskd-boot).
 test-boot: deps-boot deb
-	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+	Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb $(DEB_DIR)/kioskd-bridge_*.deb
 
 # The same on Debian 13 with the kiosk session under labwc (BOOT_COMPOSITOR=cage for cage there),
 # the root cached in ~/.cache/kioskd-boot-trixie, the artefacts in build/boot-test-trixie-labwc.
@@ -543,7 +571,7 @@ deb-arm64: deps-arm64
 # Tests/Arm64/failure-modes (the build's clear stops, seconds), then the host suite's pure modules,
 # KioskStoreTests and the in-process daemon tests, built for arm64 and run under qemu-aarch64
 # (binfmt_misc), on Debian 13's arm64 libraries.
-ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTests|KioskFilesTests|KioskStoreTests|KioskDaemonTests.(AppOwnerTests|AuditClockTests|FailedReloadTests|KioskSequenceTests|LiveSessionTests|ManagerStepsTests|PasscodeCryptFailureTests|PasscodeLimitTests|PromptTests|RequestedSessionTests|StaffLockoutTests|StateWriterTests)|KioskClientTests.GuidedAccessClientTests
+ARM64_TEST_FILTER ?= KioskAPITests|KioskInputTests|KioskCoreTests|KioskTracesTests|BridgeCoreTests|KioskFilesTests|KioskStoreTests|KioskDaemonTests.(AppOwnerTests|AuditClockTests|FailedReloadTests|KioskSequenceTests|LiveSessionTests|ManagerStepsTests|PasscodeCryptFailureTests|PasscodeLimitTests|PromptTests|RequestedSessionTests|StaffLockoutTests|StateWriterTests)|KioskClientTests.GuidedAccessClientTests
 test-arm64: deps-arm64
 	Tests/Arm64/failure-modes
 	scripts/arm64-sdk test --filter '$(ARM64_TEST_FILTER)'

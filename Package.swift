@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "kioskd-multicall", targets: ["kioskd-multicall"]),
         .library(name: "KioskClient", targets: ["KioskClient"]),
         .executable(name: "kioskd-prompt", targets: ["kioskd-prompt"]),
+        .executable(name: "kioskd-bridge", targets: ["kioskd-bridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -424,6 +425,53 @@ let package = Package(
         .testTarget(
             name: "KioskdPromptTests",
             dependencies: ["PromptScreen", "KioskClient", "BusTestSupport", "KioskTestSupport", "kioskd-prompt"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: CMicroHTTPD — system library: libmicrohttpd through pkg-config (libmicrohttpd-dev), for kioskd-bridge alone
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+
+        // MARK: BridgeCore — the web bridge's decisions (pure): origin check, routes, event ids, what a page is sent
+        .target(
+            name: "BridgeCore",
+            dependencies: ["KioskAPI", "KioskCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BridgeCoreTests",
+            dependencies: ["BridgeCore", "KioskAPI", "KioskCore"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: KioskBridge — the web bridge's edge: libmicrohttpd, the listening sockets, the feed from kioskd (KioskClient)
+        .target(
+            name: "KioskBridge",
+            dependencies: [
+                "BridgeCore", "CMicroHTTPD", "KioskClient", "KioskCore", "KioskFiles", "SystemdKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: kioskd-bridge — the web bridge executable (its own package; the work is in KioskBridge)
+        .executableTarget(
+            name: "kioskd-bridge",
+            dependencies: ["KioskBridge"],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "KioskBridgeTests",
+            dependencies: [
+                "BridgeCore", "KioskTestSupport", "KioskdProcessTestSupport", "BusTestSupport", "kioskd",
+                "kioskd-bridge",
+            ],
+            exclude: ["kioskd-js-client.mjs"],
             swiftSettings: swiftSettings
         ),
 

@@ -28,7 +28,7 @@ PACKAGES = {"yams": ("Yams", "Yams"), "tomlkit": ("TOMLKit", "TOMLKit"), "swift-
             "swift-system": ("System", "swift-system"),
             "swift-argument-parser": ("ArgumentParser", "swift-argument-parser")}
 ROOTS = ["kioskd", "kioskctl", "KioskClient"]
-PURE = ["KioskAPI", "KioskInput", "KioskCore", "KioskTraces"]
+PURE = ["KioskAPI", "KioskInput", "KioskCore", "KioskTraces", "BridgeCore"]
 
 
 def manifest():

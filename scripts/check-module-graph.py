@@ -31,6 +31,7 @@ ONLY = {
     "KioskInput": {"KioskAPI"},
     "KioskCore": {"KioskAPI", "KioskInput", "tomlkit"},
     "KioskTraces": {"KioskAPI", "KioskInput", "KioskCore", "tomlkit", "yams"},
+    "BridgeCore": {"KioskAPI", "KioskInput", "KioskCore", "tomlkit"},
 }
 # What a pure module's source may import besides the local targets it may reach: Swift's own
 # modules, and the modules of the packages in ONLY (by package identity).
@@ -59,19 +60,23 @@ IMPORT = re.compile(r"^\s*(?:@[\w]+(?:\([^)]*\))?\s+)*(?:(?:public|package|inter
 NEVER = {
     "KioskClient": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
                     "tomlkit", "yams", "CGtk", "CCairo"},
-    "kioskd": {"KioskTraces", "yams", "CGtk", "CCairo"},
-    "kioskctl": {"KioskTraces", "yams", "CGtk", "CCairo"},
-    "kioskd-multicall": {"KioskTraces", "yams", "CGtk", "CCairo"},
+    "kioskd": {"KioskTraces", "yams", "CGtk", "CCairo", "CMicroHTTPD"},
+    "kioskctl": {"KioskTraces", "yams", "CGtk", "CCairo", "CMicroHTTPD"},
+    "kioskd-multicall": {"KioskTraces", "yams", "CGtk", "CCairo", "CMicroHTTPD"},
     "kioskd-prompt": {"KioskCore", "KioskInput", "KioskTraces", "KioskStore", "KioskFiles", "LinuxInput", "KioskDaemon",
                       "tomlkit", "yams", "CCairo"},
     "kioskctl-profile-png": {"KioskTraces", "yams", "CGtk"},
+    # The web bridge is a bus client like any app, in a package of its own: nothing of the
+    # daemon's, no input, no GUI; libmicrohttpd (CMicroHTTPD) is its alone.
+    "kioskd-bridge": {"KioskDaemon", "KioskStore", "LinuxInput", "KioskCrypt", "KioskTraces", "yams", "CGtk", "CCairo",
+                      "CEvdev"},
 }
 # The pure modules: every decision, no I/O (README § Architecture, docs/architecture.md).
 PURE = list(ONLY)
 SHOW = ["KioskClient", "kioskd", "kioskctl", "kioskd-multicall", "kioskctl-replay", "kioskd-prompt",
-        "kioskctl-profile-png"]
+        "kioskctl-profile-png", "kioskd-bridge"]
 # What the kiosk's binaries are: no module they reach may import all of Foundation.
-ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt", "kioskctl-profile-png"]
+ESSENTIALS_ONLY = ["kioskd", "kioskctl", "kioskd-multicall", "kioskd-prompt", "kioskctl-profile-png", "kioskd-bridge"]
 
 
 def swift_json(*args):

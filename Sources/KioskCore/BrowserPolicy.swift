@@ -1,8 +1,10 @@
 import KioskAPI
 
-/// The loopback bridge that serves restriction states to web pages (docs/browsers.md § Web apps).
+/// The loopback bridge that serves restriction states to web pages (docs/browsers.md § The
+/// bridge).
 public enum WebBridge {
-    /// The bridge's fixed loopback port: `http://127.0.0.1:7770`.
+    /// The bridge's fixed loopback port, `http://127.0.0.1:7770`: the origin kioskd allows in
+    /// Chromium's policy, and the one kioskd-bridge listens on (`BridgeWire.port`).
     public static let port = 7770
 }
 

@@ -27,3 +27,16 @@ enum CDaemon {
         try Errno.check(sd_journal_sendv(iov, Int32(iov.count)))
     }
 }
+
+extension CDaemon {
+    /// `sd_listen_fds(1)`: how many sockets systemd passed from fd 3 on (the environment
+    /// variables are unset, so a child does not take them for its own).
+    static func listenFDs() throws(Errno) -> Int32 {
+        try Errno.check(sd_listen_fds(1))
+    }
+
+    /// `sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1)`: whether `fd` is a listening stream socket.
+    static func isListeningStreamSocket(_ fd: Int32) throws(Errno) -> Bool {
+        try Errno.check(sd_is_socket(fd, AF_UNSPEC, Int32(SOCK_STREAM.rawValue), 1)) > 0
+    }
+}

@@ -1,0 +1,3 @@
+import KioskBridge
+
+await BridgeProgram.main()
