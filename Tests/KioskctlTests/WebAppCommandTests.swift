@@ -19,6 +19,16 @@ import Testing
         #expect(result.stderr == "")
     }
 
+    /// The web kiosk guide's profile (docs/web-kiosk.md) checks, with no warning: its locks leave
+    /// a screen reader's keys alone.
+    @Test func theGuidesProfileChecksWithoutAWarning() throws {
+        let example = "\(root)/Examples/web-museum-guide/museum-guide.toml"
+        let result = try kioskctl("profile", "check", example)
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(example): ok\n")
+        #expect(result.stderr == "")
+    }
+
     @Test func eachErrorAtItsLineAndExitOne() throws {
         let directory = try Self.directory()
         let wrongName = "\(directory)/museum.toml"
