@@ -137,6 +137,59 @@ public struct GuidedSession: Hashable, Sendable, Codable {
         return changes
     }
 
+    /// The session's profile was read again (a reload): its presets as the file now says them.
+    /// A preset added, or changed in the file, applies now; one the file no longer has goes back
+    /// to the state it had before the session (what the end would restore), unless an admin set
+    /// it during the session (it keeps the admin's state, as at the end); one unchanged in the
+    /// file is left alone, so an admin's change during the session stands. The end restores the
+    /// presets added by the reload as it does the others: to their states before the reload.
+    /// - Returns: the restriction states that changed: the file's presets in its order, then
+    ///   those removed.
+    public mutating func represet(_ profile: Profile, registry: inout Registry) -> [Change] {
+        guard isActive else { return [] }
+        var changes: [Change] = []
+        func set(_ state: RestrictionState, of restriction: RestrictionID, in app: AppID) {
+            if (try? registry.setState(state, of: restriction, in: app)) == true {
+                changes.append(Change(app: app, restriction: restriction, state: state))
+            }
+        }
+        for preset in profile.presets {
+            if let index = saved.firstIndex(where: { $0.app == preset.app && $0.restriction == preset.restriction }) {
+                guard saved[index].preset != preset.state else { continue }
+                saved[index].preset = preset.state
+                saved[index].changedByAdmin = false
+                set(preset.state, of: preset.restriction, in: preset.app)
+            } else if let index = pendingPresets.firstIndex(where: {
+                $0.app == preset.app && $0.restriction == preset.restriction
+            }) {
+                pendingPresets[index] = preset
+            } else if registry.contains(preset.restriction, in: preset.app),
+                let previous = try? registry.state(of: preset.restriction, in: preset.app)
+            {
+                saved.append(
+                    SavedState(
+                        app: preset.app, restriction: preset.restriction, previous: previous, preset: preset.state,
+                        changedByAdmin: false))
+                set(preset.state, of: preset.restriction, in: preset.app)
+            } else {
+                pendingPresets.append(preset)
+            }
+        }
+        let inFile = Set(profile.presets.map { PresetKey(app: $0.app, restriction: $0.restriction) })
+        for removed in saved where !inFile.contains(PresetKey(app: removed.app, restriction: removed.restriction)) {
+            if !removed.changedByAdmin { set(removed.previous, of: removed.restriction, in: removed.app) }
+        }
+        saved.removeAll { !inFile.contains(PresetKey(app: $0.app, restriction: $0.restriction)) }
+        pendingPresets.removeAll { !inFile.contains(PresetKey(app: $0.app, restriction: $0.restriction)) }
+        return changes
+    }
+
+    /// A restriction of an app, as presets name it.
+    private struct PresetKey: Hashable {
+        var app: AppID
+        var restriction: RestrictionID
+    }
+
     /// The state a restriction first declared during the session starts in (its preset),
     /// recording that it goes back to `allow` when the session ends.
     public mutating func initialState(for restriction: RestrictionID, in app: AppID) -> RestrictionState {

@@ -141,8 +141,9 @@ public struct SessionMachine: Sendable, Equatable {
         /// were preset; its profile's locks apply, its timer is set.
         case sessionStarted([GuidedSession.Change])
         /// The session's profile was read again and is in force (``Change/reload(_:readFor:)``):
+        /// these restriction states changed with its presets (``GuidedSession/represet(_:registry:)``);
         /// `PropertiesChanged`, the session's timer set anew (an end now behind expires it).
-        case profileReloaded
+        case profileReloaded([GuidedSession.Change])
         /// The session's profile file no longer loads (a reload, a restart): the last good profile
         /// stays in force, its text kept in the state file; `SessionWarnings` says why (`reason`).
         case lastGoodKept(reason: String)
@@ -271,9 +272,10 @@ public struct SessionMachine: Sendable, Equatable {
                 // Its only event is the expiry of an end at or before now, which
                 // `profileReloaded` tells: the marks ahead stay pending, none is due at once.
                 _ = try state.session.reloaded(loaded.profile, at: now)
+                let changes = state.session.represet(loaded.profile, registry: &state.registry)
                 state.session.retainedProfileSource = nil
                 take(loaded)
-                return [.save(keepIfSaveFails: false), .profileReloaded] + reviewOffer(at: now)
+                return [.save(keepIfSaveFails: false), .profileReloaded(changes)] + reviewOffer(at: now)
             case .failure(let error):
                 let reason = keepLastGood(error)
                 return [

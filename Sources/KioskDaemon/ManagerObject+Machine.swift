@@ -156,12 +156,13 @@ extension ManagerObject {
                     ]) { $1 })
                 emitSessionChanged()
                 scheduleSessionTimer()
-            case .profileReloaded:
+            case .profileReloaded(let changes):
                 logger.notice(
                     "Session's profile reloaded",
                     metadata: step.caller.metadata.merging(MessageID.profileReloaded.metadata) { $1 }.merging([
                         "session.profile": "\(step.profileName)"
                     ]) { $1 })
+                emitRestrictionChanged(changes)
                 emitSessionChanged()
                 scheduleSessionTimer()
             case .lastGoodKept(let reason):

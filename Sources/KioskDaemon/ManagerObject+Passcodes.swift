@@ -115,6 +115,7 @@ extension ManagerObject {
     /// `waitingPasscodeAttemptsPerUID` of the caller's uid, an attempt is refused (`Throttled`);
     /// root's never are, so no other uid can keep root from ending a session.
     func enqueue(_ attempt: PasscodeAttempt) throws(KioskError) {
+        guard !isStopping else { throw KioskError(.failed, "kioskd is stopping; the passcode was not checked.") }
         if attempt.caller.uid != 0 {
             let ofUID = waitingPasscodeAttempts.count { $0.caller.uid == attempt.caller.uid }
             let others = waitingPasscodeAttempts.count { $0.caller.uid != 0 }
@@ -131,15 +132,17 @@ extension ManagerObject {
     }
 
     /// Starts the next waiting attempt unless one is being hashed: checks the throttle and the
-    /// session now, takes the hash to compare with, and hands the hashing to the worker.
+    /// session now, takes the hash to compare with, and hands the hashing to the worker. The state
+    /// writer is held meanwhile: a stop waits for the outcome to be saved (a guess is never free).
     func startNextPasscodeAttempt() {
-        while passcodeAttemptInFlight == nil, !waitingPasscodeAttempts.isEmpty {
+        while passcodeAttemptInFlight == nil, !isStopping, !waitingPasscodeAttempts.isEmpty {
             let waiting = waitingPasscodeAttempts.removeFirst()
             attempt(waiting.call) {
                 try checkThrottle(waiting.source, waiting.caller)
                 let check = try PasscodeCheck(waiting.purpose.check, in: state, activeProfile: activeProfile)
                 let session = state.session.identity
                 passcodeAttemptInFlight = waiting.call
+                writer.hold()
                 loop.offload(
                     to: passcodeWorker,
                     { [passcode = waiting.passcode, purpose = waiting.purpose] in
@@ -151,6 +154,8 @@ extension ManagerObject {
                             passcodeAttemptInFlight = nil
                             startNextPasscodeAttempt()
                         }
+                        // Its change, if any, is submitted (surviving a stop): the writer may stop now.
+                        writer.release()
                     })
             }
         }
@@ -214,7 +219,7 @@ extension ManagerObject {
         // A wrong passcode counts whatever it was for; a right one ends the session it was
         // checked for: the machine's `judged`, as the kiosk's.
         guard verdict.matches, case .setPasscode = attempt.purpose else {
-            change(attempt.call, .privileged, finally: done) { [unowned self] in
+            change(attempt.call, .privileged, survivesStop: true, finally: done) { [unowned self] in
                 var next = machine
                 let effects = next.handle(
                     .judged(verdict.matches ? .right : .wrong, checkedFor: session, from: attempt.source), at: clock.now())
@@ -226,7 +231,7 @@ extension ManagerObject {
             }
             return
         }
-        change(attempt.call, .privileged, finally: done) { [unowned self] in
+        change(attempt.call, .privileged, survivesStop: true, finally: done) { [unowned self] in
             var next = state
             next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
             return Plan(next) { [unowned self] in

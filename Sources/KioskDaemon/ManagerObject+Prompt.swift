@@ -52,7 +52,7 @@ extension ManagerObject {
         _ judgement: SessionMachine.Judgement, checkedFor session: GuidedSession.Identity?, done: @escaping () -> Void
     ) {
         let requester = KioskRequester { [weak self] in self?.kiosk(.judged(.failed, checkedFor: session)) }
-        change(requester, .privileged, finally: done) { [unowned self] in
+        change(requester, .privileged, survivesStop: true, finally: done) { [unowned self] in
             var next = machine
             let effects = next.handle(.judged(judgement, checkedFor: session), at: clock.now())
             return try plan(next, effects, MachineStep(profileName: state.session.profileName, adopted: false))

@@ -89,13 +89,14 @@ extension ManagerObject {
     /// returns nil. The plan's state is saved off the loop; then it becomes `state` and the plan's
     /// `then` runs: a reply or a signal never promises what is not on disk. A save that fails
     /// changes nothing and answers `call` with the error. `finally` runs after all of that, on
-    /// every path.
+    /// every path. A change that `survivesStop` is made even when kioskd stops before its turn
+    /// (a passcode attempt's outcome, ``StateWriter/hold()``).
     func change(
-        _ call: any Requester, _ lane: StateWriter<KioskState>.Lane, finally: (() -> Void)? = nil,
-        _ compute: @escaping () throws -> Plan?
+        _ call: any Requester, _ lane: StateWriter<KioskState>.Lane, survivesStop: Bool = false,
+        finally: (() -> Void)? = nil, _ compute: @escaping () throws -> Plan?
     ) {
         writer.submit(
-            lane,
+            lane, survivesStop: survivesStop,
             { [unowned self] in
                 let plan: Plan?
                 do {
@@ -147,9 +148,18 @@ extension ManagerObject {
             })
     }
 
-    /// Stops taking changes (those waiting are answered with an error), lets the save in flight
-    /// finish and its reply go out, then runs `then`; at most `stopTimeout` later.
+    /// Stops taking changes (those waiting are answered with an error, passcode attempts not yet
+    /// checked too), lets the save in flight finish and its reply go out, and a passcode being
+    /// checked finish and its outcome be saved and answered, then runs `then`; at most
+    /// `stopTimeout` later.
     public func stop(then: @escaping () -> Void) {
+        isStopping = true
+        let unchecked = waitingPasscodeAttempts
+        waitingPasscodeAttempts.removeAll()
+        for attempt in unchecked {
+            try? attempt.call.replyError(
+                Self.busError(KioskError(.failed, "kioskd is stopping; the passcode was not checked.")))
+        }
         writer.stop(within: Self.stopTimeout, then: then)
     }
 

@@ -97,6 +97,8 @@ public final class ManagerObject {
     /// Passcode attempts waiting for their turn, and the call of the one being hashed.
     var waitingPasscodeAttempts: [PasscodeAttempt] = []
     var passcodeAttemptInFlight: (any Requester)?
+    /// kioskd is stopping (``stop(then:)``): no passcode attempt starts.
+    var isStopping = false
     var promptTimer: EventSource?
     /// Idle time's timer (ManagerObject+Idle.swift), and how long ago the last physical input
     /// came (the broker's stamp; nil: no broker, or no input yet).

@@ -55,6 +55,8 @@ final class StateWriter<State: Sendable> {
         var compute: () -> Write?
         var dropped: (Refusal) -> Void
         var lane: Lane
+        /// Made even when the writer stops before its turn (see ``hold()``).
+        var survivesStop: Bool
     }
 
     private let loop: EventLoop
@@ -68,6 +70,8 @@ final class StateWriter<State: Sendable> {
     private var isStopping = false
     private var onStopped: (() -> Void)?
     private var stopTimer: EventSource?
+    /// Changes still to come that a stop waits for (``hold()``).
+    private var holds = 0
 
     /// `save` runs on `queue`, never on the loop. More than `maxWaiting` privileged changes, or
     /// unprivileged ones, waiting for their turn are refused rather than queued (a stuck disk must
@@ -86,9 +90,14 @@ final class StateWriter<State: Sendable> {
     /// Queues a change in `lane`. `compute` runs on the loop when every change ahead of it is
     /// done; it returns nil when there is nothing to write (it has answered its caller itself).
     /// `dropped` runs instead of `compute`, at once or later, when the change is not made: the
-    /// writer stopped first, or too many changes wait already in its lane.
-    func submit(_ lane: Lane, _ compute: @escaping () -> Write?, dropped: @escaping (Refusal) -> Void) {
-        guard !isStopping else {
+    /// writer stopped first, or too many changes wait already in its lane. A change that
+    /// `survivesStop` (a passcode attempt's outcome, which ``hold()`` announced) is made even
+    /// when the writer is stopping, until its stop finishes.
+    func submit(
+        _ lane: Lane, survivesStop: Bool = false, _ compute: @escaping () -> Write?,
+        dropped: @escaping (Refusal) -> Void
+    ) {
+        guard !isStopping || (survivesStop && onStopped != nil) else {
             dropped(.stopping)
             return
         }
@@ -104,7 +113,7 @@ final class StateWriter<State: Sendable> {
             let queued = waiting.count { $0.lane.rank == lane.rank }
             guard queued < maxWaiting else { return dropped(.full(waiting: queued)) }
         }
-        let change = Change(compute: compute, dropped: dropped, lane: lane)
+        let change = Change(compute: compute, dropped: dropped, lane: lane, survivesStop: survivesStop)
         waiting.insert(change, at: waiting.firstIndex { $0.lane.rank > lane.rank } ?? waiting.endIndex)
         next()
     }
@@ -113,10 +122,25 @@ final class StateWriter<State: Sendable> {
     /// far left on disk.
     var isIdle: Bool { !busy && waiting.isEmpty }
 
-    /// Stops taking changes: those waiting for their turn are dropped (`dropped`), the save in
-    /// flight finishes (its `durable` or `failed` runs), then `then` runs; at most `limit` later
-    /// even if the save has not finished (the file is written atomically: it holds the old state
-    /// or the new one). A second call runs `then` at once.
+    /// Announces a change that is still being worked out off the loop (a passcode being hashed):
+    /// a stop meanwhile waits for it — for its `survivesStop` change to be submitted and saved,
+    /// or for ``release()`` without one — within the stop's limit. Fail closed: a wrong passcode
+    /// in flight at SIGTERM is counted on disk before kioskd exits, never a free guess.
+    func hold() {
+        holds += 1
+    }
+
+    /// The held work is done: its change, if any, was submitted (`survivesStop`) just before.
+    func release() {
+        holds -= 1
+        if isStopping { next() }
+    }
+
+    /// Stops taking changes: those waiting for their turn are dropped (`dropped`) but for those
+    /// that survive a stop, the save in flight finishes (its `durable` or `failed` runs), held
+    /// work is released and its changes saved, then `then` runs; at most `limit` later even if
+    /// that has not finished (the file is written atomically: it holds the old state or the new
+    /// one). A second call runs `then` at once.
     func stop(within limit: Duration, then: @escaping () -> Void) {
         guard !isStopping else {
             then()
@@ -124,10 +148,10 @@ final class StateWriter<State: Sendable> {
         }
         isStopping = true
         onStopped = then
-        let dropped = waiting
-        waiting.removeAll()
+        let dropped = waiting.filter { !$0.survivesStop }
+        waiting.removeAll { !$0.survivesStop }
         dropped.forEach { $0.dropped(.stopping) }
-        guard busy else {
+        guard busy || !waiting.isEmpty || holds > 0 else {
             finishStopping()
             return
         }
@@ -146,6 +170,7 @@ final class StateWriter<State: Sendable> {
     /// Starts the next waiting change unless one is in flight. Changes submitted while one is
     /// computed or finished (a reply that starts the next passcode attempt) only queue.
     private func next() {
+        if isStopping, onStopped == nil { return }  // stopped: nothing more is saved
         while !busy, !waiting.isEmpty {
             let change = waiting.removeFirst()
             busy = true
@@ -164,12 +189,9 @@ final class StateWriter<State: Sendable> {
                     case .failure(let error): write.failed(error)
                     }
                     busy = false
-                    if isStopping {
-                        finishStopping()
-                    } else {
-                        next()
-                    }
+                    next()
                 })
         }
+        if isStopping, !busy, waiting.isEmpty, holds == 0 { finishStopping() }
     }
 }

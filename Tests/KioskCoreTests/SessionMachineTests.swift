@@ -94,7 +94,7 @@ import Testing
     /// The restriction states an effect says went to, as "id state".
     static func changes(_ effect: SessionMachine.Effect?) -> [String] {
         switch effect {
-        case .sessionStarted(let changes)?, .sessionEnded(let changes)?:
+        case .sessionStarted(let changes)?, .sessionEnded(let changes)?, .profileReloaded(let changes)?:
             changes.map { "\($0.restriction) \($0.state.rawValue)" }
         default: []
         }
@@ -181,7 +181,7 @@ import Testing
         let now = Self.start + .seconds(510)
         let edited = Self.museum.replacing("10m", with: "9m")
         let effects = try machine.apply(.reload(.success(Self.loaded(edited)), readFor: machine.state.session.identity), at: now)
-        #expect(effects == [.save(keepIfSaveFails: false), .profileReloaded])
+        #expect(effects == [.save(keepIfSaveFails: false), .profileReloaded([])])
         #expect(machine.state.session.deadline == Self.start + .seconds(540))
         #expect(machine.state.session.pendingWarnings == [])
         #expect(machine.profileSource == edited && machine.state.session.retainedProfileSource == nil)
@@ -192,6 +192,62 @@ import Testing
             try machine.apply(.reload(.success(Self.loaded()), readFor: nil), at: now)
         }
         #expect(machine == before)
+    }
+
+    /// A reload puts the file's presets in force: one added or changed applies now (signalled),
+    /// one removed goes back to the state it had before the session (what the end would restore),
+    /// one unchanged leaves an admin's change during the session alone; the end restores each
+    /// as before the session (docs/dbus-api.md § Changing a live session).
+    @Test func aReloadAppliesTheEditedPresetsAndTheEndStillRestores() throws {
+        var state = KioskState()
+        try state.declare(
+            Self.app, restrictions: declarations(Self.app.rawValue, ["controls", "share", "print", "zoom"]), uid: 1000,
+            isAdmin: false)
+        func id(_ name: String) throws -> RestrictionID { try RestrictionID("org.example.MuseumMap.\(name)") }
+        try state.registry.setState(.deny, of: id("share"), in: Self.app)  // before the session
+        var machine = SessionMachine(state: state, profile: nil)
+        let withZoom = Self.museum.replacing(
+            #""org.example.MuseumMap.controls" = "deny""#,
+            with: #""org.example.MuseumMap.controls" = "deny"\#n"org.example.MuseumMap.zoom" = "deny""#)
+        _ = try machine.apply(.start("museum", Self.loaded(withZoom)), at: Self.start)
+        // An admin allows zoom during the session.
+        try machine.state.registry.setState(.allow, of: id("zoom"), in: Self.app)
+        machine.state.session.noteAdminChange(of: try id("zoom"), in: Self.app)
+
+        // The edit: controls removed, share preset allow, print added, zoom unchanged, a preset
+        // of a restriction not declared yet.
+        let edited = """
+            [restrictions."org.example.MuseumMap"]
+            "org.example.MuseumMap.share" = "allow"
+            "org.example.MuseumMap.print" = "deny"
+            "org.example.MuseumMap.zoom" = "deny"
+            "org.example.MuseumMap.later" = "deny"
+            [session]
+            time-limit = "10m"
+            warnings = ["5m", "1m"]
+            """
+        let effects = try machine.apply(
+            .reload(.success(Self.loaded(edited)), readFor: machine.state.session.identity), at: Self.start + .seconds(5))
+        #expect(effects.count == 2 && effects.first == .save(keepIfSaveFails: false))
+        #expect(
+            Self.changes(effects.last) == [
+                "org.example.MuseumMap.share allow", "org.example.MuseumMap.print deny",
+                "org.example.MuseumMap.controls allow",
+            ])
+        let registry = machine.state.registry
+        #expect(try registry.state(of: id("controls"), in: Self.app) == .allow)
+        #expect(try registry.state(of: id("share"), in: Self.app) == .allow)
+        #expect(try registry.state(of: id("print"), in: Self.app) == .deny)
+        #expect(try registry.state(of: id("zoom"), in: Self.app) == .allow, "the admin's change stands")
+
+        // A restriction the reload preset, declared later in the session, starts as preset.
+        #expect(machine.state.session.initialState(for: try id("later"), in: Self.app) == .deny)
+
+        // The end: each back to its state before the session; the admin's zoom stays.
+        let ended = try machine.apply(.end(.forced), at: Self.start + .seconds(10))
+        #expect(Self.changes(ended.last).sorted() == ["org.example.MuseumMap.print allow", "org.example.MuseumMap.share deny"])
+        #expect(try machine.state.registry.state(of: id("controls"), in: Self.app) == .allow)
+        #expect(try machine.state.registry.state(of: id("zoom"), in: Self.app) == .allow)
     }
 
     @Test func aFailedReloadAndARestartKeepTheLastGoodProfileAlike() throws {

@@ -84,6 +84,45 @@ import Testing
         return state
     }
 
+    /// An edited profile's presets apply at `ReloadProfiles`, through the same commit as any
+    /// change: the states, their signals and the browser's policy file, all before the reply; a
+    /// preset removed from the file goes back to its state before the session, and the end
+    /// restores the one the reload added (docs/dbus-api.md § Changing a live session).
+    @Test func aReloadAppliesTheEditedPresetsToTheStatesTheSignalsAndThePolicy() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let client = try ManagerClient(address: manager.bus.address)
+        try client.call("StartSession", [.string("web")])
+        #expect(try client.state(Self.chromium, Self.chromium + ".devtools") == "deny")
+        #expect(try client.state(Self.chromium, Self.chromium + ".printing") == "allow")
+
+        // The admin edits the file: devtools no longer denied, printing denied.
+        let edited = Self.profiles["web"]!.replacingOccurrences(
+            of: #""org.chromium.Chromium.devtools" = "deny""#, with: #""org.chromium.Chromium.printing" = "deny""#)
+        let url = manager.profileDirectory.appendingPathComponent("web.toml")
+        try Data(edited.utf8).write(to: url)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        manager.journal.removeAll()
+        try client.call("ReloadProfiles")
+        #expect(try client.state(Self.chromium, Self.chromium + ".printing") == "deny")
+        #expect(try client.state(Self.chromium, Self.chromium + ".devtools") == "allow")
+        #expect(try client.state(Self.chromium, Self.chromium + ".navigation") == "deny", "unchanged: untouched")
+        #expect(
+            try directories.chromium().description
+                == #"{"URLBlocklist":["*"],"URLAllowlist":["https://museum.example","example.org/tickets"],"PrintingEnabled":false}"#
+        )
+        try await manager.signalsSent()
+        #expect(
+            manager.journal.all.filter { $0 == "signal RestrictionStateChanged" }.count == 2, "\(manager.journal.all)")
+
+        try client.call("ForceEndSession")
+        #expect(try client.state(Self.chromium, Self.chromium + ".printing") == "allow")
+        #expect(try directories.chromium() == .object([]), "the presets restored: no policy")
+    }
+
     @Test func aSessionsDenialsAreInTheFileBeforeItsReplyAndGoneAtItsEnd() async throws {
         let directories = try Directories()
         defer { directories.remove() }

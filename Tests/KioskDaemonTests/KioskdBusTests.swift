@@ -2,6 +2,7 @@ import BusTestSupport
 import Foundation
 import Glibc
 import KioskCore
+import KioskStore
 import KioskdProcessTestSupport
 import SystemdKit
 import Testing
@@ -233,6 +234,24 @@ import Testing
         #expect(kioskd.waitForExit() == 1)
         #expect(kioskd.stateBytes == garbage)
         #expect(kioskd.log.contains("corrupt"), "\(kioskd.log)")
+        #expect(try !bus.hasOwner(KioskWire.busName))
+    }
+
+    /// A file a newer kioskd wrote (a format version this one does not know) is refused like a
+    /// corrupt one: kioskd exits 1 naming both versions, and never rewrites the file in its own,
+    /// older format (docs/state-store.md § Format versions).
+    @Test func aNewerStateFileStopsKioskdAndIsLeftUntouched() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        let newer = Data(#"{"state":{"registry":{"applications":[]},"sessionMachine":{}},"version":2}"#.utf8)
+        try newer.write(to: URL(fileURLWithPath: kioskd.statePath))
+        try kioskd.start(waitForName: false)
+        #expect(kioskd.waitForExit() == 1)
+        #expect(kioskd.stateBytes == newer)
+        #expect(
+            kioskd.log.contains("has format version 2; this kioskd reads version \(StateStore.formatVersion)"),
+            "\(kioskd.log)")
         #expect(try !bus.hasOwner(KioskWire.busName))
     }
 

@@ -143,4 +143,58 @@ import Testing
             #expect(try again.property("SessionState") == .string("inactive"))
         }
     }
+
+    /// A wrong passcode still being hashed when SIGTERM comes is not a free guess: kioskd finishes
+    /// the check, saves the count and answers it before it exits (docs/state-store.md § Stopping
+    /// with a save in flight). The profile's hash is a costly yescrypt (N = 2^16, 256 MiB: about
+    /// 0.3 s on an idle machine), so the signal, sent 50 ms after the call, lands while the check
+    /// runs; the journal's order proves it did.
+    @Test func aWrongPasscodeBeingCheckedAtSIGTERMIsCountedBeforeTheExit() throws {
+        // yescrypt of "1234", cost jDT.
+        let costly = "$y$jDT$wu5EV0ZTWsGnMUW7dRD.v/$7Q6LcpCSLSCcLe4Srw4z6g9it2GFBBoGr4gwiST1zWC"
+        try withKioskd(profiles: [
+            "museum": "description = \"test\"\n[passcode]\nhash = \"\(costly)\"\n"
+        ]) { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            try client.call("StartSession", [.string("museum")])
+            let out = try Python.run(
+                """
+                import os, signal
+                pid = bus.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                        "GetConnectionUnixProcessID", "s", ["\(KioskWire.busName)"])
+                loop = GLib.MainLoop()
+                replies = []
+                def done(*a):
+                    replies.append(a[0].get_dbus_name() if a else "ok")
+                    loop.quit()
+                # Straight on the connection: a proxy's call would wait for its introspection,
+                # which needs the main loop.
+                bus.call_async("\(KioskWire.busName)", "\(KioskWire.objectPath)", "\(KioskWire.managerInterface)",
+                               "EndSession", "s", ["0000"], done, done)
+                bus.flush()
+                time.sleep(0.05)
+                os.kill(pid, signal.SIGTERM)
+                GLib.timeout_add(10000, loop.quit)
+                loop.run()
+                print(replies)
+                """, bus: bus)
+            #expect(out.stdout == "['\(KioskError.Code.wrongPasscode.dbusName)']\n", "\(out)\n\(kioskd.log)")
+            #expect(kioskd.waitForExit() == 0, "\(kioskd.log)")
+            // The signal came while the passcode was being checked, not after its outcome.
+            let log = kioskd.log
+            let stopping = try #require(log.range(of: "Stopping"), "\(log)")
+            let wrong = try #require(log.range(of: "Wrong passcode"), "\(log)")
+            #expect(stopping.lowerBound < wrong.lowerBound, "\(log)")
+            let file = try #require(kioskd.stateBytes)
+            let json = try #require(try JSONSerialization.jsonObject(with: file) as? [String: Any])
+            let state = try #require(json["state"] as? [String: Any])
+            let throttles = try #require(state["throttles"] as? [String: Any], "\(String(decoding: file, as: UTF8.self))")
+            #expect((throttles["uid 0"] as? [String: Any])?["failures"] as? Int == 1)
+
+            // And kioskd started again says so.
+            try kioskd.start()
+            let again = try ManagerClient(address: bus.address)
+            #expect(try again.property("SessionState") == .string("active"))
+        }
+    }
 }

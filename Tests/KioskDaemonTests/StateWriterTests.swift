@@ -79,11 +79,11 @@ import Testing
 
         /// Submits a change that adds `delta` to the durable state when its turn comes.
         func submitIncrement(
-            _ name: String, by delta: Int = 1, lane: StateWriter<Int>.Lane = .privileged
+            _ name: String, by delta: Int = 1, lane: StateWriter<Int>.Lane = .privileged, survivesStop: Bool = false
         ) throws {
             try onLoop { [self] in
                 writer.submit(
-                    lane,
+                    lane, survivesStop: survivesStop,
                     { [self] in
                         record("\(name) computes from \(durable)")
                         let next = durable + delta
@@ -204,6 +204,39 @@ import Testing
         try h.submitIncrement("e")  // room again
         #expect(h.wait { $0.contains("e durable") })
         #expect(h.lines.filter { $0.hasSuffix("durable") } == ["a durable", "b durable", "c durable", "e durable"])
+    }
+
+    /// A passcode being hashed when kioskd stops: the stop waits for its outcome (a change that
+    /// survives the stop) to be saved, behind the save in flight, while other waiting changes are
+    /// dropped.
+    @Test func stopWaitsForHeldWorkAndSavesTheChangeThatSurvivesIt() throws {
+        let h = try Harness(held: true)
+        try h.submitIncrement("a")
+        #expect(h.wait { $0.contains("save 1 begins") })
+        try h.onLoop { h.writer.hold() }
+        try h.submitIncrement("b")
+        try h.onLoop { h.writer.stop(within: .seconds(30)) { h.record("stopped") } }
+        #expect(h.lines.last == "b dropped")
+        h.release()
+        #expect(h.wait { $0.contains("a durable") })
+        try h.submitIncrement("other")  // an ordinary change after the stop is still refused
+        try h.submitIncrement("passcode", survivesStop: true)
+        try h.onLoop { h.writer.release() }
+        #expect(h.wait { $0.contains("stopped") })
+        #expect(
+            h.lines == [
+                "a computes from 0", "save 1 begins", "b dropped", "save 1 ends", "a durable", "other dropped",
+                "passcode computes from 1", "save 2 begins", "save 2 ends", "passcode durable", "stopped",
+            ])
+    }
+
+    @Test func heldWorkReleasedWithoutAChangeLetsTheStopFinish() throws {
+        let h = try Harness()
+        try h.onLoop { h.writer.hold() }
+        try h.onLoop { h.writer.stop(within: .seconds(30)) { h.record("stopped") } }
+        #expect(h.lines.isEmpty)
+        try h.onLoop { h.writer.release() }
+        #expect(h.lines == ["stopped"])
     }
 
     @Test func stopWithNothingInFlightIsImmediate() throws {

@@ -54,6 +54,33 @@ func temporaryDirectory() throws -> String {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == Data(contents.utf8))
     }
 
+    /// A version 1 file as the first kioskd that kept restrictions packed wrote it — before the
+    /// per-source throttles, the kiosk clock, trials and visitor extensions — is read as it was
+    /// (its one throttle count is every source's) and saved again as version 1 with the fields
+    /// added since (docs/state-store.md § Format versions).
+    @Test func anOlderVersion1FileIsReadAndSavedWithTheFieldsAddedSince() throws {
+        let store = StateStore(directory: try temporaryDirectory())
+        let old =
+            #"{"state":{"passcodeHash":"$y$j9T$abcdefghijklmnopqrstuv$ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefg","#
+            + #""registry":{"applications":[{"id":"org.example.A","ownerUID":1000,"restrictions":[["org.example.A.print","Print","Send pages to a printer.","deny",false]]}]},"#
+            + #""session":{"pendingPresets":[],"pendingWarnings":[],"profileName":"","saved":[],"state":"inactive"},"#
+            + #""throttle":{"failures":3}},"version":1}"#
+        try Data(old.utf8).write(to: URL(fileURLWithPath: store.path))
+        let state = try store.load()
+        let app = try state.registry.application(try AppID("org.example.A"))
+        #expect(app.ownerUID == 1000)
+        #expect(app.restrictions.map(\.state) == [.deny])
+        #expect(state.throttles[.kiosk].failures == 3)
+        #expect(state.throttles[.uid(1000)].failures == 3)
+        #expect(state.passcodeHash?.hasPrefix("$y$") == true)
+
+        try store.save(state)
+        let saved = try String(contentsOfFile: store.path, encoding: .utf8)
+        #expect(saved.hasSuffix(#""version":1}"#), "\(saved)")
+        #expect(saved.contains(#""throttle":{"failures":3}"#), "an older kioskd still reads the count: \(saved)")
+        #expect(try store.load() == state)
+    }
+
     @Test func duplicateAppsInAFileAreRejected() throws {
         let store = StateStore(directory: try temporaryDirectory())
         let app = #"{"id":"org.example.A","ownerUID":0,"restrictions":[]}"#
