@@ -172,7 +172,7 @@ import Testing
                 bus.call_async("\(KioskWire.busName)", "\(KioskWire.objectPath)", "\(KioskWire.managerInterface)",
                                "EndSession", "s", ["0000"], done, done)
                 bus.flush()
-                time.sleep(0.05)
+                time.sleep(0.1)  # the call is on the loop; the hash takes 0.3 s or more
                 os.kill(pid, signal.SIGTERM)
                 GLib.timeout_add(10000, loop.quit)
                 loop.run()
