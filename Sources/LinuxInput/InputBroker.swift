@@ -67,6 +67,9 @@ public final class InputBroker {
     @exclusivity(unchecked) var drawingOn = false
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
+    /// Called on the loop once a brokered node is brokered no more: unplugged (or read `ENODEV`),
+    /// or held silent, without a clone. Not for a node cloned again after a `change`.
+    public var onDeviceGone: (() -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.
     public var onGrabbedEarly: ((EarlyGrab) -> Void)?
 
@@ -286,9 +289,15 @@ public final class InputBroker {
             case .release(let syspath):
                 releaseEarly(syspath)
                 guard let node = open.removeValue(forKey: syspath) else { continue }
+                let wasBrokered = node.id != nil
                 unfilter(node)
                 node.evdev.close()
-            case .holdSilent(let syspath): open[syspath].map(unfilter)
+                if wasBrokered { onDeviceGone?() }
+            case .holdSilent(let syspath):
+                guard let node = open[syspath] else { continue }
+                let wasBrokered = node.id != nil
+                unfilter(node)
+                if wasBrokered { onDeviceGone?() }
             case .armRetryTimer(let due): armRetryTimer(after: max(.zero, due - now))
             case .disarmRetryTimer: try? retryTimer?.setEnabled(.off)
             case .settleRetryTimer: perform(lifecycle.settleRetryTimer(at: now))
