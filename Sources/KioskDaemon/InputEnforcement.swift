@@ -161,6 +161,9 @@ final class InputEnforcement: SessionEnforcer {
     /// A device was plugged in: an entry may match now.
     func deviceBrokered() { updateWarnings() }
 
+    /// A brokered device went away (unplugged): an entry that matched only it matches nothing now.
+    func deviceGone() { updateWarnings() }
+
     /// Every `[[device]]` entry of the session's profile that matches no brokered device is a
     /// warning (journal, `SessionWarnings`): the device it means keeps every lock until it is
     /// plugged in, or the entry is mistyped. Without a broker (`--no-input`) nothing is judged.

@@ -118,6 +118,7 @@ public enum KioskService {
         manager.enforcer = enforcement
         manager.governBrowsers(options.browserPaths)
         broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
+        broker?.onDeviceGone = { [unowned enforcement] in enforcement.deviceGone() }
         try manager.export()
         // Fail closed: the restored session's locks are in the filter before any device is taken.
         manager.restoreSession()

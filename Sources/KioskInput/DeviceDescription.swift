@@ -108,13 +108,75 @@ public struct CalibrationMatrix: Sendable, Equatable {
 
     public static let identity = CalibrationMatrix(1, 0, 0, 0, 1, 0)
 
-    /// Parses the udev property's six floats, or returns `nil` if it is not six numbers.
+    /// Parses the udev property as libinput's `parse_calibration_property` does, or returns `nil`
+    /// where libinput ignores the property: words split on spaces (runs of them count as one; a
+    /// tab is part of a word), the first six of at least six read with libinput's `safe_atod`
+    /// (``plainDecimal(_:)``). What libinput ignores, kioskd ignores, so the filter never judges a
+    /// touch with a matrix the compositor does not apply.
     public init?(udevProperty text: String) {
-        let numbers = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Double($0) }
-        guard numbers.count == 6, text.split(whereSeparator: { $0 == " " || $0 == "\t" }).count == 6 else {
-            return nil
+        let words = text.split(separator: " ")
+        guard words.count >= 6 else { return nil }
+        var numbers: [Double] = []
+        for word in words.prefix(6) {
+            guard let number = Self.plainDecimal(word) else { return nil }
+            numbers.append(number)
         }
         self.init(numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5])
+    }
+
+    /// A number as libinput's `safe_atod` reads it: only the characters `0`–`9`, `+`, `-`, `.`,
+    /// and all of them one C-locale decimal number (an optional sign, digits with at most one
+    /// point, at least one digit), so no hexadecimal (`0x10`, `0x1p3`), no exponent, no `inf` or
+    /// `nan`, no `,` for the point; refused too when it is out of range (too large, or so small
+    /// it is not a normal double), as `strtod`'s `ERANGE` and libinput's `isnormal` check refuse it.
+    static func plainDecimal(_ word: Substring) -> Double? {
+        var rest = word.utf8[...]
+        if let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { rest = rest.dropFirst() }
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        let whole = rest.prefix(while: isDigit)
+        rest = rest.dropFirst(whole.count)
+        var fraction = rest.prefix(0)
+        if rest.first == UInt8(ascii: ".") {
+            rest = rest.dropFirst()
+            fraction = rest.prefix(while: isDigit)
+            rest = rest.dropFirst(fraction.count)
+        }
+        guard rest.isEmpty, !(whole.isEmpty && fraction.isEmpty), let value = Double(String(word)) else { return nil }
+        guard value.isFinite, value == 0 || value.isNormal else { return nil }
+        return value
+    }
+
+    /// The six numbers as the udev property's text, in plain decimal (never an exponent, which
+    /// libinput refuses) that reads back as exactly this matrix.
+    public var udevProperty: String {
+        [a, b, c, d, e, f].map(Self.decimalText).joined(separator: " ")
+    }
+
+    /// `value` in Swift's shortest digits that read back the same, with any exponent written out
+    /// as zeros (`1e-05` → `0.00001`, `1e+20` → `100000000000000000000`).
+    static func decimalText(_ value: Double) -> String {
+        let text = "\(value)"
+        guard let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
+            let exponent = Int(text[text.index(after: e)...])
+        else { return text }
+        var mantissa = text[..<e]
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa = mantissa.dropFirst() }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let whole = String(parts[0])
+        let fraction = parts.count > 1 ? String(parts[1]) : ""
+        let digits = whole + fraction
+        // Where the point goes, counted in `digits`.
+        let point = whole.count + exponent
+        let plain: String
+        if point <= 0 {
+            plain = "0." + String(repeating: "0", count: -point) + digits
+        } else if point >= digits.count {
+            plain = digits + String(repeating: "0", count: point - digits.count)
+        } else {
+            plain = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+        }
+        return (negative ? "-" : "") + plain
     }
 
     public func apply(x: Double, y: Double) -> (x: Double, y: Double) {

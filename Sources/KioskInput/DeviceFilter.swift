@@ -326,13 +326,16 @@ struct DeviceFilter {
                 switch kind {
                 case .multitouchB: ProtocolBSlots.ownsKey(code)
                 case .strokes: AbsoluteStrokes.ownsKey(code)
-                case .none, .multitouchA, .singleTouch: false
+                // The contact says its own BTN_TOUCH, after the position it has.
+                case .singleTouch: code == BTN.touch
+                case .none, .multitouchA: false
                 }
             }, time: time, into: &syntheticFrame)
         strokes?.appendButtonDifferences(to: state, time: time, into: &syntheticFrame)
         for (code, value) in state.absValues.sorted(by: { $0.key < $1.key }) where code < ABS.mtSlot {
             syntheticFrame.append(time.with(type: EV.abs, code: code, value: value))
         }
+        single?.appendChanges(to: state, time: time, into: &syntheticFrame)
         let starts = slotsB?.appendChanges(to: state, time: time, into: &syntheticFrame) ?? []
         syntheticFrame.append(time.with(type: EV.syn, code: SYN.report, value: 0))
         processSyntheticFrame(shared: &shared, into: &output)

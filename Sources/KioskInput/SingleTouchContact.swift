@@ -10,6 +10,9 @@ struct SingleTouchContact: TouchContacts {
     private var x: Int32?, y: Int32?
     private var downInFrame = false
     private var upInFrame = false
+    /// Whether the source's `BTN_TOUCH` is down, as its events (or its state at grab time or at
+    /// a resync) last said.
+    private var sourceDown = false
 
     init(description: DeviceDescription) {
         pointer = PointerEmulation(description: description)
@@ -29,6 +32,7 @@ struct SingleTouchContact: TouchContacts {
             if event.type == EV.abs && event.code == ABS.y { y = event.value }
             if event.type == EV.key && event.code == BTN.touch {
                 if event.value == 1 { downInFrame = true } else if event.value == 0 { upInFrame = true }
+                sourceDown = event.value != 0
             }
         }
         if downInFrame && decision == .idle {
@@ -70,9 +74,19 @@ struct SingleTouchContact: TouchContacts {
         }
     }
 
+    /// After `SYN_DROPPED`: `BTN_TOUCH` as `state` has it, when the drop changed it. A contact
+    /// lifted in the dropped stretch ends (on the clone too, when it was forwarded); one begun in
+    /// it is decided at its synced position, as any other.
+    func appendChanges(to state: DeviceState, time: InputEvent, into frame: inout [InputEvent]) {
+        let down = state.keysDown.contains(BTN.touch)
+        guard down != sourceDown else { return }
+        frame.append(time.with(type: EV.key, code: BTN.touch, value: down ? 1 : 0))
+    }
+
     /// A contact live at grab time stays suppressed until lifted.
     mutating func adopt(_ state: DeviceState) {
-        if state.keysDown.contains(BTN.touch) { decision = .suppressed }
+        sourceDown = state.keysDown.contains(BTN.touch)
+        if sourceDown { decision = .suppressed }
         x = state.absValues[ABS.x]
         y = state.absValues[ABS.y]
     }

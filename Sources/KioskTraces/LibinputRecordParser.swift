@@ -79,7 +79,9 @@ public enum LibinputRecordParser {
                 let value = String(text.dropFirst("LIBINPUT_CALIBRATION_MATRIX=".count))
                 guard let matrix = CalibrationMatrix(udevProperty: value) else {
                     throw TraceParseError(
-                        .badValue, line: line(of: entry), "LIBINPUT_CALIBRATION_MATRIX `\(value)` is not six numbers")
+                        .badValue, line: line(of: entry),
+                        "LIBINPUT_CALIBRATION_MATRIX `\(value)` is not six numbers libinput reads (plain decimal, separated by spaces)"
+                    )
                 }
                 calibration = matrix
             }

@@ -20,9 +20,10 @@ struct ProfileCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate profiles; print file:line:col: message for each error.",
             discussion:
-                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root (kioskd refuses to use such a hash), about a time limit of 20 hours or less that the person at the kiosk cannot extend (session.visitor-extensions), and about a screen reader's or sticky keys' key that a group lock swallows ([accessibility])."
+                "Exits 1 if any file has an error. Warns (exit status 0) about a file that holds a passcode hash and is not private to root (kioskd refuses to use such a hash), about a time limit of 20 hours or less that the person at the kiosk cannot extend (session.visitor-extensions), and about a screen reader's or sticky keys' key that a group lock swallows ([accessibility]). With --json, prints one JSON array for all the files instead: file, ok, errors (line, column, message) and warnings for each."
         )
 
+        @OptionGroup var options: JSONOption
         @OptionGroup(visibility: .hidden) var remote: HostOption
 
         @Argument(help: "The profile files to check.")
@@ -34,26 +35,39 @@ struct ProfileCommand: ParsableCommand {
         }
 
         func run() throws {
-            var failed = false
-            for file in files {
-                do {
-                    let profile = try ProfileFile.load(file)
-                    print("\(file): ok")
-                    if let warning = ProfileFile.hashWarning(file, profile) {
-                        printError("\(file): warning: \(warning)")
-                    }
-                    if let warning = profile.session.extensionWarning {
-                        printError("\(file): warning: \(warning)")
-                    }
-                    if let warning = profile.touch.pinchWarning { printError("\(file): warning: \(warning)") }
-                    if let warning = profile.idle.warningWarning { printError("\(file): warning: \(warning)") }
-                    for warning in profile.assistiveKeyWarnings { printError("\(file): warning: \(warning)") }
-                } catch {
-                    failed = true
-                    printError("\(error)")
+            let checks = files.map(Self.check)
+            if options.json {
+                Output.json(checks)
+            } else {
+                for check in checks {
+                    if check.ok { print("\(check.file): ok") }
+                    for error in check.errors { printError(Self.text(error, file: check.file)) }
+                    for warning in check.warnings { printError("\(check.file): warning: \(warning)") }
                 }
             }
-            if failed { throw ExitCode.failure }
+            if checks.contains(where: { !$0.ok }) { throw ExitCode.failure }
+        }
+
+        /// `file` loaded as kioskd loads it, with its errors or its warnings.
+        static func check(_ file: String) -> FileCheck {
+            let profile: Profile
+            do {
+                profile = try ProfileFile.load(file)
+            } catch {
+                return .failed(file, error)
+            }
+            let warnings =
+                [
+                    ProfileFile.hashWarning(file, profile), profile.session.extensionWarning,
+                    profile.touch.pinchWarning, profile.idle.warningWarning,
+                ].compactMap { $0 } + profile.assistiveKeyWarnings
+            return .passed(file, warnings: warnings)
+        }
+
+        /// An error as text: `file:line:col: message`, or `file: message` for a file not read.
+        static func text(_ error: FileCheck.Problem, file: String) -> String {
+            guard let line = error.line, let column = error.column else { return "\(file): \(error.message)" }
+            return "\(file):\(line):\(column): \(error.message)"
         }
     }
 
@@ -124,7 +138,7 @@ enum ProfileFile {
         do {
             read = try Files.readRegular(path, limit: Profile.maximumFileSize)
         } catch {
-            throw CommandError("\(path): \(error.reason)")
+            throw UnreadableFile(path: path, reason: error.reason)
         }
         return try ProfileParser.parse(bytes: read.bytes, file: path)
     }

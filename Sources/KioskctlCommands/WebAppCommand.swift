@@ -18,6 +18,7 @@ struct WebAppCommand: ParsableCommand {
                 "A manifest (/etc/kioskd/apps/ID.toml) declares a web app's restrictions and the origins whose pages may read their states. Exits 1 if any file has an error."
         )
 
+        @OptionGroup var options: JSONOption
         @OptionGroup(visibility: .hidden) var remote: HostOption
 
         @Argument(help: "The manifest files to check.")
@@ -29,24 +30,30 @@ struct WebAppCommand: ParsableCommand {
 
         func run() throws {
             var failed = false
+            var checks: [FileCheck] = []
             for file in files {
                 do {
                     let read: Files.Regular
                     do {
                         read = try Files.readRegular(file, limit: WebAppManifest.maxBytes)
                     } catch {
-                        throw CommandError("\(file): \(error.reason)")
+                        throw UnreadableFile(path: file, reason: error.reason)
                     }
                     let manifest = try WebAppManifest.parse(bytes: read.bytes, file: file)
                     let count = manifest.restrictions.count
-                    print(
-                        "\(file): ok (\(manifest.app): \(count) restriction\(count == 1 ? "" : "s"), read by \(manifest.origins.map(\.text).joined(separator: ", ")))"
-                    )
+                    checks.append(.passed(file))
+                    if !options.json {
+                        print(
+                            "\(file): ok (\(manifest.app): \(count) restriction\(count == 1 ? "" : "s"), read by \(manifest.origins.map(\.text).joined(separator: ", ")))"
+                        )
+                    }
                 } catch {
                     failed = true
-                    printError("\(error)")
+                    checks.append(.failed(file, error))
+                    if !options.json { printError("\(error)") }
                 }
             }
+            if options.json { Output.json(checks) }
             if failed { throw ExitCode.failure }
         }
     }

@@ -34,11 +34,11 @@ struct CloneCalibration {
         self.directory = directory
     }
 
-    /// The text of the file for `matrix`: numbers Swift prints so that they read back the same
-    /// (`-1.0`), which libinput's `strtod` reads as the filter does.
+    /// The text of the file for `matrix`: plain decimal numbers that read back the same
+    /// (`-1.0`, `0.00001`, never an exponent libinput would refuse), which libinput reads as the
+    /// filter does.
     static func line(_ matrix: CalibrationMatrix) -> String {
-        let numbers = [matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f]
-        return "LIBINPUT_CALIBRATION_MATRIX=" + numbers.map { "\($0)" }.joined(separator: " ") + "\n"
+        "LIBINPUT_CALIBRATION_MATRIX=" + matrix.udevProperty + "\n"
     }
 
     /// Writes the file for a new clone's `matrix` (creating ``directory``, 0700, if missing) and

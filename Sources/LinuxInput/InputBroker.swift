@@ -67,6 +67,9 @@ public final class InputBroker {
     @exclusivity(unchecked) var drawingOn = false
     /// Called on the loop once a node is grabbed, cloned and filtered.
     public var onDeviceBrokered: ((BrokeredDevice) -> Void)?
+    /// Called on the loop once a brokered node is brokered no more: unplugged (or read `ENODEV`),
+    /// or held silent, without a clone. Not for a node cloned again after a `change`.
+    public var onDeviceGone: (() -> Void)?
     /// Called on the loop once a node is grabbed on the kernel's uevent, before udev's record.
     public var onGrabbedEarly: ((EarlyGrab) -> Void)?
 
@@ -286,9 +289,15 @@ public final class InputBroker {
             case .release(let syspath):
                 releaseEarly(syspath)
                 guard let node = open.removeValue(forKey: syspath) else { continue }
+                let wasBrokered = node.id != nil
                 unfilter(node)
                 node.evdev.close()
-            case .holdSilent(let syspath): open[syspath].map(unfilter)
+                if wasBrokered { onDeviceGone?() }
+            case .holdSilent(let syspath):
+                guard let node = open[syspath] else { continue }
+                let wasBrokered = node.id != nil
+                unfilter(node)
+                if wasBrokered { onDeviceGone?() }
             case .armRetryTimer(let due): armRetryTimer(after: max(.zero, due - now))
             case .disarmRetryTimer: try? retryTimer?.setEnabled(.off)
             case .settleRetryTimer: perform(lifecycle.settleRetryTimer(at: now))
@@ -594,8 +603,8 @@ public final class InputBroker {
     /// cannot undo it, but says so (touch regions are then judged where the touch does not land).
     private func checkCalibration(of node: Node, clone device: Device) {
         guard calibrations != nil, node.clone != nil else { return }
-        // libinput ignores a matrix that is not six finite numbers, as the filter does.
-        let applied = device.calibrationMatrix.flatMap(Self.matrix) ?? .identity
+        // libinput ignores a matrix it cannot read, as the filter does.
+        let applied = device.calibrationMatrix.flatMap(CalibrationMatrix.init(udevProperty:)) ?? .identity
         guard applied != node.calibration ?? .identity else { return }
         logger.error(
             "An input device's clone has another LIBINPUT_CALIBRATION_MATRIX than the one kioskd judges its touch regions with; a udev rule after 99-zz-kioskd-calibration.rules sets it",
@@ -608,24 +617,17 @@ public final class InputBroker {
             ) { $1 })
     }
 
-    /// The node's matrix from its udev record, if it has one the filter can judge with: six finite
-    /// numbers (libinput refuses nan and inf too). The clone carries it in decimal.
+    /// The node's matrix from its udev record, if it has one the filter can judge with: one
+    /// libinput reads (``CalibrationMatrix/init(udevProperty:)``: six plain decimal numbers, no
+    /// hexadecimal, exponent, inf or nan). The clone carries it in decimal.
     private func calibration(of device: Device, _ metadata: Logger.Metadata) -> CalibrationMatrix? {
         guard let text = device.calibrationMatrix else { return nil }
-        guard let matrix = Self.matrix(text) else {
+        guard let matrix = CalibrationMatrix(udevProperty: text) else {
             logger.warning(
-                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: it is not six finite numbers",
+                "Ignoring an input device's LIBINPUT_CALIBRATION_MATRIX: libinput does not read it either (six plain decimal numbers, separated by spaces)",
                 metadata: metadata.merging(["device.calibration": "\(text)"]) { $1 })
             return nil
         }
-        return matrix
-    }
-
-    /// The matrix of a `LIBINPUT_CALIBRATION_MATRIX` text, if it is six finite numbers.
-    private static func matrix(_ text: String) -> CalibrationMatrix? {
-        guard let matrix = CalibrationMatrix(udevProperty: text),
-            [matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f].allSatisfy(\.isFinite)
-        else { return nil }
         return matrix
     }
 

@@ -109,6 +109,87 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 """)
     }
 
+    /// `--json` (before or after the verb): one array for the whole invocation, an object per file
+    /// in the order named, with each error's line and column (null for a file that could not be
+    /// read) and the warnings; nothing on standard error; exit 1 as without it.
+    @Test func checkPrintsOneJSONArrayAndExits1() throws {
+        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("kioskctl-bad-\(UUID()).toml").path
+        try Data("[buttons]\npowr = \"locked\"\nvolume = 3\n".utf8).write(to: URL(fileURLWithPath: bad))
+        defer { try? FileManager.default.removeItem(atPath: bad) }
+        let files = try Self.installed("museum-map.toml", "self-check-in.toml")
+        for arguments in [
+            ["profile", "check", "--json", bad, files[0], files[1], "/nonexistent/p.toml"],
+            ["--json", "profile", "check", bad, files[0], files[1], "/nonexistent/p.toml"],
+        ] {
+            let result = try BuildProducts.run("kioskctl", arguments)
+            #expect(result.status == 1)
+            #expect(result.stderr == "")
+            #expect(
+                result.stdout == """
+                    [
+                      {
+                        "errors" : [
+                          {
+                            "column" : 1,
+                            "line" : 2,
+                            "message" : "unknown key \\"powr\\" in buttons; did you mean \\"power\\"?"
+                          },
+                          {
+                            "column" : 10,
+                            "line" : 3,
+                            "message" : "buttons.volume must be a string, not an integer"
+                          }
+                        ],
+                        "file" : "\(bad)",
+                        "ok" : false,
+                        "warnings" : [
+
+                        ]
+                      },
+                      {
+                        "errors" : [
+
+                        ],
+                        "file" : "\(files[0])",
+                        "ok" : true,
+                        "warnings" : [
+
+                        ]
+                      },
+                      {
+                        "errors" : [
+
+                        ],
+                        "file" : "\(files[1])",
+                        "ok" : true,
+                        "warnings" : [
+                          "session.time-limit 12h cannot be extended by the person at the kiosk; unless the limit is staff's rather than a visitor's, add session.visitor-extensions (10 or more: WCAG 2.2.1 asks that a visitor can extend a time limit)"
+                        ]
+                      },
+                      {
+                        "errors" : [
+                          {
+                            "column" : null,
+                            "line" : null,
+                            "message" : "no such file"
+                          }
+                        ],
+                        "file" : "/nonexistent/p.toml",
+                        "ok" : false,
+                        "warnings" : [
+
+                        ]
+                      }
+                    ]
+
+                    """, "\(arguments)")
+        }
+        // All valid: exit 0, still one array.
+        let ok = try kioskctl("profile", "check", "--json", files[0])
+        #expect(ok.status == 0)
+        #expect(ok.stdout.hasPrefix("[\n  {\n") && ok.stdout.contains("\"ok\" : true"))
+    }
+
     /// What kioskd refuses to read as a profile, `profile check` refuses too, at once: a FIFO
     /// (which would block a plain read for ever) and a file over kioskd's 1 MiB cap.
     @Test func checkRefusesWhatKioskdWouldNotRead() throws {
@@ -301,14 +382,17 @@ func kioskctl(_ arguments: String...) throws -> (status: Int32, stdout: String, 
                 a passcode hash and is not private to root (kioskd refuses to use such a hash),
                 about a time limit of 20 hours or less that the person at the kiosk cannot
                 extend (session.visitor-extensions), and about a screen reader's or sticky
-                keys' key that a group lock swallows ([accessibility]).
+                keys' key that a group lock swallows ([accessibility]). With --json, prints one
+                JSON array for all the files instead: file, ok, errors (line, column, message)
+                and warnings for each.
 
-                USAGE: kioskctl profile check <files> ...
+                USAGE: kioskctl profile check [--json] <files> ...
 
                 ARGUMENTS:
                   <files>                 The profile files to check.
 
                 OPTIONS:
+                  --json                  Print JSON with stable keys instead of text.
                   --version               Show the version.
                   -h, --help              Show help information.
 

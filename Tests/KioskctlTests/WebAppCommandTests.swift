@@ -54,6 +54,28 @@ import Testing
                 """)
     }
 
+    /// `--json`: the array `profile check --json` prints, each error at its line, no warnings.
+    @Test func checkPrintsOneJSONArray() throws {
+        let example = "\(root)/Examples/web-museum-guide/org.example.MuseumGuide.toml"
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bad = "\(directory)/a.b.toml"
+        try Data("id = \"a.b\"\norigins = 3\n".utf8).write(to: URL(fileURLWithPath: bad))
+        let result = try kioskctl("web-app", "check", "--json", example, bad)
+        #expect(result.status == 1)
+        #expect(result.stderr == "")
+        let decoded = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        let checks = try #require(decoded, "\(result.stdout)")
+        #expect(checks.map { $0["file"] as? String } == [example, bad])
+        #expect(checks.map { $0["ok"] as? Bool } == [true, false])
+        #expect(checks.map { ($0["warnings"] as? [Any])?.count } == [0, 0])
+        let errors = try #require(checks[1]["errors"] as? [[String: Any]])
+        #expect(
+            !errors.isEmpty && errors.allSatisfy { $0["line"] is Int && $0["column"] is Int && $0["message"] is String }
+        )
+        #expect((checks[0]["errors"] as? [Any])?.isEmpty == true)
+    }
+
     @Test func aFIFOIsRefusedNotWaitedOn() throws {
         let fifo = "\(try Self.directory())/a.b.toml"
         #expect(mkfifo(fifo, 0o600) == 0)

@@ -333,4 +333,50 @@ struct PointerVMTests {
         #expect(kioskd.log.contains("Input device's pointer shown to the kiosk again"), "\(kioskd.log)")
         withExtendedLifetime((mouse, combo, later)) {}
     }
+
+    /// `SessionWarnings` for a `[[device]]` entry follows its device both ways: judged when the
+    /// locks are put in force, cleared when a matching device is plugged in, back when it is
+    /// unplugged (docs/dbus-api.md § Sessions).
+    @Test("a [[device]] entry's warning goes when its device is plugged in and comes back when it is unplugged")
+    func deviceEntryWarningFollowsPlugAndUnplug() throws {
+        let bus = try PrivateBus()
+        let kioskd = try KioskdUnderTest(bus: bus)
+        defer { bus.stop() }
+        try kioskd.writeProfile(
+            "scanner",
+            """
+            description = "VM test: a scanner allowed, plugged in after the session starts"
+            [buttons]
+            keyboard = "locked"
+            [[device]]
+            role = "scanner"
+            name = "kioskd test scanner"
+            passes = "keys"
+            [passcode]
+            hash = "\(demoPasscodeHash)"
+            """)
+        try kioskd.start(input: true)
+        defer { kioskd.stop() }
+        try kioskd.call("StartSession", "s", ["scanner"])
+        let unmatched = try kioskd.property("SessionWarnings")
+        #expect(unmatched.hasPrefix("as 1 ") && unmatched.contains("kioskd test scanner"), "\(unmatched)")
+
+        let scanner = try UInputClone(
+            description: FakeDevice.keyboard(name: "kioskd test scanner", phys: "kioskd-vm-test/scanner"))
+        let plugged = try eventually(timeout: .seconds(60), every: .milliseconds(20)) {
+            try kioskd.property("SessionWarnings")
+        } until: {
+            $0 == "as 0"
+        }
+        #expect(plugged == "as 0", "\(kioskd.log)")
+
+        scanner.destroy()
+        let unplugged = try eventually(timeout: .seconds(60), every: .milliseconds(20)) {
+            try kioskd.property("SessionWarnings")
+        } until: {
+            $0 != "as 0"
+        }
+        #expect(unplugged == unmatched, "\(kioskd.log)")
+    }
+
 }

@@ -36,8 +36,9 @@ struct CloneCalibrationTests {
         #expect(line.hasPrefix("LIBINPUT_CALIBRATION_MATRIX=") && line.hasSuffix("\n"))
         let value = line.dropFirst("LIBINPUT_CALIBRATION_MATRIX=".count).dropLast()
         #expect(CalibrationMatrix(udevProperty: String(value)) == matrix)
-        // What libinput's strtod reads: plain decimal numbers, nothing locale-dependent.
-        #expect(value.allSatisfy { "0123456789.-e ".contains($0) }, "\(value)")
+        // What libinput's safe_atod reads: plain decimal numbers, no exponent, nothing
+        // locale-dependent.
+        #expect(value.allSatisfy { "0123456789.- ".contains($0) }, "\(value)")
     }
 
     @Test(
