@@ -217,8 +217,9 @@ struct WebKioskTests {
                   source.onerror = () => { const state = source.readyState; source.close(); done("error:" + state); }; })
                 """, timeout: .seconds(20)) as? String
             #expect(outcome == "error:2")
+            let request = try Self.requestID(of: url, chromium)
             let response = try chromium.event("Network.responseReceivedExtraInfo", timeout: .seconds(10)) {
-                ($0["statusCode"] as? Int) != nil
+                $0["requestId"] as? String == request
             }
             #expect(response["statusCode"] as? Int == 403, "\(response)")
             let headers = Dictionary(
@@ -227,7 +228,7 @@ struct WebKioskTests {
             #expect(headers["access-control-allow-origin"] == nil, "\(headers)")
             #expect(headers["content-type"]?.hasPrefix("text/plain") == true, "\(headers)")
             #expect(headers["cache-control"] == "no-store", "\(headers)")
-            let failed = try chromium.event("Network.loadingFailed", timeout: .seconds(10))
+            let failed = try chromium.event("Network.loadingFailed", timeout: .seconds(10)) { $0["requestId"] as? String == request }
             #expect(failed["blockedReason"] == nil, "\(failed)")
             // The bridge logged nothing of a stream for that origin; and the same request from
             // the manifest's origin is served (the refusal is about the origin).
@@ -239,6 +240,40 @@ struct WebKioskTests {
                   source.onerror = () => { source.close(); done("error"); }; })
                 """, timeout: .seconds(20)) as? String
             #expect(allowed == Self.app)
+        } }
+    }
+
+    /// The same page and bridge (the manifest is the bridge's), but kioskd declares no web app,
+    /// so its file lists no origin for Local Network Access: Chromium itself stops the page's
+    /// request to the loopback bridge — it fails with no response from the bridge before it,
+    /// where the bridge's own refusal above had one.
+    @Test func withoutTheOriginInKioskdsFileChromiumStopsThePage() async throws {
+        try await Self.withWebKiosk(declared: false) { kiosk in try kiosk.withChromium { (chromium: HeadlessChromium) throws in
+            #expect(try kiosk.chromiumPolicies().isEmpty)
+            let bridgeApps = kiosk.kioskd.browserDirectory.appendingPathComponent("bridge-apps").path
+            try kiosk.startBridge(in: chromium, appsDirectory: bridgeApps)
+            #expect(try chromium.navigate(Self.publicPage) == .loaded)
+            #expect(try chromium.evaluate("isSecureContext") as? Bool == true)
+            let session = try #require(chromium.session)
+            try chromium.send("Network.enable", session: session)
+            chromium.discardEvents()
+            let url = "\(Self.bridge)/v1/apps/\(Self.app)/events"
+            let outcome = try chromium.evaluate(
+                """
+                new Promise((done) => { const source = new EventSource("\(url)");
+                  source.onopen = () => { source.close(); done("open"); };
+                  source.onerror = () => { const state = source.readyState; source.close(); done("error:" + state); }; })
+                """, timeout: .seconds(20)) as? String
+            #expect(outcome == "error:2")
+            let request = try Self.requestID(of: url, chromium)
+            let failed = try chromium.event("Network.loadingFailed", timeout: .seconds(10)) { $0["requestId"] as? String == request }
+            print("WebKioskTests: without the origin in kioskd's file Chromium failed the request: \(failed)")
+            let cors = failed["corsErrorStatus"] as? [String: Any]
+            #expect(cors?["corsError"] as? String == "LocalNetworkAccessPermissionDenied", "\(failed)")
+            // Events come in order on the pipe: a response of the bridge's would be before it.
+            #expect(throws: HarnessError.self) {
+                try chromium.event("Network.responseReceivedExtraInfo", timeout: .zero) { $0["requestId"] as? String == request }
+            }
         } }
     }
 
@@ -319,7 +354,8 @@ struct WebKioskTests {
         /// Starts kioskd-bridge in `chromium`'s namespaces, listening on 127.0.0.1:7770 there,
         /// on the private bus (a socket path, reachable from the mount namespace), and waits
         /// until it serves.
-        func startBridge(in chromium: HeadlessChromium) throws {
+        func startBridge(in chromium: HeadlessChromium, appsDirectory: String? = nil) throws {
+            let appsDirectory = appsDirectory ?? self.appsDirectory
             let log = chromium.directory.appendingPathComponent("bridge.log").path
             bridgeProcess = try chromium.spawnInNamespaces(
                 "/usr/bin/env",
@@ -342,9 +378,11 @@ struct WebKioskTests {
 
     /// Runs `body` with kioskd: the manifest, the profile `web`, and its Chromium policy
     /// directory holding the package's symlink to its file (which it has written once it owns its name).
-    static func withWebKiosk(_ body: (WebKiosk) async throws -> Void) async throws {
+    /// With `declared` false, kioskd's apps directory is left empty (the bridge gets the manifest
+    /// from a directory of its own: ``WebKiosk/startBridge(in:appsDirectory:)``).
+    static func withWebKiosk(declared: Bool = true, _ body: (WebKiosk) async throws -> Void) async throws {
         try await withKioskd(profiles: ["web": profile]) { kioskd in
-            let apps = kioskd.browserDirectory.appendingPathComponent("apps")
+            let apps = kioskd.browserDirectory.appendingPathComponent(declared ? "apps" : "bridge-apps")
             let policies = kioskd.browserDirectory.appendingPathComponent("chromium")
             for dir in [apps, policies] {
                 try FileManager.default.createDirectory(
@@ -382,6 +420,15 @@ struct WebKioskTests {
         return try chromium.event("Browser.downloadProgress", timeout: .seconds(20)) {
             $0["state"] as? String != "inProgress"
         }
+    }
+
+    /// The DevTools request id of the page's request to `url` (`Network.requestWillBeSent`).
+    static func requestID(of url: String, _ chromium: HeadlessChromium) throws -> String {
+        let sent = try chromium.event("Network.requestWillBeSent", timeout: .seconds(10)) {
+            ($0["request"] as? [String: Any])?["url"] as? String == url
+        }
+        guard let id = sent["requestId"] as? String else { throw HarnessError("no request id: \(sent)") }
+        return id
     }
 
     /// Whether two JSON values are the same (numbers and booleans told apart).
