@@ -48,7 +48,7 @@ APT_PACKAGES += libcairo2-dev
 # (package systemd) passes it a socket as kioskd-bridge.socket does.
 APT_PACKAGES += libmicrohttpd-dev curl nodejs
 
-.PHONY: all deps deps-browser build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible deps-firefox test-firefox demo bench bench-bridge bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
+.PHONY: all deps deps-browser build test check-module-graph check-tree test-vm ansible deps-ansible test-ansible deps-firefox test-firefox demo bench bench-bridge bench-web bench-store bench-input bench-bus latency-bench-build bench-latency bench-latency-count bench-hotplug bench-footprint orca-memory clean
 
 all: build
 
@@ -165,7 +165,7 @@ demo: deps
 BENCH_FLAGS  = $(RELEASE_FLAGS)
 BENCH_BIN    = $(shell $(SWIFT) build $(BENCH_FLAGS) --show-bin-path $(SWIFTFLAGS))
 
-bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint bench-bridge
+bench: bench-store bench-input bench-bus bench-latency bench-hotplug bench-footprint bench-bridge bench-web
 
 # kioskd-bridge (docs/benchmarks.md § The web bridge): its binary and package size (build/deb, when
 # make deb made it), VmRSS idle and with 32 streams, and the latency from SetRestrictionState to
@@ -174,6 +174,15 @@ bench-bridge: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
 	scripts/bench-bridge "$(BENCH_BIN)" $(DEB_DIR)
+
+# A page in Chromium hearing an admin's change (docs/benchmarks.md § The web bridge): the release
+# kioskctl's deny/allow → the page's `change` event through kioskd-bridge and kioskd.js, with
+# kioskd's own policy file in Chromium's namespaces, p50/p99/max over 200 changes (scripts/bench-web;
+# root, chromium).
+bench-web: deps deps-browser link-inputs
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
+	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
+	scripts/bench-web "$(BENCH_BIN)"
 
 # What a small kiosk board pays: each package's Installed-Size and executables (make deb), and
 # kioskd's VmRSS after READY=1 with an empty store and with 1,000 × 50 (scripts/bench-footprint).

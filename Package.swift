@@ -468,8 +468,8 @@ let package = Package(
         .testTarget(
             name: "KioskBridgeTests",
             dependencies: [
-                "BridgeCore", "KioskTestSupport", "KioskdProcessTestSupport", "BusTestSupport", "kioskd",
-                "kioskd-bridge",
+                "BridgeCore", "KioskTestSupport", "KioskdProcessTestSupport", "BusTestSupport", "BrowserTestSupport",
+                "kioskd", "kioskd-bridge", "kioskctl",
             ],
             exclude: ["kioskd-js-client.mjs"],
             swiftSettings: swiftSettings

@@ -76,9 +76,13 @@ public final class HeadlessChromium: @unchecked Sendable {
     private var stopped = false
 
     /// Starts the namespaces, the web server and Chromium (with `policy` written as
-    /// ``policyFileName`` first, when given; `arguments` added to Chromium's), then attaches to
-    /// its page. A policy that denies DevTools leaves ``session`` nil: the attach is refused.
-    public init(policy: [String: Any]? = nil, arguments: [String] = [], timeout: Duration = .seconds(30)) throws {
+    /// ``policyFileName`` first, when given, or ``policyFileName`` made a symlink to `policyLink`,
+    /// as kioskd's package links it to kioskd's own file; `arguments` added to Chromium's), then
+    /// attaches to its page. A policy that denies DevTools leaves ``session`` nil: the attach is refused.
+    public init(
+        policy: [String: Any]? = nil, policyLink: String? = nil, arguments: [String] = [],
+        timeout: Duration = .seconds(30)
+    ) throws {
         guard getuid() == 0 else {
             throw HarnessError("HeadlessChromium needs root (mount and network namespaces); uid is \(getuid()).")
         }
@@ -93,7 +97,7 @@ public final class HeadlessChromium: @unchecked Sendable {
         downloadsDirectory = home.appendingPathComponent("Downloads")
         logPath = directory.appendingPathComponent("chromium.log").path
         do {
-            try start(etc: etc, home: home, policy: policy, arguments: arguments, timeout: timeout)
+            try start(etc: etc, home: home, policy: policy, policyLink: policyLink, arguments: arguments, timeout: timeout)
         } catch {
             stop()
             throw error
@@ -104,15 +108,16 @@ public final class HeadlessChromium: @unchecked Sendable {
 
     /// Runs `body` with a started Chromium and stops it after, whether `body` returns or throws.
     public static func with(
-        policy: [String: Any]? = nil, arguments: [String] = [], _ body: (HeadlessChromium) async throws -> Void
+        policy: [String: Any]? = nil, policyLink: String? = nil, arguments: [String] = [],
+        _ body: (HeadlessChromium) async throws -> Void
     ) async throws {
-        let chromium = try HeadlessChromium(policy: policy, arguments: arguments)
+        let chromium = try HeadlessChromium(policy: policy, policyLink: policyLink, arguments: arguments)
         defer { chromium.stop() }
         try await body(chromium)
     }
 
     private func start(
-        etc: URL, home: URL, policy: [String: Any]?, arguments: [String], timeout: Duration
+        etc: URL, home: URL, policy: [String: Any]?, policyLink: String?, arguments: [String], timeout: Duration
     ) throws {
         for dir in [directory, etc, policyDirectory, home] {
             try FileManager.default.createDirectory(
@@ -123,6 +128,10 @@ public final class HeadlessChromium: @unchecked Sendable {
             try FileManager.default.copyItem(atPath: preferences, toPath: etc.appendingPathComponent("master_preferences").path)
         }
         if let policy { try writePolicy(policy) }
+        if let policyLink {
+            try FileManager.default.createSymbolicLink(
+                atPath: policyDirectory.appendingPathComponent(Self.policyFileName).path, withDestinationPath: policyLink)
+        }
         // chrome://local-state is one of the "internal debugging pages", off unless Local State says so.
         let profile = directory.appendingPathComponent("profile")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
