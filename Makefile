@@ -426,10 +426,9 @@ install-files:
 	install -m 0644 packaging/config/kioskd.conf packaging/config/kiosk-session.conf $(DESTDIR)$(SYSCONFDIR)/kioskd/
 	# The web apps' manifests (docs/browsers.md): root's, readable by the bridge's user.
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/kioskd/apps
-	# Chromium reads the policy kioskd writes through this link (docs/browsers.md); the package
-	# owns the link alone, never the directory's other files.
-	install -d $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed
-	ln -sf /run/kioskd/browser/chromium.json $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed/kioskd.json
+	# Chromium's managed policy directory, which chromium does not make: kioskd writes its own
+	# kioskd.json there (docs/browsers.md), and its sandbox's ReadWritePaths= needs it to exist.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/chromium/policies/managed
 	# Firefox's system-wide policy directory, which firefox-esr does not make: kioskd merges its
 	# keys into the policies.json there, and its sandbox's ReadWritePaths= needs it to exist.
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/firefox/policies

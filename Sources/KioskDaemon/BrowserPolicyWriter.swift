@@ -7,11 +7,9 @@ import SystemPackage
 /// Where the browsers read kioskd's policy, and where kioskd keeps what it holds
 /// (docs/browsers.md § What kioskd writes where and when; kioskd(8)'s flags set each).
 public struct BrowserPolicyPaths: Sendable, Hashable {
-    /// Chromium's managed policy directory, `/etc/chromium/policies/managed`: kioskd writes
-    /// nothing there; the package's symlink `kioskd.json` in it points at ``chromiumFile``.
+    /// Chromium's managed policy directory, `/etc/chromium/policies/managed`: kioskd writes its
+    /// one file there, ``chromiumFile``, and touches nothing else.
     public var chromiumDirectory: String
-    /// The file kioskd writes for Chromium, `/run/kioskd/browser/chromium.json`.
-    public var chromiumFile: String
     /// Firefox's policy directory, `/etc/firefox/policies`: kioskd merges its keys into the
     /// `policies.json` there.
     public var firefoxDirectory: String
@@ -19,15 +17,19 @@ public struct BrowserPolicyPaths: Sendable, Hashable {
     /// `/var/lib/kioskd/firefox-policy-keys.json`.
     public var firefoxHeldFile: String
 
-    public init(chromiumDirectory: String, chromiumFile: String, firefoxDirectory: String, firefoxHeldFile: String) {
+    public init(chromiumDirectory: String, firefoxDirectory: String, firefoxHeldFile: String) {
         self.chromiumDirectory = chromiumDirectory
-        self.chromiumFile = chromiumFile
         self.firefoxDirectory = firefoxDirectory
         self.firefoxHeldFile = firefoxHeldFile
     }
 
-    /// The name of the package's symlink in ``chromiumDirectory``.
-    public static let chromiumLinkName = "kioskd.json"
+    /// The name of kioskd's file in ``chromiumDirectory``.
+    public static let chromiumFileName = "kioskd.json"
+
+    /// The file kioskd writes for Chromium, `/etc/chromium/policies/managed/kioskd.json`: in the
+    /// directory Chromium watches, so that replacing it is a change Chromium sees while it runs
+    /// (a file elsewhere, linked from there, is read at Chromium's start only).
+    public var chromiumFile: String { chromiumDirectory + "/" + Self.chromiumFileName }
 
     /// Firefox's file in ``firefoxDirectory``.
     public var firefoxFile: String { firefoxDirectory + "/policies.json" }
@@ -35,7 +37,7 @@ public struct BrowserPolicyPaths: Sendable, Hashable {
 
 /// Writes the browsers' policy derived from the state (``BrowserPolicy``) on every commit
 /// that changes it: Chromium's whole file, Firefox's keys merged into the admin's file. Lives
-/// on the loop: the files are small (`/run` is memory; Firefox's file is fsynced).
+/// on the loop: the files are small (each fsynced and renamed into place).
 final class BrowserPolicyWriter {
     let paths: BrowserPolicyPaths
     let logger: Logger
@@ -66,7 +68,7 @@ final class BrowserPolicyWriter {
         var problems: [String] = []
         var missing: Set<Browser> = []
         do {
-            try writeChromium(policies)
+            if try !writeChromium(policies) { missing.insert(.chromium) }
         } catch {
             problems.append("Chromium's policy could not be written: \(error)")
             missing.insert(.chromium)
@@ -89,30 +91,13 @@ final class BrowserPolicyWriter {
 
     // MARK: Chromium
 
-    private func writeChromium(_ policies: [BrowserPolicy]) throws {
-        try makeChromiumDirectory()
-        try Self.replaceReadable(paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: false)
-    }
-
-    /// Makes the directory of ``BrowserPolicyPaths/chromiumFile`` (`/run/kioskd/browser`: the
-    /// runtime directory's own, made again after every boot), 0755; returns it.
-    @discardableResult
-    private func makeChromiumDirectory() throws(FileError) -> String {
-        var directory = ""
-        for component in paths.chromiumFile.split(separator: "/").dropLast() {
-            directory += "/" + component
-            if mkdir(directory, 0o755) == 0 {
-                // kioskd.service's UMask=0077 made it 0700: the browser's user must pass.
-                chmod(directory, 0o755)
-            } else if Glibc.errno != EEXIST {
-                throw FileError.last("create the directory", directory)
-            }
-        }
-        var status = stat()
-        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
-            throw FileError("use the directory", directory, .notDirectory)
-        }
-        return directory
+    /// Returns false when there is no Chromium here (no policy directory): nothing to write.
+    /// (A session of Chromium is refused before, by ``checkReady(for:)``.)
+    private func writeChromium(_ policies: [BrowserPolicy]) throws -> Bool {
+        var directoryStatus = stat()
+        guard stat(paths.chromiumDirectory, &directoryStatus) == 0 else { return false }
+        try Self.replaceReadable(paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: true)
+        return true
     }
 
     // MARK: Firefox
@@ -178,8 +163,8 @@ final class BrowserPolicyWriter {
     // MARK: Checks before a session
 
     /// Refuses a session of `app`'s browser whose policy cannot be put in force: its policy
-    /// directory missing or not root's; Chromium's symlink not pointing at kioskd's file;
-    /// Firefox's file not a policies document.
+    /// directory missing, not root's or not writable by kioskd; Firefox's file not a policies
+    /// document.
     func checkReady(for app: AppID?) throws(KioskError) {
         guard let app, let browser = Browser(app: app) else { return }
         let directory = browser == .chromium ? paths.chromiumDirectory : paths.firefoxDirectory
@@ -198,34 +183,15 @@ final class BrowserPolicyWriter {
         }
         // Where kioskd writes must take its writes (a read-only file system, a sandbox without the
         // path, a file where a directory belongs): found now, not once the session is active.
-        let writable: String
-        do {
-            writable = browser == .chromium ? try makeChromiumDirectory() : paths.firefoxDirectory
-        } catch {
+        guard access(directory, W_OK) == 0 else {
             throw KioskError(
                 .failed,
-                "kioskd cannot write \(browser.name)'s policy: \(error) The session's browser restrictions would not be in force."
-            )
-        }
-        guard access(writable, W_OK) == 0 else {
-            throw KioskError(
-                .failed,
-                "kioskd cannot write \(browser.name)'s policy in \(writable) (\(Errno(rawValue: Glibc.errno))), so the session's browser restrictions would not be in force."
+                "kioskd cannot write \(browser.name)'s policy in \(directory) (\(Errno(rawValue: Glibc.errno))), so the session's browser restrictions would not be in force."
             )
         }
         switch browser {
         case .chromium:
-            let link = directory + "/" + BrowserPolicyPaths.chromiumLinkName
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let count = readlink(link, &buffer, buffer.count - 1)
-            let target =
-                count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-            guard target == paths.chromiumFile else {
-                throw KioskError(
-                    .failed,
-                    "\(link) is not a symlink to \(paths.chromiumFile), so Chromium would not read the session's browser restrictions; kioskd's package installs it (ln -s \(paths.chromiumFile) \(link))."
-                )
-            }
+            break
         case .firefox:
             do {
                 var trial = FirefoxPolicyMerge()

@@ -47,7 +47,7 @@ public enum KioskService {
         /// Where kioskd writes and checks the browsers' policy.
         public var browserPaths: BrowserPolicyPaths {
             BrowserPolicyPaths(
-                chromiumDirectory: chromiumPolicyDirectory, chromiumFile: runtimeDirectory + "/browser/chromium.json",
+                chromiumDirectory: chromiumPolicyDirectory,
                 firefoxDirectory: firefoxPolicyDirectory, firefoxHeldFile: stateDirectory + "/firefox-policy-keys.json")
         }
     }

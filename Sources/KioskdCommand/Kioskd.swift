@@ -34,7 +34,7 @@ struct Kioskd: ParsableCommand {
 
     @Option(
         name: .customLong("chromium-policy-dir"),
-        help: "Chromium's managed policy directory, whose kioskd.json links to kioskd's file.")
+        help: "Chromium's managed policy directory, where kioskd writes its kioskd.json.")
     var chromiumPolicyDirectory: String = "/etc/chromium/policies/managed"
 
     @Option(

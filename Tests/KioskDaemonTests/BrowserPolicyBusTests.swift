@@ -12,7 +12,7 @@ import Testing
 
 /// The browsers' policy written by kioskd's manager in process (docs/browsers.md § What kioskd
 /// writes where and when), into temporary directories standing for /etc/chromium, /etc/firefox,
-/// /run/kioskd and /var/lib/kioskd: a session's denials in the files before it is reported,
+/// and /var/lib/kioskd: a session's denials in the files before it is reported,
 /// gone at its end; an admin's deny and allow; Firefox's own keys merged into the admin's file
 /// and taken out again; a restart writing what the persisted state says; the reserved ids; a
 /// browser whose policy directory is missing or not root's runs no session.
@@ -53,13 +53,8 @@ import Testing
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             }
             paths = BrowserPolicyPaths(
-                chromiumDirectory: chromiumDirectory.path,
-                chromiumFile: root.appendingPathComponent("run/kioskd/browser/chromium.json").path,
-                firefoxDirectory: firefoxDirectory.path,
+                chromiumDirectory: chromiumDirectory.path, firefoxDirectory: firefoxDirectory.path,
                 firefoxHeldFile: state.appendingPathComponent("firefox-policy-keys.json").path)
-            // What the package installs: the symlink to kioskd's file.
-            try FileManager.default.createSymbolicLink(
-                atPath: paths.chromiumDirectory + "/kioskd.json", withDestinationPath: paths.chromiumFile)
             if firefox {
                 try Data(BrowserPolicyBusTests.adminFirefox.utf8).write(to: URL(fileURLWithPath: paths.firefoxFile))
             }
@@ -67,7 +62,7 @@ import Testing
 
         func remove() { try? FileManager.default.removeItem(at: root) }
 
-        /// Chromium's file, read through the package's symlink as Chromium reads it.
+        /// Chromium's file, `kioskd.json` in its managed directory.
         func chromium() throws -> JSONValue {
             try JSONValue.parse(
                 Array(try Data(contentsOf: URL(fileURLWithPath: paths.chromiumDirectory + "/kioskd.json"))))
@@ -198,9 +193,6 @@ import Testing
         var state = try Self.browsersDeclared()
         try state.registry.setState(.deny, of: Browser.chromium.restriction(.printing), in: Browser.chromium.app)
         // A file left over from before (stale), which the restart must replace.
-        try FileManager.default.createDirectory(
-            atPath: (directories.paths.chromiumFile as NSString).deletingLastPathComponent,
-            withIntermediateDirectories: true)
         try Data(#"{"DeveloperToolsAvailability": 2}"#.utf8).write(
             to: URL(fileURLWithPath: directories.paths.chromiumFile))
         let manager = try await InProcessManager(state: state, browsers: directories.paths)
@@ -271,20 +263,12 @@ import Testing
         #expect(try client.property("SessionState")?.string == "inactive")
 
         #expect(chown(directories.paths.chromiumDirectory, 0, 0) == 0)
-        // Where kioskd writes Chromium's file cannot take it (a file where its directory belongs).
-        let run = (directories.paths.chromiumFile as NSString).deletingLastPathComponent
-        try? FileManager.default.removeItem(atPath: run)
-        try Data().write(to: URL(fileURLWithPath: run))
-        let unwritable = try #require(client.error("StartSession", [.string("web")]))
-        #expect(unwritable.message.contains("kioskd cannot write Chromium's policy"), "\(unwritable.message)")
+        #expect(chmod(directories.paths.chromiumDirectory, 0o777) == 0)
+        let writable = try #require(client.error("StartSession", [.string("web")]))
+        #expect(writable.message.contains("writable by others"), "\(writable.message)")
         #expect(try client.property("SessionState")?.string == "inactive")
-        try FileManager.default.removeItem(atPath: run)
-
-        try FileManager.default.removeItem(atPath: directories.paths.chromiumDirectory + "/kioskd.json")
-        let unlinked = try #require(client.error("StartSession", [.string("web")]))
-        #expect(
-            unlinked.message.contains("is not a symlink to \(directories.paths.chromiumFile)"), "\(unlinked.message)")
-        #expect(try client.property("SessionState")?.string == "inactive")
+        #expect(chmod(directories.paths.chromiumDirectory, 0o755) == 0)
+        try client.call("StartSession", [.string("web")])
     }
 
     /// A write that fails once the session is active (checked before it started): the session
@@ -300,9 +284,10 @@ import Testing
         try client.call("StartSession", [.string("web")])
         #expect(try client.property("SessionProblem")?.string == "")
 
-        let run = (directories.paths.chromiumFile as NSString).deletingLastPathComponent
-        try FileManager.default.removeItem(atPath: run)
-        try Data().write(to: URL(fileURLWithPath: run))
+        // Chromium's file cannot be replaced: a directory (not empty) where it belongs.
+        let file = directories.paths.chromiumFile
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.createDirectory(atPath: file + "/in-the-way", withIntermediateDirectories: true)
         try client.call(
             "SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".printing"), .string("deny")])
         let problem = try #require(try client.property("SessionProblem")?.string)
@@ -310,7 +295,7 @@ import Testing
         #expect(try client.property("SessionState")?.string == "active")
         #expect(try client.property("BrowserPolicies") == ManagerObject.browserPoliciesValue([]))
 
-        try FileManager.default.removeItem(atPath: run)
+        try FileManager.default.removeItem(atPath: file)
         try client.call(
             "SetRestrictionState", [.string(Self.chromium), .string(Self.chromium + ".camera"), .string("deny")])
         #expect(try client.property("SessionProblem")?.string == "")

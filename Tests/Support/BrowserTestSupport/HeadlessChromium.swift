@@ -76,11 +76,13 @@ public final class HeadlessChromium: @unchecked Sendable {
     private var stopped = false
 
     /// Starts the namespaces, the web server and Chromium (with `policy` written as
-    /// ``policyFileName`` first, when given, or ``policyFileName`` made a symlink to `policyLink`,
-    /// as kioskd's package links it to kioskd's own file; `arguments` added to Chromium's), then
-    /// attaches to its page. A policy that denies DevTools leaves ``session`` nil: the attach is refused.
+    /// ``policyFileName`` first, when given; with `managedDirectory`, that directory — kioskd's
+    /// own `--chromium-policy-dir` — bind-mounted as Chromium's managed policy directory, so
+    /// Chromium reads and watches the very files written there; `arguments` added to Chromium's),
+    /// then attaches to its page. A policy that denies DevTools leaves ``session`` nil: the
+    /// attach is refused.
     public init(
-        policy: [String: Any]? = nil, policyLink: String? = nil, arguments: [String] = [],
+        policy: [String: Any]? = nil, managedDirectory: URL? = nil, arguments: [String] = [],
         timeout: Duration = .seconds(30)
     ) throws {
         guard getuid() == 0 else {
@@ -92,12 +94,14 @@ public final class HeadlessChromium: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chromium-\(UUID().uuidString.prefix(8))")
         let etc = directory.appendingPathComponent("etc-chromium")
-        policyDirectory = etc.appendingPathComponent("policies/managed")
+        policyDirectory = managedDirectory ?? etc.appendingPathComponent("policies/managed")
         let home = directory.appendingPathComponent("home")
         downloadsDirectory = home.appendingPathComponent("Downloads")
         logPath = directory.appendingPathComponent("chromium.log").path
         do {
-            try start(etc: etc, home: home, policy: policy, policyLink: policyLink, arguments: arguments, timeout: timeout)
+            try start(
+                etc: etc, home: home, policy: policy, bindsManagedDirectory: managedDirectory != nil, arguments: arguments,
+                timeout: timeout)
         } catch {
             stop()
             throw error
@@ -108,18 +112,20 @@ public final class HeadlessChromium: @unchecked Sendable {
 
     /// Runs `body` with a started Chromium and stops it after, whether `body` returns or throws.
     public static func with(
-        policy: [String: Any]? = nil, policyLink: String? = nil, arguments: [String] = [],
+        policy: [String: Any]? = nil, managedDirectory: URL? = nil, arguments: [String] = [],
         _ body: (HeadlessChromium) async throws -> Void
     ) async throws {
-        let chromium = try HeadlessChromium(policy: policy, policyLink: policyLink, arguments: arguments)
+        let chromium = try HeadlessChromium(policy: policy, managedDirectory: managedDirectory, arguments: arguments)
         defer { chromium.stop() }
         try await body(chromium)
     }
 
     private func start(
-        etc: URL, home: URL, policy: [String: Any]?, policyLink: String?, arguments: [String], timeout: Duration
+        etc: URL, home: URL, policy: [String: Any]?, bindsManagedDirectory: Bool, arguments: [String],
+        timeout: Duration
     ) throws {
-        for dir in [directory, etc, policyDirectory, home] {
+        // The managed directory's mount point is there whichever directory is mounted on it.
+        for dir in [directory, etc, etc.appendingPathComponent("policies/managed"), policyDirectory, home] {
             try FileManager.default.createDirectory(
                 at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         }
@@ -128,10 +134,6 @@ public final class HeadlessChromium: @unchecked Sendable {
             try FileManager.default.copyItem(atPath: preferences, toPath: etc.appendingPathComponent("master_preferences").path)
         }
         if let policy { try writePolicy(policy) }
-        if let policyLink {
-            try FileManager.default.createSymbolicLink(
-                atPath: policyDirectory.appendingPathComponent(Self.policyFileName).path, withDestinationPath: policyLink)
-        }
         // chrome://local-state is one of the "internal debugging pages", off unless Local State says so.
         let profile = directory.appendingPathComponent("profile")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
@@ -142,6 +144,7 @@ public final class HeadlessChromium: @unchecked Sendable {
         let script = """
             set -e
             mount --bind "$1" /etc/chromium
+            if [ -n "$2" ]; then mount --bind "$2" /etc/chromium/policies/managed; fi
             ip link set lo up
             ip addr add \(Self.publicAddress)/32 dev lo
             echo ready
@@ -149,7 +152,10 @@ public final class HeadlessChromium: @unchecked Sendable {
             """
         holder = try Self.spawnLogged(
             "/usr/bin/unshare",
-            ["--mount", "--net", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", etc.path],
+            [
+                "--mount", "--net", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", etc.path,
+                bindsManagedDirectory ? policyDirectory.path : "",
+            ],
             log: holderLog)
         try waitForReady(holderLog, "the namespaces' holder", holder!, timeout: timeout)
 
