@@ -37,10 +37,15 @@ public final class KioskdProcess: @unchecked Sendable {
         for dir in [stateDirectory, profileDirectory] {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         }
+        // Chromium's policy directory, as kioskd's package makes /etc/chromium/policies/managed
+        // (Firefox's is left out: no Firefox here unless a test makes it).
+        let chromium = browserDirectory.appendingPathComponent("chromium")
+        try FileManager.default.createDirectory(at: chromium, withIntermediateDirectories: true)
+        for dir in [browserDirectory, chromium] { chmod(dir.path, 0o755) }
     }
 
-    /// Where this kioskd's browser policy directories and web apps' manifests would be
-    /// (`chromium/`, `firefox/`, `apps/`).
+    /// Where this kioskd's browser policy directories and web apps' manifests are (`chromium/`,
+    /// made at init, `firefox/` and `apps/`, when a test makes them).
     public var browserDirectory: URL { bus.directory.appendingPathComponent("browser-policies") }
 
     public var statePath: String { stateDirectory.appendingPathComponent("state.json").path }
