@@ -126,30 +126,29 @@ public struct AppMirror: Sendable, Equatable {
     /// The `change` event of `change`, after which the page has seen `id` (the current states
     /// unless given).
     public func changeEvent(_ change: Change, id: String? = nil) -> String {
-        let data = JSONText.object([
-            ("app", JSONText.string(manifest.app.rawValue)),
-            ("restriction", JSONText.string(change.restriction)),
-            ("state", Self.json(change.state)),
+        let data = JSONValue.object([
+            .init("app", .string(manifest.app.rawValue)), .init("restriction", .string(change.restriction)),
+            .init("state", Self.json(change.state)),
         ])
-        return event(BridgeWire.changeEvent, id: id ?? eventID(), data: data)
+        return event(BridgeWire.changeEvent, id: id ?? eventID(), data: data.description)
     }
 
     /// The states as one JSON document (`GET /v1/apps/ID/state`, and a snapshot event's data).
     public func snapshotJSON(reset: Bool? = nil) -> String {
         let restrictions = manifest.restrictions.enumerated().map { i, r in
-            JSONText.object([
-                ("id", JSONText.string(r.id.rawValue)), ("title", JSONText.string(r.title)),
-                ("detail", JSONText.string(r.detail)), ("state", Self.json(states[i])),
+            JSONValue.object([
+                .init("id", .string(r.id.rawValue)), .init("title", .string(r.title)),
+                .init("detail", .string(r.detail)), .init("state", Self.json(states[i])),
             ])
         }
-        var members = [("app", JSONText.string(manifest.app.rawValue)), ("id", JSONText.string(eventID()))]
-        if let reset { members.append(("reset", reset ? "true" : "false")) }
-        members.append(("restrictions", "[" + restrictions.joined(separator: ",") + "]"))
-        return JSONText.object(members)
+        var members: [JSONValue.Member] = [.init("app", .string(manifest.app.rawValue)), .init("id", .string(eventID()))]
+        if let reset { members.append(.init("reset", .bool(reset))) }
+        members.append(.init("restrictions", .array(restrictions)))
+        return JSONValue.object(members).description
     }
 
-    private static func json(_ state: RestrictionState?) -> String {
-        state.map { JSONText.string($0.rawValue) } ?? "null"
+    private static func json(_ state: RestrictionState?) -> JSONValue {
+        state.map { .string($0.rawValue) } ?? .null
     }
 
     private func event(_ name: String, id: String, data: String) -> String {

@@ -90,7 +90,11 @@ public indirect enum JSONValue: Hashable, Sendable, CustomStringConvertible {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            // Valid JSON unescaped, but not in a JavaScript string literal before ES2019: a page
+            // may embed the text (the bridge's events).
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
