@@ -53,46 +53,9 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kioskd.kiosk.plugins.module_utils.kioskctl import KIOSKCTL_ARGS, Kioskctl
-from ansible_collections.kioskd.kiosk.plugins.module_utils import redact
+from ansible_collections.kioskd.kiosk.plugins.module_utils import files, redact
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-def read(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return None
-
-
-def write_private(directory, prefix, text):
-    """TEXT in a new file of DIRECTORY, 0600 root:root, synced; returns its path."""
-    fd, path = tempfile.mkstemp(prefix=prefix, dir=directory)
-    try:
-        os.fchmod(fd, 0o600)
-        os.fchown(fd, 0, 0)
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return path
-
-
-def install(path, text):
-    """Replaces PATH with TEXT atomically (a temp file in the same directory, renamed over it)."""
-    directory = os.path.dirname(path)
-    temp = write_private(directory, "." + os.path.basename(path) + ".", text)
-    try:
-        os.rename(temp, path)
-    except OSError:
-        os.unlink(temp)
-        raise
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def main():
@@ -116,7 +79,7 @@ def main():
     result = dict(changed=False, path=path, reloaded=False)
     changes = []
 
-    before = read(path)
+    before = files.read(path)
     if p["state"] == "absent":
         if before is not None:
             result["changed"] = True
@@ -129,7 +92,7 @@ def main():
 
     # Check it first, whatever else: a profile that does not check is never installed.
     with tempfile.TemporaryDirectory(dir=module.tmpdir) as checkdir:
-        candidate = write_private(checkdir, p["name"] + ".", text)
+        candidate = files.write_new(checkdir, text, 0o600, prefix=p["name"] + ".")
         rc, out, err = ctl.run(["profile", "check", candidate])
         report = redact.redact((out + err).replace(candidate, path))
         result["check"] = report
@@ -166,7 +129,7 @@ def main():
         module.exit_json(**result)
 
     if content_changed:
-        install(path, text)
+        files.install(path, text, 0o600)
     else:
         os.chown(path, 0, 0)
         os.chmod(path, 0o600)
@@ -180,7 +143,7 @@ def main():
                 if before is None:
                     os.unlink(path)
                 else:
-                    install(path, before)
+                    files.install(path, before, 0o600)
                 err = redact.redact(err)
                 module.fail_json(msg="kioskd did not take %s; the old file is back: %s" % (path, err.strip()),
                                  rc=rc, stderr=err, **result)

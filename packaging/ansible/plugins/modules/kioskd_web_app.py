@@ -49,53 +49,12 @@ import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.kioskd.kiosk.plugins.module_utils import files
 from ansible_collections.kioskd.kiosk.plugins.module_utils.kioskctl import KIOSKCTL_ARGS, Kioskctl
 
 # kioskd's rule for an app id, enough to keep a path out of it: kioskctl web-app check has the
 # whole rule (labels, lengths) and says what is wrong.
 ID = re.compile(r"^[A-Za-z_-][A-Za-z0-9_-]*(\.[A-Za-z_-][A-Za-z0-9_-]*)+$")
-
-
-def read(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return None
-
-
-def write_public(directory, name, text):
-    """TEXT in a new file of DIRECTORY named NAME (or a temp name when NAME is None), 0644
-    root:root, synced; returns its path."""
-    if name is None:
-        fd, path = tempfile.mkstemp(prefix=".manifest.", dir=directory)
-    else:
-        path = os.path.join(directory, name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        os.fchmod(fd, 0o644)
-        os.fchown(fd, 0, 0)
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return path
-
-
-def install(path, text):
-    """Replaces PATH with TEXT atomically (a temp file in the same directory, renamed over it)."""
-    directory = os.path.dirname(path)
-    temp = write_public(directory, None, text)
-    try:
-        os.rename(temp, path)
-    except OSError:
-        os.unlink(temp)
-        raise
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def diff(before, after, path):
@@ -129,7 +88,7 @@ def main():
                              **result)
         result["reloaded"] = True
 
-    before = read(path)
+    before = files.read(path)
     if p["state"] == "absent":
         if before is not None:
             result["changed"] = True
@@ -145,7 +104,7 @@ def main():
     # Check it first, whatever else, under its own name (the id must match it): a manifest that
     # does not check is never installed.
     with tempfile.TemporaryDirectory(dir=module.tmpdir) as checkdir:
-        candidate = write_public(checkdir, name, text)
+        candidate = files.write_new(checkdir, text, 0o644, name=name)
         rc, out, err = ctl.run(["web-app", "check", candidate])
         report = (out + err).replace(candidate, path)
         result["check"] = report
@@ -181,7 +140,7 @@ def main():
         module.exit_json(**result)
 
     if content_changed:
-        install(path, text)
+        files.install(path, text, 0o644)
     else:
         os.chown(path, 0, 0)
         os.chmod(path, 0o644)
