@@ -58,8 +58,6 @@ final class BrowserPolicyWriter {
         self.logger = logger
     }
 
-    /// Brings the files to `policies`, if they differ from what was written last. Returns
-    /// whether the published policies changed.
     /// Brings the files to `policies`, if they differ from what was written last (or the last
     /// write failed). Returns whether ``inForce`` changed.
     @discardableResult
