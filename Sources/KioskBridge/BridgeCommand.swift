@@ -2,6 +2,7 @@ import ArgumentParser
 import BridgeCore
 import Glibc
 import KioskClient
+import KioskCore
 import KioskFiles
 import Logging
 import SystemdKit
@@ -11,7 +12,8 @@ import SystemdKit
 struct BridgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd-bridge",
-        abstract: "Serves web pages of the origins kioskd's web-app manifests list their restriction states (read-only)."
+        abstract:
+            "Serves web pages of the origins kioskd's web-app manifests list their restriction states (read-only)."
     )
 
     @Option(
@@ -71,8 +73,9 @@ enum BridgeService {
     }
 
     static func run(_ options: Options, logger: Logger) async throws(BridgeError) {
-        let (manifests, problems) = ManifestDirectory.load(options.appsDirectory)
-        for problem in problems { logger.error("Manifest left out", metadata: ["problem": "\(problem)"]) }
+        let reading = ManifestDirectory.load(options.appsDirectory)
+        let manifests = reading.manifests
+        for problem in reading.problems { logger.error("Manifest left out", metadata: ["problem": "\(problem)"]) }
         let script = try? Files.readRegular(options.scriptPath, limit: 1 << 20).bytes
         let hub = BridgeHub(manifests: manifests, limits: options.limits, script: script, logger: logger)
 
@@ -84,7 +87,8 @@ enum BridgeService {
                 throw BridgeError("A socket systemd passed is not a listening stream socket: \(error.reason).")
             }
             guard !sockets.isEmpty else {
-                throw BridgeError("No socket to serve: start kioskd-bridge.socket, or give --listen 127.0.0.1:\(BridgeWire.port).")
+                throw BridgeError(
+                    "No socket to serve: start kioskd-bridge.socket, or give --listen 127.0.0.1:\(BridgeWire.port).")
             }
         } else {
             var opened: [Int32] = []
@@ -128,7 +132,8 @@ enum BridgeService {
                 try? await Task.sleep(for: .seconds(1))
                 let dropped = hub.pending.dropOverdue(limit: .seconds(options.limits.requestSeconds))
                 if dropped > 0 {
-                    logger.notice("Connections dropped: their request did not arrive in time", metadata: ["count": "\(dropped)"])
+                    logger.notice(
+                        "Connections dropped: their request did not arrive in time", metadata: ["count": "\(dropped)"])
                 }
             }
         }
@@ -140,4 +145,3 @@ enum BridgeService {
         throw BridgeError("The bus connection was lost; systemd restarts the bridge.")
     }
 }
-

@@ -130,7 +130,7 @@ extension ManagerObject {
         reservedApps.manifests = Set(webApps.map(\.app))
     }
 
-    private func logProblems(_ reading: WebAppDirectory.Reading) {
+    private func logProblems(_ reading: WebAppDirectoryReading) {
         for problem in reading.problems {
             logger.error(
                 "A web app's manifest cannot be used; its app keeps what it had", metadata: ["error": "\(problem)"])

@@ -25,7 +25,10 @@ import Testing
             #expect(head.contains("Vary: Origin"))
             #expect(head.contains("Content-Type: text/event-stream"))
             let snapshot = stream.data(of: "snapshot").first ?? ""
-            #expect(snapshot.contains(#"{"id":"\#(H.video)","title":"Exhibit videos","detail":"Visitors may play the video beside each exhibit.","state":"allow"}"#))
+            #expect(
+                snapshot.contains(
+                    #"{"id":"\#(H.video)","title":"Exhibit videos","detail":"Visitors may play the video beside each exhibit.","state":"allow"}"#
+                ))
             #expect(snapshot.contains(#""reset":false"#))
 
             try h.set(H.video, "deny")
@@ -36,7 +39,10 @@ import Testing
             // The same answer as one document.
             let state = try h.curl(["-H", "Origin: \(H.origin)", h.stateURL])
             #expect(state.stdout.httpStatus == "HTTP/1.1 200 OK")
-            #expect(state.stdout.httpBody.contains(#""id":"\#(H.video)","title":"Exhibit videos","detail":"Visitors may play the video beside each exhibit.","state":"deny""#))
+            #expect(
+                state.stdout.httpBody.contains(
+                    #""id":"\#(H.video)","title":"Exhibit videos","detail":"Visitors may play the video beside each exhibit.","state":"deny""#
+                ))
         }
     }
 
@@ -44,7 +50,10 @@ import Testing
         ([], "The request has no Origin header"),
         (["Origin: null"], "The request's Origin is null"),
         (["Origin: https://evil.example"], "The origin https://evil.example may not read org.example.MuseumGuide"),
-        (["Origin: https://guide.museum.example", "Origin: https://guide.museum.example"], "The request has 2 Origin headers"),
+        (
+            ["Origin: https://guide.museum.example", "Origin: https://guide.museum.example"],
+            "The request has 2 Origin headers"
+        ),
     ])
     func aMissingForeignOrNullOriginIsRefusedByTheBridge(headers: [String], why: String) throws {
         try withKioskd(setUp: BridgeHarness.install) { kioskd, bus in
@@ -70,7 +79,9 @@ import Testing
                 #expect(out.stdout.contains("Allow: GET, OPTIONS"))
                 #expect(out.stdout.httpBody.hasPrefix("The bridge is read-only"))
             }
-            let unknown = try h.curl(["-H", "Origin: \(H.origin)", "http://127.0.0.1:\(h.port)/v1/apps/org.example.Other/events"])
+            let unknown = try h.curl([
+                "-H", "Origin: \(H.origin)", "http://127.0.0.1:\(h.port)/v1/apps/org.example.Other/events",
+            ])
             #expect(unknown.stdout.httpStatus == "HTTP/1.1 404 Not Found")
             let preflight = try h.curl(["-X", "OPTIONS", "-H", "Origin: \(H.origin)", h.eventsURL])
             #expect(preflight.stdout.httpStatus == "HTTP/1.1 204 No Content", "\(preflight)")
@@ -87,7 +98,8 @@ import Testing
             try h.startBridge()
             let big = String(repeating: "a", count: 64 * 1024)
             let out = try h.curl(["-H", "Origin: \(H.origin)", "-H", "X-Big: \(big)", h.stateURL])
-            #expect(out.stdout.httpStatus == "HTTP/1.1 431 Request Header Fields Too Large", "\(out.stdout.prefix(200))")
+            #expect(
+                out.stdout.httpStatus == "HTTP/1.1 431 Request Header Fields Too Large", "\(out.stdout.prefix(200))")
             #expect(!out.stdout.contains("\"restrictions\""))
             // A request of an ordinary size still gets its answer.
             #expect(try h.curl(["-H", "Origin: \(H.origin)", h.stateURL]).stdout.httpStatus == "HTTP/1.1 200 OK")
@@ -202,7 +214,9 @@ import Testing
             }
             #expect(h.log.contains("Stream dropped: its client did not read"), "after \(toggles) changes")
             // The reader heard every change, the last one included.
-            #expect(eventually { reader.data(of: "change").count == toggles }, "\(reader.data(of: "change").count) of \(toggles)")
+            #expect(
+                eventually { reader.data(of: "change").count == toggles },
+                "\(reader.data(of: "change").count) of \(toggles)")
             // The stuck client, reading at last, finds its stream ended.
             _ = write(writeEnd, "go\n", 3)
             close(writeEnd)
@@ -339,7 +353,8 @@ import Testing
             // A sentinel change after it: it arrives, and the difference did not come twice.
             try h.set(H.video, "deny")
             #expect(eventually { stream.data(of: "change").count == 2 }, "\(stream.text)")
-            #expect(stream.data(of: "change").last == #"{"app":"\#(H.app)","restriction":"\#(H.video)","state":"deny"}"#)
+            #expect(
+                stream.data(of: "change").last == #"{"app":"\#(H.app)","restriction":"\#(H.video)","state":"deny"}"#)
         }
     }
 
@@ -366,6 +381,33 @@ import Testing
         }
     }
 
+    /// A manifest claiming a browser's id, which kioskd refuses, is refused by the bridge too
+    /// (one rule, `WebAppDirectoryReading`): its origins read nothing of the browser's states.
+    @Test func aManifestClaimingABrowserIsLeftOutAsKioskdLeavesItOut() throws {
+        try withKioskd(setUp: BridgeHarness.install) { kioskd, bus in
+            let h = try BridgeHarness(kioskd)
+            let file = "\(h.appsDirectory)/org.chromium.Chromium.toml"
+            try """
+            id = "org.chromium.Chromium"
+            origins = ["\(H.origin)"]
+
+            [[restriction]]
+            id = "org.chromium.Chromium.video"
+            title = "Videos"
+            detail = "Visitors may play videos."
+            """.write(toFile: file, atomically: false, encoding: .utf8)
+            chmod(file, 0o644)
+            try h.startBridge()
+            #expect(h.log.contains("a browser kioskd declares itself"), "\(h.log)")
+            let out = try h.curl([
+                "-H", "Origin: \(H.origin)", "http://127.0.0.1:\(h.port)/v1/apps/org.chromium.Chromium/state",
+            ])
+            #expect(out.stdout.httpStatus == "HTTP/1.1 404 Not Found", "\(out.stdout)")
+            let guide = try h.curl(["-H", "Origin: \(H.origin)", h.stateURL])
+            #expect(guide.stdout.httpStatus == "HTTP/1.1 200 OK", "the other manifest still serves: \(guide.stdout)")
+        }
+    }
+
     /// The sockets systemd passes (`kioskd-bridge.socket`), as systemd-socket-activate passes them.
     @Test func socketActivation() throws {
         try withKioskd(setUp: BridgeHarness.install) { kioskd, bus in
@@ -373,7 +415,10 @@ import Testing
             let log = open(h.logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             let activator = try ChildProcess.spawn(
                 "/usr/bin/systemd-socket-activate",
-                ["-l", "127.0.0.1:\(h.port)", "-E", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", BuildProducts.path(of: "kioskd-bridge")]
+                [
+                    "-l", "127.0.0.1:\(h.port)", "-E", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)",
+                    BuildProducts.path(of: "kioskd-bridge"),
+                ]
                     + h.arguments,
                 environment: bus.environment, stdout: log, stderr: log)
             close(log)
@@ -391,9 +436,12 @@ import Testing
     }
 
     @Test func withoutASocketOrListenItSaysSoAndExits() throws {
-        let out = try runTool(BuildProducts.path(of: "kioskd-bridge"), ["--apps-dir", "/nonexistent"], timeout: .seconds(20))
+        let out = try runTool(
+            BuildProducts.path(of: "kioskd-bridge"), ["--apps-dir", "/nonexistent"], timeout: .seconds(20))
         #expect(out.status != 0)
-        #expect(out.stderr.contains("No socket to serve: start kioskd-bridge.socket, or give --listen 127.0.0.1:7770."), "\(out)")
+        #expect(
+            out.stderr.contains("No socket to serve: start kioskd-bridge.socket, or give --listen 127.0.0.1:7770."),
+            "\(out)")
         let far = try runTool(BuildProducts.path(of: "kioskd-bridge"), ["--listen", "0.0.0.0:7770"])
         #expect(far.status != 0)
         #expect(far.stderr.contains("The listen address \"0.0.0.0:7770\" is refused"), "\(far)")
