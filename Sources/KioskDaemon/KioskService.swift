@@ -100,6 +100,11 @@ public enum KioskService {
             bus: bus, loop: loop, store: store, state: state,
             profileDirectory: options.profileDirectory, clock: clock, logger: logger)
         manager.displayTime = { [unowned clock] in clock.marker.display($0) }
+        // Asked of systemd long before READY=1, so that a mask right after the start is seen.
+        let maskWatch = UnitMaskWatch(bus: bus, logger: logger) { [unowned manager] in
+            _ = try? Notify.stopping()
+            manager.stop { loop.exit(code: 0) }
+        }
         // A set wall clock moves what SessionDeadline shows, never a wait or a limit.
         let wallClockWatch = try WallClockWatch(loop: loop) { [unowned manager, unowned clock] in
             let now = clock.now()
@@ -175,7 +180,7 @@ public enum KioskService {
         broker?.stop()  // the devices deliver to everyone again
         bus.close()
         sources.forEach { $0.cancel() }
-        withExtendedLifetime((manager, broker, disconnected, wallClockWatch)) {}
+        withExtendedLifetime((manager, broker, disconnected, wallClockWatch, maskWatch)) {}
         return code
     }
 
