@@ -538,7 +538,7 @@ BOOT_COMPOSITOR ?= labwc
 test-boot-trixie: deps-boot deb
 	KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
 	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-$(BOOT_COMPOSITOR) \
-	  Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb
+	  Tests/Boot/run $(DEB_DIR)/kioskd_*.deb $(DEB_DIR)/kioskd-prompt_*.deb $(DEB_DIR)/kioskd-bridge_*.deb
 
 # The same on Debian 13 for arm64 (the third row: Debian 13 arm64, labwc), booted by
 # qemu-system-aarch64 (TCG; the `virt` machine, virtio-gpu, Debian 13's arm64 kernel), with the
@@ -548,7 +548,8 @@ test-boot-arm64:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(PACKAGING_PACKAGES) $(BOOT_PACKAGES) $(ARM64_PACKAGES) qemu-system-arm"
 	KIOSKD_BOOT_ARCH=arm64 KIOSKD_BOOT_RELEASE=trixie KIOSKD_BOOT_COMPOSITOR=$(BOOT_COMPOSITOR) \
 	  KIOSKD_BOOT_ARTIFACTS=build/boot-test-trixie-arm64-$(BOOT_COMPOSITOR) \
-	  Tests/Boot/run $(ARM64_DEB_DIR)/kioskd_*_arm64.deb $(ARM64_DEB_DIR)/kioskd-prompt_*_arm64.deb
+	  Tests/Boot/run $(ARM64_DEB_DIR)/kioskd_*_arm64.deb $(ARM64_DEB_DIR)/kioskd-prompt_*_arm64.deb \
+	  $(ARM64_DEB_DIR)/kioskd-bridge_*_arm64.deb
 
 # The .debs built here install on fresh Debian 12 and 13 roots with dpkg -i + apt-get -f install
 # (Tests/Boot/install-debs; the roots are debootstrap's minbase, cached beside the boot roots).
