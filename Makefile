@@ -274,7 +274,7 @@ bench-hotplug: deps link-inputs
 
 # ------------------------------------------------------------------------ packaging ----
 # `make install` (DESTDIR, PREFIX), `make deb`, and their tests (docs/packaging.md).
-.PHONY: release-build print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt install-bridge deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
+.PHONY: release-build prompt-pkgconfig print-release-flags text-order static-cxx link-inputs install install-files install-tools install-prompt install-bridge deb test-fresh test-packaging test-boot test-boot-trixie test-boot-arm64 test-install deps-packaging deps-boot
 
 # Debian's own packaging tools: dpkg-buildpackage, dh (debhelper compat 13), lintian; udev for
 # its udev.pc (where this release wants udev rules).
@@ -382,8 +382,23 @@ release-build: link-inputs
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-replay $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskctl-profile-png $(SWIFTFLAGS)
-	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
+	$(MAKE) --no-print-directory prompt-pkgconfig
+	PKG_CONFIG_PATH=$(PROMPT_PC_DIR) $(SWIFT) build $(RELEASE_FLAGS) --product kioskd-prompt $(SWIFTFLAGS)
 	$(SWIFT) build $(RELEASE_FLAGS) --product kioskd-bridge $(SWIFTFLAGS)
+
+# kioskd-prompt's GTK 4 for the release link: gtk4.pc's include paths, flattened, with only the
+# libraries it calls (PROMPT_LIBS). The system's gtk4.pc links all eleven of GTK's, and the
+# package would then depend on six it never uses (dpkg-shlibdeps: "could avoid a useless
+# dependency"); ld's --as-needed cannot help, as SwiftPM puts the linker flags after the
+# libraries. A library left out that it does call fails the link, so the list cannot rot
+# silently. A plain `swift build` uses the system's gtk4.pc.
+PROMPT_PC_DIR := $(CURDIR)/.build/prompt-pkgconfig
+PROMPT_LIBS   := -lgtk-4 -lcairo -lgio-2.0 -lgobject-2.0 -lglib-2.0
+prompt-pkgconfig:
+	mkdir -p $(PROMPT_PC_DIR)
+	printf 'Name: gtk4\nDescription: GTK 4, the libraries kioskd-prompt calls\nVersion: %s\nCflags: %s\nLibs: %s %s\n' \
+	  "$$(pkg-config --modversion gtk4)" "$$(pkg-config --cflags gtk4)" "$$(pkg-config --libs-only-L gtk4)" \
+	  "$(PROMPT_LIBS)" >$(PROMPT_PC_DIR)/gtk4.pc.new && mv $(PROMPT_PC_DIR)/gtk4.pc.new $(PROMPT_PC_DIR)/gtk4.pc
 
 install: deps release-build install-files install-tools install-prompt install-bridge
 
