@@ -105,6 +105,10 @@ public enum KioskWire {
         /// The browser policies kioskd has in force and why (`a(ssss)`: browser, policy name,
         /// value as JSON text, the restriction or web apps that caused it).
         public static let browserPolicies = "BrowserPolicies"
+        // Passcodes
+        /// Whether a passcode set with `SetPasscode` is stored (`b`); a profile's own
+        /// `[passcode] hash` is `ListProfiles`' to tell.
+        public static let passcodeSet = "PasscodeSet"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -55,12 +55,16 @@ public struct KioskStatus: Hashable, Sendable {
     /// The browser policies kioskd has in force, and why (`BrowserPolicies`,
     /// docs/browsers.md); empty when there is none, or when the daemon has no such property.
     public var browserPolicies: [BrowserPolicyInForce] = []
+    /// Whether a passcode set with `SetPasscode` is stored (`PasscodeSet`); nil when the daemon
+    /// has no such property (older than it).
+    public var passcodeSet: Bool?
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
         version: String, sessionProblem: String? = nil, sessionWarnings: [String] = [],
-        prompt: KioskPrompt = .closed, speakWarnings: Bool = false
+        prompt: KioskPrompt = .closed, speakWarnings: Bool = false, passcodeSet: Bool? = nil
     ) {
+        self.passcodeSet = passcodeSet
         self.prompt = prompt
         self.speakWarnings = speakWarnings
         self.sessionWarnings = sessionWarnings

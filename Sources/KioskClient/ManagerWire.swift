@@ -135,6 +135,9 @@ enum ManagerWire {
                 status.lockedRegions = try lockedRegions(value)
             case KioskWire.Member.browserPolicies:
                 status.browserPolicies = try browserPolicies(value)
+            case KioskWire.Member.passcodeSet:
+                guard let set = value.bool else { throw .unexpected("PasscodeSet is not a boolean") }
+                status.passcodeSet = set
             default:
                 continue  // a property this client does not know
             }
@@ -154,7 +157,9 @@ enum ManagerWire {
     }
 
     /// An `a(sdddd)` property (`PromptPad`, `DrawingBar`): each name and rectangle.
-    private static func rectangles(_ value: DBusValue, _ property: String) throws(KioskClientError) -> [(
+    private static func rectangles(
+        _ value: DBusValue, _ property: String
+    ) throws(KioskClientError) -> [(
         name: String, x: Double, y: Double, width: Double, height: Double
     )] {
         guard let items = value.array else { throw .unexpected("\(property) is not a(sdddd)") }
@@ -180,7 +185,8 @@ enum ManagerWire {
         }
         var decoded: [KioskDrawing.Shape] = []
         for shape in shapes {
-            guard let f = shape.fields, f.count == 2, let name = f[0].string, let outline = f[1].array?.compactMap(\.double)
+            guard let f = shape.fields, f.count == 2, let name = f[0].string,
+                let outline = f[1].array?.compactMap(\.double)
             else { return nil }
             decoded.append(KioskDrawing.Shape(name: name, outline: points(outline)))
         }

@@ -4,6 +4,11 @@ import Logging
 import SystemdKit
 
 extension ManagerObject {
+    /// `PasscodeSet` (`b`): whether a passcode set with `SetPasscode` is stored.
+    var passcodeProperties: [BusProperty] {
+        [BusProperty(Member.passcodeSet, "b") { [unowned self] in .bool(state.passcodeHash != nil) }]
+    }
+
     // MARK: SetPasscode
 
     func setPasscode(_ call: MethodCall) throws -> MethodReply {
@@ -222,7 +227,8 @@ extension ManagerObject {
             change(attempt.call, .privileged, survivesStop: true, finally: done) { [unowned self] in
                 var next = machine
                 let effects = next.handle(
-                    .judged(verdict.matches ? .right : .wrong, checkedFor: session, from: attempt.source), at: clock.now())
+                    .judged(verdict.matches ? .right : .wrong, checkedFor: session, from: attempt.source),
+                    at: clock.now())
                 return try plan(
                     next, effects,
                     MachineStep(
@@ -233,11 +239,13 @@ extension ManagerObject {
         }
         change(attempt.call, .privileged, survivesStop: true, finally: done) { [unowned self] in
             var next = state
+            let wasSet = state.passcodeHash != nil
             next.setPasscode(hash: try verdict.newHash!.get(), from: attempt.source)
             return Plan(next) { [unowned self] in
                 logger.notice(
                     "Passcode set", metadata: attempt.caller.metadata.merging(MessageID.passcodeSet.metadata) { $1 })
                 try attempt.call.reply([])
+                if !wasSet { emitPropertiesChanged([Member.passcodeSet]) }
             }
         }
     }

@@ -234,7 +234,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + passcodeProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

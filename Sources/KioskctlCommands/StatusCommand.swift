@@ -80,6 +80,9 @@ struct StatusSummary {
             lines.append("browser      \(policy.browser) \(policy.policy) = \(policy.value)")
             lines.append("               because \(policy.cause)")
         }
+        if let set = status.passcodeSet {
+            lines.append("passcode     \(set ? "set" : "none")")
+        }
         lines += [
             "apps         \(apps)",
             "restrictions \(restrictions), \(denied) denied",
@@ -118,6 +121,7 @@ struct StatusSummary {
             displayPower: status.displayPower.isOff ? "off" : "on",
             idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) },
             cleaningUntil: status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) },
+            passcodeSet: status.passcodeSet,
             browserPolicies: status.browserPolicies.isEmpty
                 ? nil
                 : status.browserPolicies.map {
@@ -148,6 +152,9 @@ struct StatusJSON: Encodable {
     var cleaningUntil: UInt64? = nil
     /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
     var escapePaths: [EscapePathJSON]? = nil
+    /// Whether a passcode set with `passcode set` is stored (`PasscodeSet`); absent from a
+    /// kioskd without the property.
+    var passcodeSet: Bool? = nil
     /// Only while kioskd has browser policies in force (`BrowserPolicies`).
     var browserPolicies: [BrowserPolicyJSON]? = nil
 
@@ -158,6 +165,7 @@ struct StatusJSON: Encodable {
         case displayPower = "display_power", idleWarning = "idle_warning_usec"
         case cleaningUntil = "cleaning_until_usec"
         case escapePaths = "escape_paths"
+        case passcodeSet = "passcode_set"
         case browserPolicies = "browser_policies"
     }
 }

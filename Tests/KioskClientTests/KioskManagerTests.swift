@@ -62,7 +62,7 @@ import Testing
             try await m.status()
                 == KioskStatus(
                     sessionState: .inactive, activeProfile: "", sessionDeadline: nil,
-                    version: KioskWire.version))
+                    version: KioskWire.version, passcodeSet: false))
         try await m.startSession(profile: "museum")
         let active = try await m.status()
         #expect(active.sessionState == .active)
@@ -183,7 +183,8 @@ import Testing
         try await m.registerApplication(Self.app, restrictions: Self.declarations)
         let events = Recorder(await m.events())
         let inactive = KioskStatus(
-            sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskWire.version)
+            sessionState: .inactive, activeProfile: "", sessionDeadline: nil, version: KioskWire.version,
+            passcodeSet: false)
         #expect(await events.wait(count: 1) == [.statusChanged(inactive)])
 
         try await m.setRestrictionState(.deny, of: Self.zoom, in: Self.app)
@@ -193,7 +194,8 @@ import Testing
         }
         let deadline = try #require(try await m.status().sessionDeadline)
         var active = KioskStatus(
-            sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version)
+            sessionState: .active, activeProfile: "timed", sessionDeadline: deadline, version: KioskWire.version,
+            passcodeSet: false)
         active.activeApp = Self.app  // the profile's app (ActiveApp)
         var expired = active
         expired.sessionState = .expired
@@ -282,7 +284,7 @@ import Testing
             prompt: KioskPrompt(
                 state: .open, length: 3, deadline: Timestamp(microseconds: 1_900_000_000_000_000),
                 retryAfter: Timestamp(microseconds: 1_800_000_000_000_000)),
-            speakWarnings: true)
+            speakWarnings: true, passcodeSet: false)
         open.language = "de"
         var closed = open
         closed.prompt = KioskPrompt(

@@ -357,4 +357,30 @@ import Testing
             #expect(try client.property("SessionState") == .string("inactive"))
         }
     }
+
+    /// `PasscodeSet` says whether a passcode set with SetPasscode is stored, and tells of the
+    /// first one with `PropertiesChanged` (a fleet tool sets the first passcode only where there
+    /// is none, without guessing).
+    @Test func passcodeSetSaysWhetherOneIsStored() throws {
+        try withKioskd { kioskd, bus in
+            let client = try ManagerClient(address: bus.address)
+            #expect(try client.property("PasscodeSet") == .bool(false))
+            let out = try Python.run(
+                """
+                got = []
+                loop = GLib.MainLoop()
+                def changed(iface, props, invalidated):
+                    if "PasscodeSet" in props:
+                        got.append(bool(props["PasscodeSet"]))
+                        loop.quit()
+                bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", path="/org/kioskd/GuidedAccess1")
+                m.SetPasscode("", "1234")
+                GLib.timeout_add(8000, loop.quit)
+                loop.run()
+                print(got)
+                """, bus: bus)
+            #expect(out.stdout == "[True]\n", "\(out)\n\(kioskd.log)")
+            #expect(try client.property("PasscodeSet") == .bool(true))
+        }
+    }
 }

@@ -102,7 +102,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'BrowserPolicies': <@a(ssss) []>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'BrowserPolicies': <@a(ssss) []>, 'PasscodeSet': <true>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),

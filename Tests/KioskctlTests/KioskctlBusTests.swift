@@ -70,6 +70,7 @@ import Testing
           "apps" : 3,
           "denied" : \(denied),
           "display_power" : "on",
+          "passcode_set" : false,
           "restrictions" : 18,
           "session_deadline_usec" : 0,
           "session_state" : "\(state)",
@@ -112,6 +113,7 @@ import Testing
                 session      inactive
                 profile      none
                 deadline     none
+                passcode     none
                 apps         3
                 restrictions 18, 0 denied
                 version      \(KioskWire.version)
@@ -293,6 +295,7 @@ import Testing
                 """
                 browser      chromium DeveloperToolsAvailability = 2
                                because org.chromium.Chromium.devtools
+                passcode     none
                 apps         3
                 restrictions 18, 2 denied
 
