@@ -13,15 +13,14 @@ description:
     guess counts in its throttle), so the module cannot know whether the stored passcode is
     already I(passcode). As Ansible's user module does with passwords, I(update_password)
     decides - C(always) sets it on every run (always reported as changed), C(on_create) sets it
-    only when the kiosk has none (read from kioskd's state file, which says whether a hash is
-    stored).
+    only when the kiosk has none (kioskd says so: C(kioskctl --json status), its C(passcode_set)
+    field, from kioskd's C(PasscodeSet) property).
   - What kioskctl prints is returned with anything shaped like a crypt(3) hash redacted.
   - Needs python3 on the kiosk; runs as root.
 options:
   passcode: {description: The new passcode (digits; use at least 6)., type: str, required: true, no_log: true}
   current_passcode: {description: The passcode set now; empty when none is., type: str, default: '', no_log: true}
   update_password: {description: always or on_create (see above)., type: str, default: always, choices: [always, on_create]}
-  state_file: {description: kioskd's state file (whether a hash is stored)., type: path, default: /var/lib/kioskd/state.json}
   kioskctl: {description: kioskctl's path on the kiosk (default from PATH)., type: path}
 author: kioskd contributors
 """
@@ -37,23 +36,17 @@ RETURN = r"""
 had_passcode: {description: Whether a passcode hash was stored before., returned: always, type: bool}
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kioskd.kiosk.plugins.module_utils.kioskctl import KIOSKCTL_ARGS, Kioskctl
 from ansible_collections.kioskd.kiosk.plugins.module_utils import redact
 
 
-def stored_hash(module, path):
-    try:
-        with open(path, "rb") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        return False  # kioskd has never saved anything: no passcode
-    except (OSError, ValueError) as error:
-        module.fail_json(msg="Could not read %s: %s" % (path, error))
-    state = data.get("state", {}) if isinstance(data, dict) else {}
-    return bool(state.get("passcodeHash"))
+def stored_hash(ctl):
+    """Whether kioskd holds a passcode set with SetPasscode, as kioskd itself says."""
+    status = ctl.status()
+    if not isinstance(status.get("passcode_set"), bool):
+        ctl.module.fail_json(msg="kioskctl --json status says nothing of passcode_set: kioskd is older than this collection")
+    return status["passcode_set"]
 
 
 def main():
@@ -62,7 +55,6 @@ def main():
             passcode=dict(type="str", required=True, no_log=True),
             current_passcode=dict(type="str", default="", no_log=True),
             update_password=dict(type="str", default="always", choices=["always", "on_create"], no_log=False),
-            state_file=dict(type="path", default="/var/lib/kioskd/state.json"),
             **KIOSKCTL_ARGS),
         supports_check_mode=True)
     p = module.params
@@ -72,7 +64,7 @@ def main():
     if not p["passcode"]:
         module.fail_json(msg="passcode may not be empty")
     ctl = Kioskctl(module)
-    had = stored_hash(module, p["state_file"])
+    had = stored_hash(ctl)
     result = dict(had_passcode=had, changed=p["update_password"] == "always" or not had)
     if result["changed"] and not module.check_mode:
         # Two lines on stdin: the current passcode (empty when none is set), then the new one.
