@@ -105,6 +105,8 @@ public enum KioskWire {
         /// The browser policies kioskd has in force and why (`a(ssss)`: browser, policy name,
         /// value as JSON text, the restriction or web apps that caused it).
         public static let browserPolicies = "BrowserPolicies"
+        /// Whether the state reaches the disk: `(t failing_since, s problem)`.
+        public static let stateStorage = "StateStorage"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -55,6 +55,9 @@ public struct KioskStatus: Hashable, Sendable {
     /// The browser policies kioskd has in force, and why (`BrowserPolicies`,
     /// docs/browsers.md); empty when there is none, or when the daemon has no such property.
     public var browserPolicies: [BrowserPolicyInForce] = []
+    /// Whether kioskd's state reaches the disk (`StateStorage`, docs/state-store.md § When the
+    /// disk fails): nil while saves work, or when the daemon has no such property.
+    public var stateStorage: StorageFailure?
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -243,5 +246,18 @@ public struct BrowserPolicyInForce: Hashable, Sendable {
         self.policy = policy
         self.value = value
         self.cause = cause
+    }
+}
+
+/// Saves of kioskd's state failing (`StateStorage`): since when, and why.
+public struct StorageFailure: Hashable, Sendable {
+    /// When saves began to fail (CLOCK_REALTIME).
+    public var since: Timestamp
+    /// The last error and what waits to be saved, a sentence.
+    public var problem: String
+
+    public init(since: Timestamp, problem: String) {
+        self.since = since
+        self.problem = problem
     }
 }
