@@ -107,4 +107,19 @@ public struct StateStorage: Hashable, Sendable {
     public static func mustExpireRestoredSession(_ session: GuidedSession, newBoot: Bool, writable: Bool) -> Bool {
         newBoot && !writable && session.state == .active && session.deadline != nil
     }
+
+    /// What a start after a reboot does when the state directory is not writable (fail closed):
+    /// the wrong passcodes counted after the last save went with the runtime directory, so every
+    /// source's free attempts are taken as used (``PasscodeThrottles/spendFreeAttempts(at:)``):
+    /// a power cut gives no fresh guesses. Counts above that are kept. The session's expiry is
+    /// ``mustExpireRestoredSession(_:newBoot:writable:)``'s, applied through the session machine.
+    /// - Returns: whether `state` changed.
+    public static func failClosedAfterReboot(
+        _ state: inout KioskState, newBoot: Bool, writable: Bool, at now: Timestamp
+    ) -> Bool {
+        guard newBoot, !writable else { return false }
+        let before = state.throttles
+        state.throttles.spendFreeAttempts(at: now)
+        return state.throttles != before
+    }
 }

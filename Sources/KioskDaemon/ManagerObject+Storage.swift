@@ -79,6 +79,9 @@ extension ManagerObject {
         } else {
             shadowError = "no runtime directory"
         }
+        if shadowError == nil, !storage.shadowProblem.isEmpty {
+            logger.notice("The runtime directory keeps the unsaved state again", metadata: ["store.path": "\(pendingStore?.path ?? "")"])
+        }
         let before = storage
         storage.keptUnsaved(shadowError: shadowError)
         if storage != before { emitPropertiesChanged([Member.stateStorage]) }

@@ -86,3 +86,32 @@ import Testing
         #expect(storage.description.contains("in memory only (Could not write /run/kioskd/pending-state.json"))
     }
 }
+
+/// A reboot with the disk unwritable takes every source's free attempts as used.
+@Suite struct StateStorageRebootTests {
+    static let t0 = StateStorageTests.t0
+
+    @Test func aPowerCutGivesNoFreshGuessesWhileTheDiskIsUnwritable() throws {
+        var state = try StateStorageTests.state(at: Self.t0, wrong: 2)
+        state.throttles.recordFailure(from: .uid(1000), at: Self.t0)
+        for _ in 0..<8 { state.throttles.recordFailure(from: .uid(1001), at: Self.t0) }
+        let later = Self.t0 + .seconds(1)
+        #expect(StateStorage.failClosedAfterReboot(&state, newBoot: true, writable: false, at: later))
+        #expect(state.throttles[.kiosk].failures == PasscodeThrottle.freeAttempts)
+        #expect(state.throttles[.uid(1000)].failures == PasscodeThrottle.freeAttempts)
+        #expect(state.throttles[.uid(1001)].failures == 8, "a higher count is kept")
+        // A source never seen starts from the inherited count, used up too.
+        #expect(state.throttles[.uid(4242)].failures == PasscodeThrottle.freeAttempts)
+        // The next wrong passcode makes the next attempt wait.
+        state.throttles.recordFailure(from: .kiosk, at: later)
+        #expect(throws: KioskError.self) { try state.throttles.check(.kiosk, at: later) }
+    }
+
+    @Test(arguments: [(true, true), (false, false), (false, true)])
+    func otherwiseTheCountsAreLeftAlone(newBoot: Bool, writable: Bool) throws {
+        var state = try StateStorageTests.state(at: Self.t0, wrong: 2)
+        let before = state
+        #expect(!StateStorage.failClosedAfterReboot(&state, newBoot: newBoot, writable: writable, at: Self.t0))
+        #expect(state == before)
+    }
+}

@@ -96,4 +96,32 @@ import Testing
         }
         await manager.stop()
     }
+
+    @Test func aRuntimeDirectoryThatCannotKeepTheCopyIsSaidTooAndTheRetryStillSaves() async throws {
+        let manager = try await InProcessManager(uid: 0, profiles: ["museum": Self.museum], logsToJournal: true)
+        // A runtime directory that does not exist: the copy cannot be written there.
+        let missing = manager.bus.directory.appendingPathComponent("no-such-run").path
+        try await manager.onLoop { $0.pendingStore = StateStore(directory: missing, name: StateStore.pendingFileName) }
+        do {
+            let client = try ManagerClient(address: manager.bus.address)
+            try client.call("StartSession", [.string("museum")])
+            manager.store.failNextSave(with: StoreTestError())
+            let wrong = client.error("EndSession", [.string("0000")])
+            #expect(wrong?.name == KioskError.Code.wrongPasscode.dbusName)
+            let failing = try #require(try Self.storage(client))
+            print("bus caller: StateStorage = (\(failing.since), \"\(failing.problem)\")")
+            #expect(failing.problem.contains("in memory only (Could not"), "\(failing.problem)")
+            #expect(failing.problem.contains("no-such-run"), "\(failing.problem)")
+            #expect(manager.journal.all.contains("log Could not keep the unsaved state in the runtime directory"))
+            let recovered = try await eventually(timeout: .seconds(10)) { try Self.storage(client) } until: {
+                $0?.since == 0
+            }
+            #expect(recovered?.problem == "")
+            #expect(manager.store.saved.last?.throttles[.uid(0)].failures == 1)
+        } catch {
+            await manager.stop()
+            throw error
+        }
+        await manager.stop()
+    }
 }

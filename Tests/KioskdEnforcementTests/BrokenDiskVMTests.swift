@@ -12,8 +12,8 @@ import Testing
 /// table becomes the `error` target (every I/O fails with EIO). Each scenario checks, printing
 /// what the bus caller saw at each step: a change is refused with the disk's error;
 /// `StateStorage` says so from the failure on (and from the start of a restarted kioskd); wrong
-/// passcodes survive a restart (the sixth is throttled); an expired session comes back expired
-/// after a power cut with the disk still broken; once the disk is repaired kioskd's retries save
+/// passcodes survive a restart (the seventh waits); an expired session comes back expired
+/// after a power cut with the disk still broken, and no free guess is left; once the disk is repaired kioskd's retries save
 /// the state, `StateStorage` is empty again, and the journal said each once. VM only: root,
 /// mounts, loop and device-mapper.
 @Suite(
@@ -229,6 +229,12 @@ struct BrokenDiskVMTests {
         // the deadline.
         #expect(kioskd.log.contains("comes back expired"), "\(kioskd.log)")
         Self.saw(kind, "StateStorage after the power cut", Self.storage(kioskd))
+        // The counts went with /run: no free guess is left, the next wrong one makes the one
+        // after it wait.
+        let first = Self.saw(kind, "EndSession wrong after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        #expect(first.contains("The passcode is wrong"), "\(first)")
+        let second = Self.saw(kind, "EndSession again after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        #expect(second.contains("Too many wrong passcodes"), "\(second)\n\(kioskd.log)")
 
         // 4. The disk is repaired: kioskd's retries save the state; StateStorage is empty again.
         try disk.repair()
