@@ -106,9 +106,11 @@ public enum KioskService {
         // input go on, changes are refused, tightening ones kept (and `StateStorage` says why).
         let storageError = checkStorage(store, pendingStore, state: state, save: unsaved || browsersDeclared)
         if storageError == nil { unsaved = false }
-        if StateStorage.failClosedAfterReboot(&state, newBoot: newBoot, writable: storageError == nil, at: clock.now()) {
+        if StateStorage.failClosedAfterReboot(&state, newBoot: newBoot, writable: storageError == nil, at: clock.now())
+        {
             logger.warning(
-                "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left")
+                "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left"
+            )
             unsaved = true
         }
 

@@ -40,7 +40,8 @@ extension ManagerObject {
         retryTimer = nil
         if transition == .recovered {
             logger.notice(
-                "Saving the state works again", metadata: MessageID.stateSaved.metadata.merging(["store.path": "\(store.path)"]) { $1 })
+                "Saving the state works again",
+                metadata: MessageID.stateSaved.metadata.merging(["store.path": "\(store.path)"]) { $1 })
             emitPropertiesChanged([Member.stateStorage])
         }
     }
@@ -80,7 +81,9 @@ extension ManagerObject {
             shadowError = "no runtime directory"
         }
         if shadowError == nil, !storage.shadowProblem.isEmpty {
-            logger.notice("The runtime directory keeps the unsaved state again", metadata: ["store.path": "\(pendingStore?.path ?? "")"])
+            logger.notice(
+                "The runtime directory keeps the unsaved state again",
+                metadata: ["store.path": "\(pendingStore?.path ?? "")"])
         }
         let before = storage
         storage.keptUnsaved(shadowError: shadowError)

@@ -53,7 +53,9 @@ import Testing
             let kept = try #require(try pending.loadIfPresent())
             #expect(kept.throttles[.uid(0)].failures == 1)
             // Saved by the retries (1 s, then 2 s): StateStorage is empty again, the copy gone.
-            let recovered = try await eventually(timeout: .seconds(10)) { try Self.storage(client) } until: {
+            let recovered = try await eventually(timeout: .seconds(10)) {
+                try Self.storage(client)
+            } until: {
                 $0?.since == 0
             }
             print("bus caller: StateStorage = (\(recovered?.since ?? 99), \"\(recovered?.problem ?? "?")\")")
@@ -62,7 +64,9 @@ import Testing
             #expect(try pending.loadIfPresent() == nil)
             // The journal said it once each way, though two saves failed.
             let log = manager.journal.all
-            #expect(log.count { $0 == "log Saving the state fails; changes are refused until it works again" } == 1, "\(log)")
+            #expect(
+                log.count { $0 == "log Saving the state fails; changes are refused until it works again" } == 1,
+                "\(log)")
             #expect(log.count { $0 == "log Saving the state works again" } == 1, "\(log)")
             let changes = manager.changedProperties.all
             #expect(changes.count >= 2, "PropertiesChanged told of the failure and of the recovery: \(changes)")
@@ -85,7 +89,9 @@ import Testing
             let failing = try #require(try Self.storage(client))
             #expect(failing.since > 0 && !failing.problem.contains("kept"), "\(failing.problem)")
             // The retry finds the disk working: StateStorage is empty again.
-            let recovered = try await eventually(timeout: .seconds(10)) { try Self.storage(client) } until: {
+            let recovered = try await eventually(timeout: .seconds(10)) {
+                try Self.storage(client)
+            } until: {
                 $0?.since == 0
             }
             #expect(recovered?.problem == "")
@@ -113,7 +119,9 @@ import Testing
             #expect(failing.problem.contains("in memory only (Could not"), "\(failing.problem)")
             #expect(failing.problem.contains("no-such-run"), "\(failing.problem)")
             #expect(manager.journal.all.contains("log Could not keep the unsaved state in the runtime directory"))
-            let recovered = try await eventually(timeout: .seconds(10)) { try Self.storage(client) } until: {
+            let recovered = try await eventually(timeout: .seconds(10)) {
+                try Self.storage(client)
+            } until: {
                 $0?.since == 0
             }
             #expect(recovered?.problem == "")

@@ -133,7 +133,9 @@ struct BrokenDiskVMTests {
     }
 
     /// A call as the bus caller sees it: its reply, or its error's message.
-    static func attempt(_ kioskd: KioskdUnderTest, _ member: String, _ signature: String = "", _ args: [String] = [])
+    static func attempt(
+        _ kioskd: KioskdUnderTest, _ member: String, _ signature: String = "", _ args: [String] = []
+    )
         -> String
     {
         do {
@@ -182,7 +184,8 @@ struct BrokenDiskVMTests {
         // 1. The disk breaks: a change is refused with the disk's error; StateStorage says so.
         try disk.breakIt()
         let refused = Self.saw(
-            kind, "SetRestrictionState deny", Self.attempt(kioskd, "SetRestrictionState", "sss", [Self.app, Self.controls, "deny"]))
+            kind, "SetRestrictionState deny",
+            Self.attempt(kioskd, "SetRestrictionState", "sss", [Self.app, Self.controls, "deny"]))
         #expect(refused.contains("The change was not made"), "\(refused)\n\(kioskd.log)")
         let failing = Self.saw(kind, "StateStorage after the refusal", Self.storage(kioskd))
         #expect(failing.contains("The state cannot be saved"), "\(failing)")
@@ -208,14 +211,18 @@ struct BrokenDiskVMTests {
         try kioskd.start()
         let afterRestart = Self.saw(kind, "StateStorage after kill -9 and restart", Self.storage(kioskd))
         #expect(afterRestart.contains("The state cannot be saved"), "\(afterRestart)\n\(kioskd.log)")
-        let sixth = Self.saw(kind, "EndSession wrong #6 after the restart", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        let sixth = Self.saw(
+            kind, "EndSession wrong #6 after the restart", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
         #expect(sixth.contains("The passcode is wrong"), "\(sixth)")
-        let seventh = Self.saw(kind, "EndSession #7 after the restart", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        let seventh = Self.saw(
+            kind, "EndSession #7 after the restart", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
         #expect(seventh.contains("Too many wrong passcodes (6 in a row)"), "the seventh must wait: \(seventh)")
 
         // 3. The session's time runs out while the disk is broken; a power cut (kill -9, /run
         // emptied) with the disk still broken brings it back expired.
-        let expired = try eventually(timeout: .seconds(30)) { try kioskd.property("SessionState") } until: {
+        let expired = try eventually(timeout: .seconds(30)) {
+            try kioskd.property("SessionState")
+        } until: {
             $0 == #"s "expired""#
         }
         Self.saw(kind, "SessionState once the time ran out", expired)
@@ -223,7 +230,8 @@ struct BrokenDiskVMTests {
         kioskd.stop(SIGKILL)
         try kioskd.simulateReboot()
         try kioskd.start()
-        let afterReboot = Self.saw(kind, "SessionState after a power cut, disk still broken", try kioskd.property("SessionState"))
+        let afterReboot = Self.saw(
+            kind, "SessionState after a power cut, disk still broken", try kioskd.property("SessionState"))
         #expect(afterReboot == #"s "expired""#, "fail closed: \(afterReboot)\n\(kioskd.log)")
         // By the rule, not by time: the kiosk clock resumed from the start's save, 8 s before
         // the deadline.
@@ -231,14 +239,18 @@ struct BrokenDiskVMTests {
         Self.saw(kind, "StateStorage after the power cut", Self.storage(kioskd))
         // The counts went with /run: no free guess is left, the next wrong one makes the one
         // after it wait.
-        let first = Self.saw(kind, "EndSession wrong after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        let first = Self.saw(
+            kind, "EndSession wrong after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
         #expect(first.contains("The passcode is wrong"), "\(first)")
-        let second = Self.saw(kind, "EndSession again after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        let second = Self.saw(
+            kind, "EndSession again after the power cut", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
         #expect(second.contains("Too many wrong passcodes"), "\(second)\n\(kioskd.log)")
 
         // 4. The disk is repaired: kioskd's retries save the state; StateStorage is empty again.
         try disk.repair()
-        let recovered = eventually(timeout: .seconds(90), every: .milliseconds(200)) { Self.storage(kioskd) } until: {
+        let recovered = eventually(timeout: .seconds(90), every: .milliseconds(200)) {
+            Self.storage(kioskd)
+        } until: {
             $0 == #"(ts) 0 """#
         }
         Self.saw(kind, "StateStorage after the repair", recovered)
