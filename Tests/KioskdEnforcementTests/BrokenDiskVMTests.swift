@@ -273,4 +273,56 @@ struct BrokenDiskVMTests {
         #expect(restarted == #"s "expired""#)
         #expect(Self.storage(kioskd) == #"(ts) 0 """#)
     }
+
+    @Test(
+        "with the runtime directory full too, the counts are kept in memory and StateStorage says so; each directory's failure and recovery is logged once"
+    )
+    func aFullRuntimeDirectoryIsSaidAndRecovered() throws {
+        let kind = Kind.fullTmpfs
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try KioskdUnderTest(bus: bus)
+        let disk = try Disk(kind, mountedAt: kioskd.stateDirectory.path)
+        let run = kioskd.runtimeDirectory.path
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        try Disk.shell("mount -t tmpfs -o size=64k,mode=0700 kioskd-run \(run)")
+        defer {
+            kioskd.stop(SIGKILL)
+            _ = try? Disk.shell("umount -l \(run)")
+            disk.remove()
+        }
+        try kioskd.writeTestProfile("museum", app: Self.app)
+        try kioskd.start()
+        try kioskd.call("StartSession", "s", ["museum"])
+        try disk.breakIt()
+        try Disk.shell("dd if=/dev/zero of=\(run)/filler bs=4k 2>/dev/null; true")
+        let wrong = Self.saw(kind, "run full: EndSession wrong #1", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        #expect(wrong.contains("The passcode is wrong"), "\(wrong)")
+        let memoryOnly = Self.saw(kind, "run full: StateStorage", Self.storage(kioskd))
+        #expect(memoryOnly.contains("in memory only (Could not write \(run)/"), "\(memoryOnly)")
+        #expect(memoryOnly.contains("No space left on device"), "\(memoryOnly)")
+        Self.saw(kind, "run full: EndSession wrong #2", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        // The runtime directory has room again: the next kept change is copied there.
+        try Disk.shell("rm -f \(run)/filler")
+        Self.saw(kind, "run freed: EndSession wrong #3", Self.attempt(kioskd, "EndSession", "s", ["0000"]))
+        let kept = Self.saw(kind, "run freed: StateStorage", Self.storage(kioskd))
+        #expect(kept.contains("kept in the runtime directory until they are saved"), "\(kept)")
+        #expect(FileManager.default.fileExists(atPath: run + "/pending-state.json"))
+        try disk.repair()
+        let recovered = eventually(timeout: .seconds(90), every: .milliseconds(200)) {
+            Self.storage(kioskd)
+        } until: {
+            $0 == #"(ts) 0 """#
+        }
+        Self.saw(kind, "both repaired: StateStorage", recovered)
+        #expect(recovered == #"(ts) 0 """#, "\(kioskd.log)")
+        #expect(!FileManager.default.fileExists(atPath: run + "/pending-state.json"), "the copy is removed once saved")
+        let log = kioskd.log
+        let count = { (line: String) in log.components(separatedBy: line).count - 1 }
+        #expect(count("Could not keep the unsaved state in the runtime directory") == 1, "\(log)")
+        #expect(count("The runtime directory keeps the unsaved state again") == 1, "\(log)")
+        #expect(count("Saving the state fails;") == 1 && count("Saving the state works again") == 1, "\(log)")
+        let onDisk = String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self)
+        #expect(onDisk.contains(#""uid 0":{"failures":3"#), "three wrong passcodes on disk: \(onDisk.prefix(600))")
+    }
 }
