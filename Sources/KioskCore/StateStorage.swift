@@ -108,17 +108,28 @@ public struct StateStorage: Hashable, Sendable {
         newBoot && !writable && session.state == .active && session.deadline != nil
     }
 
-    /// What a start after a reboot does when the state directory is not writable (fail closed):
-    /// the wrong passcodes counted after the last save went with the runtime directory, so every
-    /// source's free attempts are taken as used (``PasscodeThrottles/spendFreeAttempts(at:)``):
-    /// a power cut gives no fresh guesses. Counts above that are kept. The session's expiry is
-    /// ``mustExpireRestoredSession(_:newBoot:writable:)``'s, applied through the session machine.
+    /// What a start after a reboot does when the state directory is not writable (fail closed).
+    /// The kiosk clock resumed from the last save, which may be long before the power went:
+    /// an active session with a time limit is taken to have run out, so the clock moves on to
+    /// its deadline (`marker`, never back) and what `SessionDeadline` shows is past; throttle
+    /// waits restart at that time. The wrong passcodes counted after the last save went with
+    /// the runtime directory, so every source's free attempts are taken as used
+    /// (``PasscodeThrottles/spendFreeAttempts(at:)``): a power cut gives no fresh guesses;
+    /// counts above that are kept. The session itself then expires through the session machine
+    /// (``mustExpireRestoredSession(_:newBoot:writable:)``).
     /// - Returns: whether `state` changed.
     public static func failClosedAfterReboot(
-        _ state: inout KioskState, newBoot: Bool, writable: Bool, at now: Timestamp
+        _ state: inout KioskState, marker: inout KioskClockMarker, boottime: Duration, newBoot: Bool, writable: Bool
     ) -> Bool {
         guard newBoot, !writable else { return false }
+        if mustExpireRestoredSession(state.session, newBoot: newBoot, writable: writable),
+            let deadline = state.session.deadline
+        {
+            marker.advance(to: deadline, boottime: boottime)
+        }
+        let now = marker.kioskTime(boottime: boottime)
         let before = state.throttles
+        state.throttles.restartWaits(at: now)
         state.throttles.spendFreeAttempts(at: now)
         return state.throttles != before
     }

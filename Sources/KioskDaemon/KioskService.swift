@@ -106,8 +106,15 @@ public enum KioskService {
         // input go on, changes are refused, tightening ones kept (and `StateStorage` says why).
         let storageError = checkStorage(store, pendingStore, state: state, save: unsaved || browsersDeclared)
         if storageError == nil { unsaved = false }
-        if StateStorage.failClosedAfterReboot(&state, newBoot: newBoot, writable: storageError == nil, at: clock.now())
-        {
+        var marker = clock.marker
+        let failedClosed = StateStorage.failClosedAfterReboot(
+            &state, marker: &marker, boottime: SystemWallClock.boottime(), newBoot: newBoot,
+            writable: storageError == nil)
+        if marker != clock.marker {
+            clock.marker = marker
+            writeMarker(marker, options, logger)
+        }
+        if failedClosed {
             logger.warning(
                 "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left"
             )

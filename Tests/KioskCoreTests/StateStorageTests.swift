@@ -87,31 +87,69 @@ import Testing
     }
 }
 
-/// A reboot with the disk unwritable takes every source's free attempts as used.
+/// A reboot with the disk unwritable: a timed session's time is taken as run out (the kiosk
+/// clock moves on to its deadline) and every source's free attempts as used.
 @Suite struct StateStorageRebootTests {
     static let t0 = StateStorageTests.t0
+    static let boottime: Duration = .seconds(12)
+    static let wall: Int64 = 1_900_000_000_000_000
+
+    /// The marker of a start whose kiosk time is `t0` at ``boottime``, shown as ``wall``.
+    static var marker: KioskClockMarker {
+        KioskClockMarker(
+            offset: t0.microseconds - boottime.microseconds, displayOffset: wall - t0.microseconds,
+            statePath: "/var/lib/kioskd/state.json")
+    }
 
     @Test func aPowerCutGivesNoFreshGuessesWhileTheDiskIsUnwritable() throws {
-        var state = try StateStorageTests.state(at: Self.t0, wrong: 2)
+        var state = try StateStorageTests.state(at: Self.t0, wrong: 2, limit: false)
         state.throttles.recordFailure(from: .uid(1000), at: Self.t0)
         for _ in 0..<8 { state.throttles.recordFailure(from: .uid(1001), at: Self.t0) }
-        let later = Self.t0 + .seconds(1)
-        #expect(StateStorage.failClosedAfterReboot(&state, newBoot: true, writable: false, at: later))
+        var marker = Self.marker
+        #expect(
+            StateStorage.failClosedAfterReboot(
+                &state, marker: &marker, boottime: Self.boottime, newBoot: true, writable: false))
+        #expect(marker == Self.marker, "no time limit: the clock stays")
         #expect(state.throttles[.kiosk].failures == PasscodeThrottle.freeAttempts)
         #expect(state.throttles[.uid(1000)].failures == PasscodeThrottle.freeAttempts)
         #expect(state.throttles[.uid(1001)].failures == 8, "a higher count is kept")
         // A source never seen starts from the inherited count, used up too.
         #expect(state.throttles[.uid(4242)].failures == PasscodeThrottle.freeAttempts)
         // The next wrong passcode makes the next attempt wait.
-        state.throttles.recordFailure(from: .kiosk, at: later)
-        #expect(throws: KioskError.self) { try state.throttles.check(.kiosk, at: later) }
+        state.throttles.recordFailure(from: .kiosk, at: Self.t0)
+        #expect(throws: KioskError.self) { try state.throttles.check(.kiosk, at: Self.t0) }
+    }
+
+    @Test func aTimedSessionsClockMovesToItsDeadlineAndTheWaitsRestartThere() throws {
+        // Started at t0 with 1 hour, last saved at t0 + 10 min: resumed there after the reboot.
+        var state = try StateStorageTests.state(at: Self.t0 + .seconds(600), wrong: 7)
+        let resumed = Self.t0 + .seconds(600)
+        var marker = KioskClockMarker(
+            offset: resumed.microseconds - Self.boottime.microseconds, displayOffset: Self.wall - resumed.microseconds,
+            statePath: "/var/lib/kioskd/state.json")
+        #expect(
+            StateStorage.failClosedAfterReboot(
+                &state, marker: &marker, boottime: Self.boottime, newBoot: true, writable: false))
+        let deadline = try #require(state.session.deadline)
+        #expect(marker.kioskTime(boottime: Self.boottime) == deadline)
+        // What is shown as the wall clock stays the wall clock: the deadline shows as now.
+        #expect(marker.display(deadline).microseconds == Self.wall)
+        // The throttle's wait restarts in full at the new time, not shortened by the move.
+        #expect(
+            state.throttles.waitRemaining(.kiosk, at: deadline)
+                == PasscodeThrottle.delay(afterFailures: 7, cap: .seconds(300)))
+        #expect(StateStorage.mustExpireRestoredSession(state.session, newBoot: true, writable: false))
     }
 
     @Test(arguments: [(true, true), (false, false), (false, true)])
-    func otherwiseTheCountsAreLeftAlone(newBoot: Bool, writable: Bool) throws {
+    func otherwiseNothingChanges(newBoot: Bool, writable: Bool) throws {
         var state = try StateStorageTests.state(at: Self.t0, wrong: 2)
         let before = state
-        #expect(!StateStorage.failClosedAfterReboot(&state, newBoot: newBoot, writable: writable, at: Self.t0))
+        var marker = Self.marker
+        #expect(
+            !StateStorage.failClosedAfterReboot(
+                &state, marker: &marker, boottime: Self.boottime, newBoot: newBoot, writable: writable))
         #expect(state == before)
+        #expect(marker == Self.marker)
     }
 }

@@ -237,6 +237,9 @@ struct BrokenDiskVMTests {
         // the deadline.
         #expect(kioskd.log.contains("comes back expired"), "\(kioskd.log)")
         Self.saw(kind, "StateStorage after the power cut", Self.storage(kioskd))
+        // Its deadline shows as passed: the kiosk clock moved on to it.
+        let shown = Self.saw(kind, "kioskctl status after the power cut", "\n" + Self.status(kioskd))
+        #expect(shown.contains(", passed"), "\(shown)")
         // The counts went with /run: no free guess is left, the next wrong one makes the one
         // after it wait.
         let first = Self.saw(
