@@ -108,7 +108,7 @@ check-tree:
 
 # The tests that need root, /dev/uinput and a real kernel, run as root inside a
 # throw-away VM (the guest runs the test bundle built here; see Tests/VM/run-in-vm).
-VM_TEST_FILTER ?= LinuxInputTests|KioskdEnforcementTests.KioskdVMTests|KioskdEnforcementTests.PointerVMTests|KioskdEnforcementTests.SlowDiskVMTests|KioskdEnforcementTests.WallClockVMTests|KioskdEnforcementTests.CalibrationVMTests|KioskdEnforcementTests.PromptVMTests|KioskdEnforcementTests.TimeOfferVMTests|KioskdEnforcementTests.IdleVMTests|KioskdEnforcementTests.CleaningVMTests|KioskdEnforcementTests.DrawingVMTests
+VM_TEST_FILTER ?= LinuxInputTests|KioskdEnforcementTests.KioskdVMTests|KioskdEnforcementTests.PointerVMTests|KioskdEnforcementTests.SlowDiskVMTests|KioskdEnforcementTests.BrokenDiskVMTests|KioskdEnforcementTests.WallClockVMTests|KioskdEnforcementTests.CalibrationVMTests|KioskdEnforcementTests.PromptVMTests|KioskdEnforcementTests.TimeOfferVMTests|KioskdEnforcementTests.IdleVMTests|KioskdEnforcementTests.CleaningVMTests|KioskdEnforcementTests.DrawingVMTests
 test-vm: deps
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	VM_UDEV=1 Tests/VM/run-in-vm env KIOSKD_VM_TESTS=1 \

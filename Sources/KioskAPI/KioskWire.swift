@@ -109,6 +109,8 @@ public enum KioskWire {
         /// Whether a passcode set with `SetPasscode` is stored (`b`); a profile's own
         /// `[passcode] hash` is `ListProfiles`' to tell.
         public static let passcodeSet = "PasscodeSet"
+        /// Whether the state reaches the disk: `(t failing_since, s problem)`.
+        public static let stateStorage = "StateStorage"
     }
 
     /// Polkit actions checked by the admin methods.

@@ -58,6 +58,9 @@ public struct KioskStatus: Hashable, Sendable {
     /// Whether a passcode set with `SetPasscode` is stored (`PasscodeSet`); nil when the daemon
     /// has no such property (older than it).
     public var passcodeSet: Bool?
+    /// Whether kioskd's state reaches the disk (`StateStorage`, docs/state-store.md § When the
+    /// disk fails): nil while saves work, or when the daemon has no such property.
+    public var stateStorage: StorageFailure?
 
     public init(
         sessionState: SessionState, activeProfile: String, sessionDeadline: Timestamp?,
@@ -247,5 +250,18 @@ public struct BrowserPolicyInForce: Hashable, Sendable {
         self.policy = policy
         self.value = value
         self.cause = cause
+    }
+}
+
+/// Saves of kioskd's state failing (`StateStorage`): since when, and why.
+public struct StorageFailure: Hashable, Sendable {
+    /// When saves began to fail (CLOCK_REALTIME).
+    public var since: Timestamp
+    /// The last error and what waits to be saved, a sentence.
+    public var problem: String
+
+    public init(since: Timestamp, problem: String) {
+        self.since = since
+        self.problem = problem
     }
 }

@@ -138,6 +138,11 @@ enum ManagerWire {
             case KioskWire.Member.passcodeSet:
                 guard let set = value.bool else { throw .unexpected("PasscodeSet is not a boolean") }
                 status.passcodeSet = set
+            case KioskWire.Member.stateStorage:
+                guard let f = value.fields, f.count == 2, let since = f[0].uint64, let problem = f[1].string else {
+                    throw .unexpected("StateStorage is not (ts)")
+                }
+                status.stateStorage = since == 0 ? nil : StorageFailure(since: wallClock(since)!, problem: problem)
             default:
                 continue  // a property this client does not know
             }

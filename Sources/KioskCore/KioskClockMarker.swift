@@ -68,6 +68,17 @@ public struct KioskClockMarker: Hashable, Sendable {
         )
     }
 
+    /// Moves kiosk time forward to `time` if it is earlier at `boottime` (never back); what is
+    /// shown as wall-clock time stays the wall clock. For time known to have passed that no save
+    /// recorded (``StateStorage/failClosedAfterReboot(_:marker:boottime:newBoot:writable:)``).
+    public mutating func advance(to time: Timestamp, boottime: Duration) {
+        let now = kioskTime(boottime: boottime)
+        guard now < time else { return }
+        let delta = time.microseconds &- now.microseconds
+        offset = offset &+ delta
+        displayOffset = displayOffset &- delta
+    }
+
     /// Kiosk time at `boottime`.
     public func kioskTime(boottime: Duration) -> Timestamp {
         Timestamp(microseconds: boottime.microseconds &+ offset)

@@ -59,6 +59,15 @@ public struct PasscodeThrottle: Hashable, Sendable, Codable {
         lastFailure = nil
     }
 
+    /// The free attempts are used up, as of `now`: the next wrong passcode makes the next
+    /// attempt wait. For a count that may be too low (``StateStorage`` after a reboot with the
+    /// disk unwritable); a higher count is kept.
+    mutating func spendFreeAttempts(at now: Timestamp) {
+        guard failures < Self.freeAttempts else { return }
+        failures = Self.freeAttempts
+        lastFailure = now
+    }
+
     /// After a reboot: the wait starts again in full at `now` (pulling the plug never shortens it).
     mutating func restartWait(at now: Timestamp) {
         if lastFailure != nil { lastFailure = now }
@@ -169,6 +178,13 @@ public struct PasscodeThrottles: Hashable, Sendable {
     public mutating func restartWaits(at now: Timestamp) {
         inherited.restartWait(at: now)
         for source in bySource.keys { bySource[source]!.restartWait(at: now) }
+    }
+
+    /// Every source's free attempts are used up, as of `now` (``PasscodeThrottle``'s
+    /// `spendFreeAttempts`): the counts kept are known to be too low, by an unknown amount.
+    public mutating func spendFreeAttempts(at now: Timestamp) {
+        inherited.spendFreeAttempts(at: now)
+        for source in bySource.keys { bySource[source]!.spendFreeAttempts(at: now) }
     }
 
     /// The sources with a count of their own, with it.

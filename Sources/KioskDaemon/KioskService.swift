@@ -73,25 +73,52 @@ public enum KioskService {
         let store = StateStore(directory: options.stateDirectory)
         // systemd's StateDirectory= has usually made it already; `--state-dir` elsewhere may not have.
         try Files.makePrivateDirectory(options.stateDirectory)
-        var state = try store.load()  // a corrupt file throws and is left untouched
+        let disk = try store.load()  // a corrupt file throws and is left untouched
+        // What a kioskd of this boot kept in the runtime directory because its save failed:
+        // wrong passcodes and a session's time, newer than the disk (docs/state-store.md § When
+        // the disk fails).
+        let pendingStore = StateStore(directory: options.runtimeDirectory, name: StateStore.pendingFileName)
+        let pending = loadPending(pendingStore, logger: logger)
+        var (state, unsaved) = StateStorage.restore(disk: disk, pending: pending)
+        if pending != nil && !unsaved { pendingStore.remove() }  // older than the disk
         let trial = state.session.trialEnd != nil
-        let clock = startKioskClock(&state, store: store, options: options, logger: logger)
+        let (clock, newBoot) = startKioskClock(&state, store: store, options: options, logger: logger)
         if trial && !state.session.isActive {
             // A new boot ended an unconfirmed trial session: on disk before anything else, so
             // that a crash now cannot bring it back.
             logger.notice(
                 "A trial session was not confirmed before the reboot; it ended", metadata: MessageID.trialEnded.metadata
             )
-            try store.save(state)
+            unsaved = true
         }
 
         // The built-in browsers are root's apps, declared before anything is served: their
         // restrictions are listed (and their states kept) whether a browser runs or not.
-        do {
-            if try state.declareBrowsers() { try store.save(state) }
-        } catch let error as KioskError {
+        var browsersDeclared = false
+        do throws(KioskError) {
+            browsersDeclared = try state.declareBrowsers()
+        } catch {
             // A registry already holding the most apps kioskd keeps: serve it as it is.
             logger.error("Could not declare the built-in browsers", metadata: ["error": "\(error.message)"])
+        }
+        // Whether the state directory takes writes now: with the state saved when memory holds
+        // more than the disk, else with a probe file. A failure is served, not fatal: reads and
+        // input go on, changes are refused, tightening ones kept (and `StateStorage` says why).
+        let storageError = checkStorage(store, pendingStore, state: state, save: unsaved || browsersDeclared)
+        if storageError == nil { unsaved = false }
+        var marker = clock.marker
+        let failedClosed = StateStorage.failClosedAfterReboot(
+            &state, marker: &marker, boottime: SystemWallClock.boottime(), newBoot: newBoot,
+            writable: storageError == nil)
+        if marker != clock.marker {
+            clock.marker = marker
+            writeMarker(marker, options, logger)
+        }
+        if failedClosed {
+            logger.warning(
+                "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left"
+            )
+            unsaved = true
         }
 
         let bus = try Bus.openSystem()
@@ -105,6 +132,7 @@ public enum KioskService {
             _ = try? Notify.stopping()
             manager.stop { loop.exit(code: 0) }
         }
+        manager.pendingStore = pendingStore
         // A set wall clock moves what SessionDeadline shows, never a wait or a limit.
         let wallClockWatch = try WallClockWatch(loop: loop) { [unowned manager, unowned clock] in
             let now = clock.now()
@@ -125,8 +153,9 @@ public enum KioskService {
         broker?.onDeviceBrokered = { [unowned enforcement] _ in enforcement.deviceBrokered() }
         broker?.onDeviceGone = { [unowned enforcement] in enforcement.deviceGone() }
         try manager.export()
+        if let storageError { manager.startedWithoutStorage(storageError, unsaved: unsaved) }
         // Fail closed: the restored session's locks are in the filter before any device is taken.
-        manager.restoreSession()
+        manager.restoreSession(newBoot: newBoot)
         // The web apps: declared (and saved) before the name is taken, their origins in the policy.
         manager.governWebApps(directory: options.appsDirectory)
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
@@ -173,7 +202,8 @@ public enum KioskService {
         // malloc (free chunks below the top of the heap, which free() does not return): give
         // them back once, before an idle daemon's life begins (docs/benchmarks.md § Footprint).
         malloc_trim(0)
-        try Notify.ready(status: "Serving \(state.registry.applications.count) applications")
+        let storageNote = manager.storageProblem.isEmpty ? "" : "; \(manager.storageProblem)"
+        try Notify.ready(status: "Serving \(state.registry.applications.count) applications\(storageNote)")
         logger.info("Ready", metadata: ["bus.name": "\(KioskWire.busName)", "store.path": "\(store.path)"])
 
         let code = try loop.run()
@@ -184,11 +214,41 @@ public enum KioskService {
         return code
     }
 
+    /// The runtime directory's copy of a state whose save failed; nil when there is none or it
+    /// cannot be read (logged: the disk's state is served then).
+    private static func loadPending(_ pendingStore: StateStore, logger: Logger) -> KioskState? {
+        do {
+            return try pendingStore.loadIfPresent()
+        } catch {
+            logger.error("Could not read the unsaved state", metadata: ["error": "\(error.message)"])
+            return nil
+        }
+    }
+
+    /// Whether the state directory takes writes at start: the state saved when `save` (memory
+    /// holds more than the disk; the runtime copy is removed then), else a probe file written and
+    /// removed. Returns what the write met, nil when it worked.
+    private static func checkStorage(
+        _ store: StateStore, _ pendingStore: StateStore, state: KioskState, save: Bool
+    ) -> StoreError? {
+        do {
+            if save {
+                try store.save(state)
+                pendingStore.remove()
+            } else {
+                try store.probeWritable()
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Where the kiosk clock stands: this boot's marker if there is one, else a new boot (every
     /// throttle wait restarts in full; the clock resumes from the state's checkpoint).
     private static func startKioskClock(
         _ state: inout KioskState, store: StateStore, options: Options, logger: Logger
-    ) -> SystemKioskClock {
+    ) -> (clock: SystemKioskClock, newBoot: Bool) {
         let path = options.runtimeDirectory + "/clock"
         let marker = (try? Files.readRegular(path, limit: 4096)).flatMap {
             KioskClockMarker(text: String(decoding: $0.bytes, as: UTF8.self))
@@ -202,7 +262,7 @@ public enum KioskService {
                 metadata: ["clock.marker": "\(path)"])
         }
         writeMarker(started, options, logger)
-        return SystemKioskClock(marker: started)
+        return (SystemKioskClock(marker: started), newBoot)
     }
 
     private static func writeMarker(_ marker: KioskClockMarker, _ options: Options, _ logger: Logger) {

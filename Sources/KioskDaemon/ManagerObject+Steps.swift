@@ -116,6 +116,7 @@ extension ManagerObject {
                     state: saved,
                     durable: { [unowned self] in
                         commit(next)
+                        stateSaved()
                         attempt(call, plan.then)
                         finally?()
                     },
@@ -123,8 +124,10 @@ extension ManagerObject {
                         logger.error(
                             "Could not save the state",
                             metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
+                        stateSaveFailed(error)
                         if plan.keepIfSaveFails {
                             commit(next)
+                            keptUnsaved()
                             attempt(call, plan.then)
                         } else {
                             try? call.replyError(Self.busError(error))
@@ -154,6 +157,8 @@ extension ManagerObject {
     /// `stopTimeout` later.
     public func stop(then: @escaping () -> Void) {
         isStopping = true
+        retryTimer?.cancel()
+        retryTimer = nil
         let unchecked = waitingPasscodeAttempts
         waitingPasscodeAttempts.removeAll()
         for attempt in unchecked {

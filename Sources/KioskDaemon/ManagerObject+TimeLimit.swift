@@ -11,7 +11,12 @@ extension ManagerObject {
     /// Brings a session restored from the state file up to date, applies its locks through the
     /// enforcer (fail closed: a profile that can no longer be loaded gets the strictest locks,
     /// and `SessionProblem` says why) and arms its timer. Call once, before serving input.
-    public func restoreSession() {
+    ///
+    /// `newBoot`: kioskd starts after a reboot (``KioskClockMarker``). With the state directory
+    /// not writable then (``storage``, from the start's probe), a session with a time limit
+    /// comes back expired: how long it ran after its last save is unknown (fail closed,
+    /// ``StateStorage/mustExpireRestoredSession(_:newBoot:writable:)``).
+    public func restoreSession(newBoot: Bool = false) {
         let name = state.session.profileName
         if state.session.isActive {
             let loaded = Result { () throws(KioskError) in try profiles.loadWithSource(name) }
@@ -29,13 +34,28 @@ extension ManagerObject {
         guard state.session.isActive else { return }
         // Before READY, with nothing to serve: the restored session is brought up to date
         // synchronously, so an expired session's locks are on before any device is taken.
-        if let progress = sessionProgress() {
+        var at = clock.now()
+        if StateStorage.mustExpireRestoredSession(state.session, newBoot: newBoot, writable: !storage.isFailing),
+            let deadline = state.session.deadline
+        {
+            logger.warning(
+                "The session's time after its last save is unknown and the state cannot be saved; it comes back expired",
+                metadata: MessageID.sessionExpired.metadata.merging(["session.profile": "\(name)"]) { $1 })
+            at = max(at, deadline)
+        }
+        if let progress = sessionProgress(at: at) {
+            var next = progress.machine
+            next.state = checkpointed(next.state)
             do {
-                try store.save(checkpointed(progress.machine.state))
+                try store.save(next.state)
+                commit(next)
+                stateSaved()
             } catch {
                 logger.error("Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
+                stateSaveFailed(error)
+                commit(next)
+                keptUnsaved()
             }
-            commit(progress.machine)
             progress.emit()
         }
         scheduleSessionTimer()
@@ -106,13 +126,16 @@ extension ManagerObject {
                     state: next.state,
                     durable: { [unowned self] in
                         commit(next)
+                        stateSaved()
                         progress.emit()
                         scheduleSessionTimer()
                     },
                     failed: { [unowned self] error in
                         logger.error(
                             "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
+                        stateSaveFailed(error)
                         commit(next)
+                        keptUnsaved()
                         progress.emit()
                         scheduleSessionTimer()
                     })
@@ -122,8 +145,8 @@ extension ManagerObject {
     /// The machine with the session advanced to now (``SessionMachine``'s `sessionTime`, what
     /// `kioskctl replay` runs on a recording's clock), and the signals that tell of it; nil when
     /// nothing happened.
-    func sessionProgress() -> (machine: SessionMachine, emit: () -> Void)? {
-        let now = clock.now()
+    func sessionProgress(at time: Timestamp? = nil) -> (machine: SessionMachine, emit: () -> Void)? {
+        let now = time ?? clock.now()
         var next = machine
         let effects = next.handle(.sessionTime, at: now).filter { if case .save = $0 { false } else { true } }
         // A session with a time limit saves the kiosk clock now and then, even with nothing to

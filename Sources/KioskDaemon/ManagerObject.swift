@@ -122,6 +122,13 @@ public final class ManagerObject {
     let writer: StateWriter<KioskState>
     /// Where StartSession reads and parses its profile file.
     let profileReader = DispatchQueue(label: "org.kioskd.profiles", qos: .userInitiated)
+    /// Whether saves reach the disk, and what waits to (ManagerObject+Storage.swift).
+    var storage = StateStorage()
+    /// Where a state holding changes whose save failed is kept until it is saved: a file in the
+    /// runtime directory, so that a restart within the boot keeps them; nil: nowhere.
+    public var pendingStore: StateStore?
+    /// Saves the state again while saves fail.
+    var retryTimer: EventSource?
     /// How long a stop waits for the save in flight.
     static let stopTimeout: Duration = .seconds(5)
 
@@ -234,7 +241,7 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + passcodeProperties + [
+            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + passcodeProperties + storageProperties + [
                 BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
             ])
     }

@@ -30,6 +30,8 @@ enum MessageID: String, CaseIterable {
     case displayPower = "8f608263ff3343edaa8ad0dd8cb81caf"
     case cleaningStarted = "3f0818f278b44b29a39b0385188299b7"
     case cleaningEnded = "613957d44d304b6f8c1a28f663d80b58"
+    case stateSaveFailing = "8c8b35f9c1ec438cbb06a08b769a4cb1"
+    case stateSaved = "de4f73fa2c8b486ca183e3459d2b5d23"
 
     /// The entry's metadata: `MESSAGE_ID` once the journal handler upper-snakes the key.
     var metadata: Logger.Metadata { ["message.id": "\(rawValue)"] }

@@ -43,13 +43,37 @@ public struct StateStore: Sendable {
     /// The format written by this version. Bump it, and add a migration, when the shape changes.
     public static let formatVersion = 1
     public static let fileName = "state.json"
+    /// The runtime directory's copy of a state whose save failed (docs/state-store.md § When the
+    /// disk fails).
+    public static let pendingFileName = "pending-state.json"
 
     public let directory: String
-    public var path: String { directory + "/" + Self.fileName }
+    /// The file's name in `directory`: ``fileName``, or ``pendingFileName`` for the runtime copy.
+    public let name: String
+    public var path: String { directory + "/" + name }
     var temporaryPath: String { Files.temporaryPath(for: path) }
 
-    public init(directory: String) {
+    public init(directory: String, name: String = Self.fileName) {
         self.directory = directory
+        self.name = name
+    }
+
+    /// Removes the file (the runtime copy, once its state is on disk); a missing file is fine.
+    public func remove() {
+        Files.remove(path)
+    }
+
+    /// Whether a file can be written in `directory` now: a small file written durably (`fsync`
+    /// of it and of the directory), then removed. Throws what the write met — no space, a
+    /// read-only file system, an I/O error.
+    public func probeWritable() throws(StoreError) {
+        let probe = directory + "/.probe"
+        do {
+            try Files.replace(probe, with: Array("kioskd\n".utf8), durable: true)
+        } catch {
+            throw Self.storeError(error)
+        }
+        Files.remove(probe)
     }
 
     /// Reads the state; an absent file is the empty state.
@@ -59,11 +83,16 @@ public struct StateStore: Sendable {
     /// the splitter does not recognise, or that does not decode so, is decoded again whole:
     /// `JSONDecoder` over the whole file is what decides, and what explains a corrupt file.
     public func load() throws(StoreError) -> KioskState {
+        try loadIfPresent() ?? KioskState()
+    }
+
+    /// Reads the state; nil when there is no file (``load()``).
+    public func loadIfPresent() throws(StoreError) -> KioskState? {
         let fd: FileDescriptor
         do {
             fd = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
         } catch Errno.noSuchFileOrDirectory {
-            return KioskState()
+            return nil
         } catch {
             throw failure("open", path, error)
         }

@@ -66,6 +66,12 @@ struct StatusSummary {
             let wrapped = TextLayout.wrap(warning, width: 80 - 13, maxLines: 4)
             lines.append("warning      " + wrapped.joined(separator: "\n             "))
         }
+        // Saves of the state failing (`StateStorage`, docs/state-store.md § When the disk fails).
+        if let storage = status.stateStorage {
+            let text = "failing since \(Self.localTime(storage.since)): \(storage.problem)"
+            let wrapped = TextLayout.wrap(text, width: 80 - 13, maxLines: 6)
+            lines.append("storage      " + wrapped.joined(separator: "\n             "))
+        }
         if status.displayPower.isOff {
             lines.append("display      off: the next key or touch only wakes it")
         }
@@ -121,6 +127,9 @@ struct StatusSummary {
             displayPower: status.displayPower.isOff ? "off" : "on",
             idleWarning: status.idleWarning.map { UInt64(max(0, $0.microseconds)) },
             cleaningUntil: status.cleaningUntil.map { UInt64(max(0, $0.microseconds)) },
+            stateStorage: status.stateStorage.map {
+                StateStorageJSON(failingSince: UInt64(max(0, $0.since.microseconds)), problem: $0.problem)
+            },
             passcodeSet: status.passcodeSet,
             browserPolicies: status.browserPolicies.isEmpty
                 ? nil
@@ -150,6 +159,8 @@ struct StatusJSON: Encodable {
     var idleWarning: UInt64? = nil
     /// Only while the screen is being cleaned: when the hold ends (µs, CLOCK_REALTIME).
     var cleaningUntil: UInt64? = nil
+    /// Only while saves of the state fail (`StateStorage`): since when, and why.
+    var stateStorage: StateStorageJSON? = nil
     /// Only from `start` on the kiosk itself: which OS-level escape paths are still open.
     var escapePaths: [EscapePathJSON]? = nil
     /// Whether a passcode set with `passcode set` is stored (`PasscodeSet`); absent from a
@@ -164,6 +175,7 @@ struct StatusJSON: Encodable {
         case version
         case displayPower = "display_power", idleWarning = "idle_warning_usec"
         case cleaningUntil = "cleaning_until_usec"
+        case stateStorage = "state_storage"
         case escapePaths = "escape_paths"
         case passcodeSet = "passcode_set"
         case browserPolicies = "browser_policies"
@@ -177,4 +189,15 @@ struct BrowserPolicyJSON: Encodable {
     var policy: String
     var value: String
     var cause: String
+}
+
+/// `state_storage` in `kioskctl status --json`: when saves of the state began to fail (µs,
+/// CLOCK_REALTIME) and the problem.
+struct StateStorageJSON: Encodable {
+    var failingSince: UInt64
+    var problem: String
+
+    enum CodingKeys: String, CodingKey {
+        case failingSince = "failing_since_usec", problem
+    }
 }

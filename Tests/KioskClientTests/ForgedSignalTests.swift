@@ -27,7 +27,7 @@ import Testing
         case .statusChanged(let status):
             status.activeProfile == SignalForger.forgedProfile || status.sessionState != .inactive
                 || status.prompt.state != .closed || !status.drawing.isEmpty
-                || !status.lockedRegions.isEmpty || !status.browserPolicies.isEmpty
+                || !status.lockedRegions.isEmpty || !status.browserPolicies.isEmpty || status.stateStorage != nil
         case .restrictionStateChanged(_, let id, let state):
             id == controls && state == .allow
         }

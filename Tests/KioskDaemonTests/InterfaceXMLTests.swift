@@ -43,7 +43,7 @@ import FoundationXML
                 M.trialDeadline, M.activeApp,
                 M.promptState, M.promptLength, M.promptDeadline, M.promptRetryAfter, M.promptPad, M.speakWarnings,
                 M.language, M.timeOffer, M.visitorExtensionsLeft, M.idleWarning, M.displayPower, M.cleaningUntil,
-                M.drawing, M.drawingState, M.drawingBar, M.lockedRegions, M.browserPolicies, M.passcodeSet, M.version,
+                M.drawing, M.drawingState, M.drawingBar, M.lockedRegions, M.browserPolicies, M.passcodeSet, M.stateStorage, M.version,
             ])
         #expect(
             xml.methods[M.listRestrictions]?.arguments == [

@@ -237,12 +237,18 @@ import Testing
             try client.call("RegisterApplication", registration())
             manager.store.failNextSave(with: StoreTestError())
             manager.journal.removeAll()
+            manager.changedProperties.watch(["StateStorage", "SessionState", "BrowserPolicies", "LockedRegions"])
             #expect(
                 client.errorName("SetRestrictionState", [.string(Self.app), .string(Self.controls), .string("deny")])
                     == "org.freedesktop.DBus.Error.Failed")
             #expect(try client.state(Self.app, Self.controls) == "allow")
             try await manager.signalsSent()
-            #expect(!manager.journal.all.contains { $0.hasPrefix("signal") }, "\(manager.journal.all)")
+            // Only StateStorage's PropertiesChanged (the disk fails), no signal of the change.
+            let signals = manager.journal.all.filter { $0.hasPrefix("signal") }
+            #expect(signals == ["signal PropertiesChanged"], "\(manager.journal.all)")
+            let changed = manager.changedProperties.all
+            #expect(changed.count == 1 && changed[0].hasPrefix("StateStorage="), "\(changed)")
+            #expect(!changed.contains { $0.contains("SessionState=") || $0.contains("LockedRegions=") }, "\(changed)")
         }
     }
 

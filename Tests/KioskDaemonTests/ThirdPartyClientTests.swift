@@ -86,6 +86,8 @@ import Testing
         ("GetRestrictionState", [app, share], .reply("('deny',)")),
         // No browser restriction is denied and no web app is declared: no browser policy.
         ("Properties.Get", [KioskWire.managerInterface, "BrowserPolicies"], .reply("(<@a(ssss) []>,)")),
+        // The state directory takes writes: nothing failing, no problem.
+        ("Properties.Get", [KioskWire.managerInterface, "StateStorage"], .reply("(<(uint64 0, '')>,)")),
         ("Blank", [], .reply("()")),
         ("Properties.Get", [KioskWire.managerInterface, "DisplayPower"], .reply("(<'off'>,)")),
         ("Wake", [], .reply("()")),
@@ -102,7 +104,7 @@ import Testing
         (
             "Properties.GetAll", [KioskWire.managerInterface],
             .reply(
-                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'BrowserPolicies': <@a(ssss) []>, 'PasscodeSet': <true>, 'Version': <'\(KioskWire.version)'>},)"
+                "({'SessionState': <'inactive'>, 'ActiveProfile': <''>, 'SessionDeadline': <uint64 0>, 'SessionProblem': <''>, 'ActiveApp': <''>, 'TrialDeadline': <uint64 0>, 'SessionWarnings': <@as []>, 'PromptState': <'closed'>, 'PromptLength': <uint32 0>, 'PromptDeadline': <uint64 0>, 'PromptRetryAfter': <uint64 0>, 'PromptPad': <PAD>, 'SpeakWarnings': <false>, 'Language': <''>, 'TimeOffer': <'closed'>, 'VisitorExtensionsLeft': <uint32 0>, 'IdleWarning': <uint64 0>, 'DisplayPower': <'on'>, 'CleaningUntil': <uint64 0>, 'Drawing': <''>, 'DrawingState': <(@a(sad) [], -1, @ad [], '')>, 'DrawingBar': <BAR>, 'LockedRegions': <@a(sdad) []>, 'BrowserPolicies': <@a(ssss) []>, 'PasscodeSet': <true>, 'StateStorage': <(uint64 0, '')>, 'Version': <'\(KioskWire.version)'>},)"
             )
         ),
         ("SetPasscode", ["wrong", "5678"], .error(.wrongPasscode)),

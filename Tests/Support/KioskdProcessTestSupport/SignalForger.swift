@@ -64,6 +64,7 @@ public enum SignalForger {
                 "BrowserPolicies": dbus.Array([dbus.Struct(("chromium", "URLBlocklist", "[]",
                     "org.chromium.Chromium.navigation"))], signature="(ssss)", variant_level=1),
                 "PasscodeSet": dbus.Boolean(True, variant_level=1),
+                "StateStorage": dbus.Struct((dbus.UInt64(1), "forged"), signature="ts", variant_level=1),
             }, dbus.Array([], signature="s"))
             send(dest, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as", IFACE,
                  dbus.Dictionary({}, signature="sv"), ["SessionState", "PromptState"])
