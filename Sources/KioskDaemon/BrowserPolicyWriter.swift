@@ -36,12 +36,14 @@ public struct BrowserPolicyPaths: Sendable, Hashable {
 }
 
 /// Writes the browsers' policy derived from the state (``BrowserPolicy``) on every commit
-/// that changes it: Chromium's whole file, Firefox's keys merged into the admin's file. Lives
-/// on the loop: the files are small (each fsynced and renamed into place).
+/// that changes it: Chromium's whole file, Firefox's keys merged into the admin's file. Decides
+/// on the loop; the writing itself (each file fsynced and renamed into place: milliseconds,
+/// seconds on a slow card) is a ``Job`` that runs on the state writer's queue right after the
+/// state's save, before the change is reported, so input and reads go on meanwhile.
 final class BrowserPolicyWriter {
     let paths: BrowserPolicyPaths
     let logger: Logger
-    /// The policies last derived, nil before the first write (kioskd's start writes whatever
+    /// The policies last written, nil before the first write (kioskd's start writes whatever
     /// the persisted state says, so a file left by a crash is brought up to date).
     private(set) var written: [BrowserPolicy]?
     /// Those of ``written`` that are in a browser's file: without Firefox's policy directory
@@ -52,79 +54,128 @@ final class BrowserPolicyWriter {
     private(set) var problem = ""
     /// Who may own a policy directory: root, and kioskd's own uid.
     var trustedOwners: [UInt32] = Array(Set([0, geteuid()])).sorted()
+    /// Runs first in every job, on the thread that writes: a test holds a write here to see
+    /// the loop serve meanwhile. nil in kioskd.
+    var beforeWrite: (@Sendable () -> Void)?
 
     init(paths: BrowserPolicyPaths, logger: Logger) {
         self.paths = paths
         self.logger = logger
     }
 
-    /// Brings the files to `policies`, if they differ from what was written last (or the last
-    /// write failed). Returns whether ``inForce`` changed.
+    /// The writing of `policies`, or nil when they are what was written last (and that write
+    /// worked): nothing to do.
+    func job(for policies: [BrowserPolicy]) -> Job? {
+        guard policies != written || !problem.isEmpty else { return nil }
+        return Job(paths: paths, policies: policies, beforeWrite: beforeWrite)
+    }
+
+    /// Takes what a job did: the policies written, those in force, why a write failed (logged).
+    /// Returns whether ``inForce`` changed.
     @discardableResult
-    func apply(_ policies: [BrowserPolicy]) -> Bool {
-        guard policies != written || !problem.isEmpty else { return false }
-        var problems: [String] = []
-        var missing: Set<Browser> = []
-        do {
-            if try !writeChromium(policies) { missing.insert(.chromium) }
-        } catch {
-            problems.append("Chromium's policy could not be written: \(error)")
-            missing.insert(.chromium)
-        }
-        do {
-            if try !writeFirefox(policies) { missing.insert(.firefox) }
-        } catch {
-            problems.append("Firefox's policy could not be written: \(error)")
-            missing.insert(.firefox)
-        }
-        problem = problems.joined(separator: "; ")
+    func finish(_ outcome: Job.Outcome) -> Bool {
+        problem = outcome.problems.joined(separator: "; ")
         if !problem.isEmpty {
             logger.error("Could not write the browsers' policy", metadata: ["error": "\(problem)"])
         }
-        written = policies
-        let now = policies.filter { !missing.contains($0.browser) }
+        written = outcome.policies
+        let now = outcome.policies.filter { !outcome.missing.contains($0.browser) }
         defer { inForce = now }
         return now != inForce
     }
 
-    // MARK: Chromium
-
-    /// Returns false when there is no Chromium here (no policy directory): nothing to write.
-    /// (A session of Chromium is refused before, by ``checkReady(for:)``.)
-    private func writeChromium(_ policies: [BrowserPolicy]) throws -> Bool {
-        var directoryStatus = stat()
-        guard stat(paths.chromiumDirectory, &directoryStatus) == 0 else { return false }
-        try Self.replaceReadable(paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: true)
-        return true
+    /// Brings the files to `policies` here and now, on the calling thread (kioskd's start, and a
+    /// change kept although its save failed). Returns whether ``inForce`` changed.
+    @discardableResult
+    func apply(_ policies: [BrowserPolicy]) -> Bool {
+        guard let job = job(for: policies) else { return false }
+        return finish(job.run())
     }
 
-    // MARK: Firefox
+    /// Writing one set of policies into the browsers' files: no state of the writer's, so it
+    /// runs on any thread.
+    struct Job: Sendable {
+        let paths: BrowserPolicyPaths
+        let policies: [BrowserPolicy]
+        let beforeWrite: (@Sendable () -> Void)?
+
+        /// What the job did.
+        struct Outcome: Sendable {
+            /// The policies it wrote.
+            var policies: [BrowserPolicy]
+            /// The browsers whose file does not hold them: no policy directory (that browser is
+            /// not here), or a write that failed.
+            var missing: Set<Browser> = []
+            /// Why writes failed, one sentence a browser.
+            var problems: [String] = []
+        }
+
+        /// Writes Chromium's file and Firefox's keys.
+        func run() -> Outcome {
+            beforeWrite?()
+            var outcome = Outcome(policies: policies)
+            do {
+                if try !writeChromium() { outcome.missing.insert(.chromium) }
+            } catch {
+                outcome.problems.append("Chromium's policy could not be written: \(error)")
+                outcome.missing.insert(.chromium)
+            }
+            do {
+                if try !writeFirefox() { outcome.missing.insert(.firefox) }
+            } catch {
+                outcome.problems.append("Firefox's policy could not be written: \(error)")
+                outcome.missing.insert(.firefox)
+            }
+            return outcome
+        }
+
+        // MARK: Chromium
+
+        /// Returns false when there is no Chromium here (no policy directory): nothing to write.
+        /// (A session of Chromium is refused before, by ``BrowserPolicyWriter/checkReady(for:)``.)
+        private func writeChromium() throws -> Bool {
+            var directoryStatus = stat()
+            guard stat(paths.chromiumDirectory, &directoryStatus) == 0 else { return false }
+            try BrowserPolicyWriter.replaceReadable(
+                paths.chromiumFile, BrowserPolicy.chromiumDocument(policies), durable: true)
+            return true
+        }
+
+        // MARK: Firefox
+
+        /// Returns false when there is no Firefox here (no policy directory): nothing to write,
+        /// and nothing kioskd held can be there. (A session of Firefox is refused before, by
+        /// ``BrowserPolicyWriter/checkReady(for:)``.)
+        private func writeFirefox() throws -> Bool {
+            let keys = BrowserPolicy.firefoxKeys(policies)
+            var merge = readHeld()
+            var directoryStatus = stat()
+            guard stat(paths.firefoxDirectory, &directoryStatus) == 0 else { return false }
+            if keys.isEmpty && merge.held.isEmpty { return true }
+            let document = try BrowserPolicyWriter.readFirefoxDocument(paths.firefoxFile)
+            let next: JSONValue
+            do {
+                next = try merge.merge(into: document, keys: keys)
+            } catch {
+                throw Failure(description: "\(paths.firefoxFile): \(error.description); kioskd leaves it as it is")
+            }
+            // What kioskd holds first: a crash between the two writes leaves it knowing every key
+            // that may be its own.
+            try Files.replace(paths.firefoxHeldFile, with: Array(merge.json.pretty.utf8), durable: true)
+            try BrowserPolicyWriter.replaceReadable(paths.firefoxFile, next, durable: true)
+            return true
+        }
+
+        private func readHeld() -> FirefoxPolicyMerge {
+            guard let read = try? Files.readRegular(paths.firefoxHeldFile, limit: 1 << 20),
+                let json = try? JSONValue.parse(read.bytes), let merge = FirefoxPolicyMerge(json: json)
+            else { return FirefoxPolicyMerge() }
+            return merge
+        }
+    }
 
     private struct Failure: Error, CustomStringConvertible {
         var description: String
-    }
-
-    /// Returns false when there is no Firefox here (no policy directory): nothing to write, and
-    /// nothing kioskd held can be there. (A session of Firefox is refused before, by
-    /// ``checkReady(for:)``.)
-    private func writeFirefox(_ policies: [BrowserPolicy]) throws -> Bool {
-        let keys = BrowserPolicy.firefoxKeys(policies)
-        var merge = readHeld()
-        var directoryStatus = stat()
-        guard stat(paths.firefoxDirectory, &directoryStatus) == 0 else { return false }
-        if keys.isEmpty && merge.held.isEmpty { return true }
-        let document = try Self.readFirefoxDocument(paths.firefoxFile)
-        let next: JSONValue
-        do {
-            next = try merge.merge(into: document, keys: keys)
-        } catch {
-            throw Failure(description: "\(paths.firefoxFile): \(error.description); kioskd leaves it as it is")
-        }
-        // What kioskd holds first: a crash between the two writes leaves it knowing every key
-        // that may be its own.
-        try Files.replace(paths.firefoxHeldFile, with: Array(merge.json.pretty.utf8), durable: true)
-        try Self.replaceReadable(paths.firefoxFile, next, durable: true)
-        return true
     }
 
     /// Replaces `path` with `document`, mode 0644 whatever the umask: the browser runs as
@@ -149,13 +200,6 @@ final class BrowserPolicyWriter {
             throw Failure(description: "\(path) is not JSON; kioskd leaves it as it is")
         }
         return document
-    }
-
-    private func readHeld() -> FirefoxPolicyMerge {
-        guard let read = try? Files.readRegular(paths.firefoxHeldFile, limit: 1 << 20),
-            let json = try? JSONValue.parse(read.bytes), let merge = FirefoxPolicyMerge(json: json)
-        else { return FirefoxPolicyMerge() }
-        return merge
     }
 
     // MARK: Checks before a session

@@ -15,19 +15,38 @@ extension ManagerObject {
 
     /// The policies the state puts in force: the browser restrictions' states, the active
     /// session's allowed URLs, the web apps' origins.
-    var browserPolicies: [BrowserPolicy] {
+    var browserPolicies: [BrowserPolicy] { browserPolicies(of: machine) }
+
+    /// The policies `machine`'s state and profile put in force.
+    func browserPolicies(of machine: SessionMachine) -> [BrowserPolicy] {
         BrowserPolicy.derive(
             BrowserPolicyInputs(
-                state: state, profile: activeProfile, manifests: webApps))
+                state: machine.state, profile: machine.profile, manifests: webApps))
     }
 
-    /// Brings the browsers' files to the state just committed (before its signals and reply go
-    /// out: a session's denials are in the files before it is reported active), then tells of
-    /// `BrowserPolicies` when they changed.
+    /// The writing of `machine`'s policies into the browsers' files, for the state writer to run
+    /// on its queue right after the state's save (``StateWriter/Write/afterSave``), so that the
+    /// fsyncs never hold the loop; nil when the files hold them already. Its result goes to
+    /// ``commit(_:browserFiles:)``.
+    func browserWrite(for machine: SessionMachine) -> (@Sendable () -> any Sendable)? {
+        guard let job = browserPolicy?.job(for: browserPolicies(of: machine)) else { return nil }
+        return { job.run() }
+    }
+
+    /// Brings the browsers' files to the state just committed, here and now (kioskd's start, and
+    /// a change kept although its save failed), then tells of `BrowserPolicies` when they changed.
     func writeBrowserPolicies() {
         guard let browserPolicy else { return }
+        browserPoliciesWritten(browserPolicy.job(for: browserPolicies)?.run())
+    }
+
+    /// Takes what a write of the browsers' files did (nil: nothing was written), before the
+    /// change's signals and reply go out: a session's denials are in the files before it is
+    /// reported active. Tells of `BrowserPolicies` and `SessionProblem` when they changed.
+    func browserPoliciesWritten(_ outcome: BrowserPolicyWriter.Job.Outcome?) {
+        guard let browserPolicy, let outcome else { return }
         let wasProblem = browserPolicy.problem
-        if browserPolicy.apply(browserPolicies) { emitPropertiesChanged([Member.browserPolicies]) }
+        if browserPolicy.finish(outcome) { emitPropertiesChanged([Member.browserPolicies]) }
         if browserPolicy.problem != wasProblem { emitSessionProblemChanged() }
     }
 

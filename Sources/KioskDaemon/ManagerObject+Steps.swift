@@ -113,9 +113,9 @@ extension ManagerObject {
                 next.state = checkpointed(plan.state)
                 let saved = next.state
                 return StateWriter.Write(
-                    state: saved,
-                    durable: { [unowned self] in
-                        commit(next)
+                    state: saved, afterSave: browserWrite(for: next),
+                    durable: { [unowned self] written in
+                        commit(next, browserFiles: .written(written))
                         stateSaved()
                         attempt(call, plan.then)
                         finally?()

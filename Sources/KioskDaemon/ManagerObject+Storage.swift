@@ -109,9 +109,9 @@ extension ManagerObject {
                 var next = machine
                 next.state = checkpointed(next.state)
                 return StateWriter.Write(
-                    state: next.state,
-                    durable: { [unowned self] in
-                        commit(next)
+                    state: next.state, afterSave: browserWrite(for: next),
+                    durable: { [unowned self] written in
+                        commit(next, browserFiles: .written(written))
                         stateSaved()
                     },
                     failed: { [unowned self] error in stateSaveFailed(error, retry: true) })

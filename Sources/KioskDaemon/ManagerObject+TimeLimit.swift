@@ -66,7 +66,9 @@ extension ManagerObject {
     /// in force (logind's inhibitor); "" otherwise.
     public var sessionProblem: String {
         guard state.session.isActive else { return "" }
-        let problems = [activeProfile == nil ? machine.restoreProblem : "", enforcer?.problem ?? "", browserPolicy?.problem ?? ""]
+        let problems = [
+            activeProfile == nil ? machine.restoreProblem : "", enforcer?.problem ?? "", browserPolicy?.problem ?? "",
+        ]
         return problems.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
@@ -123,9 +125,9 @@ extension ManagerObject {
                 var next = progress.machine
                 next.state = checkpointed(next.state)
                 return StateWriter.Write(
-                    state: next.state,
-                    durable: { [unowned self] in
-                        commit(next)
+                    state: next.state, afterSave: browserWrite(for: next),
+                    durable: { [unowned self] written in
+                        commit(next, browserFiles: .written(written))
                         stateSaved()
                         progress.emit()
                         scheduleSessionTimer()

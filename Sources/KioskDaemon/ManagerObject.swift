@@ -241,9 +241,10 @@ public final class ManagerObject {
                 BusProperty(Member.sessionWarnings, "as") { [unowned self] in
                     .array(elementSignature: "s", sessionWarnings.map(DBusValue.string))
                 },
-            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties + browserProperties + passcodeProperties + storageProperties + [
-                BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
-            ])
+            ] + promptProperties + idleProperties + cleaningProperties + drawingProperties + lockedRegionsProperties
+                + browserProperties + passcodeProperties + storageProperties + [
+                    BusProperty(Member.version, "s", flags: [.const]) { .string(KioskWire.version) }
+                ])
     }
 
     /// A method whose handler's `KioskError`s reply with their documented D-Bus error names.
@@ -260,9 +261,23 @@ public final class ManagerObject {
     /// machine, keeping the live prompt, and has the enforcer apply the state and the session's
     /// profile at once. Called once a change is on disk (or, for a change that only tightens,
     /// once its save failed), before its signals and its reply.
-    func commit(_ next: SessionMachine) {
+    /// `browserFiles` says whether the browsers' files are to be written here, or were written
+    /// by the state writer (``browserWrite(for:)``).
+    func commit(_ next: SessionMachine, browserFiles: BrowserFiles = .writeHere) {
         machine.adopt(next)
         enforcer?.enforce(state, profile: activeProfile)
-        writeBrowserPolicies()
+        switch browserFiles {
+        case .writeHere: writeBrowserPolicies()
+        case .written(let outcome): browserPoliciesWritten(outcome as? BrowserPolicyWriter.Job.Outcome)
+        }
+    }
+
+    /// Where a commit's browser policy files come from.
+    enum BrowserFiles {
+        /// Written by ``commit(_:browserFiles:)`` itself, on the loop.
+        case writeHere
+        /// Written on the state writer's queue after the save: what ``browserWrite(for:)``
+        /// returned there (nil when the files held the policies already).
+        case written((any Sendable)?)
     }
 }

@@ -15,8 +15,13 @@ final class StateWriter<State: Sendable> {
     /// What a change writes, and what follows on the loop once the save is done.
     struct Write {
         var state: State
-        /// `state` is on disk: make it the state, then emit and reply.
-        var durable: () -> Void
+        /// Runs on the writer's queue once `state` is on disk, before `durable`: I/O that must be
+        /// done before the change is reported, kept off the loop (the browsers' policy files).
+        /// What it returns is `durable`'s argument.
+        var afterSave: (@Sendable () -> any Sendable)? = nil
+        /// `state` is on disk (and `afterSave` done, its result given): make it the state, then
+        /// emit and reply.
+        var durable: (_ afterSave: (any Sendable)?) -> Void
         /// The save failed; nothing on disk changed.
         var failed: (any Error) -> Void
     }
@@ -180,12 +185,12 @@ final class StateWriter<State: Sendable> {
             }
             loop.offload(
                 to: queue,
-                { [save, state = write.state] in
-                    Result { try save(state) }
+                { [save, state = write.state, afterSave = write.afterSave] in
+                    Result { try save(state) }.map { afterSave?() }
                 },
                 then: { [unowned self] result in
                     switch result {
-                    case .success: write.durable()
+                    case .success(let done): write.durable(done)
                     case .failure(let error): write.failed(error)
                     }
                     busy = false

@@ -5,6 +5,7 @@ import KioskAPI
 import KioskCore
 import KioskDaemonTestSupport
 import KioskTestSupport
+import Synchronization
 import SystemdKit
 import Testing
 
@@ -116,6 +117,51 @@ import Testing
         try client.call("ForceEndSession")
         #expect(try client.state(Self.chromium, Self.chromium + ".printing") == "allow")
         #expect(try directories.chromium() == .object([]), "the presets restored: no policy")
+    }
+
+    /// The files are written on the state writer's queue, not on the loop (their fsyncs take
+    /// seconds on a slow card, and the loop carries the input): while a write is held, kioskd
+    /// answers a read; the change's reply waits for the file.
+    @Test func theFilesAreWrittenOffTheLoopAndBeforeTheReply() async throws {
+        let directories = try Directories()
+        defer { directories.remove() }
+        let manager = try await InProcessManager(
+            state: try Self.browsersDeclared(), profiles: Self.profiles, browsers: directories.paths)
+        defer { Task { await manager.stop() } }
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        try await manager.onLoop { manager in
+            manager.browserPolicy?.beforeWrite = {
+                entered.signal()
+                gate.wait()
+            }
+        }
+        let address = manager.bus.address
+        let replied = DispatchSemaphore(value: 0)
+        let reply = Mutex<String?>(nil)
+        DispatchQueue.global().async {
+            let outcome: String
+            do {
+                try ManagerClient(address: address).call(
+                    "SetRestrictionState",
+                    [.string(Self.chromium), .string(Self.chromium + ".devtools"), .string("deny")])
+                outcome = "reply"
+            } catch {
+                outcome = "\(error)"
+            }
+            reply.withLock { $0 = outcome }
+            replied.signal()
+        }
+        #expect(entered.wait(timeout: .now() + 10) == .success, "the write of the deny's policy began")
+        // The write is held: the loop still answers, and neither the reply nor the file is there.
+        let reader = try ManagerClient(address: address)
+        #expect(try reader.property("SessionState") == .string("inactive"))
+        #expect(reply.withLock { $0 } == nil)
+        #expect(try directories.chromium() == .object([]))
+        gate.signal()
+        #expect(replied.wait(timeout: .now() + 10) == .success)
+        #expect(reply.withLock { $0 } == "reply")
+        #expect(try directories.chromium().description == #"{"DeveloperToolsAvailability":2}"#)
     }
 
     @Test func aSessionsDenialsAreInTheFileBeforeItsReplyAndGoneAtItsEnd() async throws {

@@ -89,7 +89,7 @@ import Testing
                         let next = durable + delta
                         return StateWriter.Write(
                             state: next,
-                            durable: { [self] in
+                            durable: { [self] _ in
                                 durable = next
                                 record("\(name) durable")
                             }, failed: { [self] _ in record("\(name) failed") })
