@@ -216,6 +216,13 @@ struct DeviceFilter {
                     continue
                 }
             }
+            // A key value but 0 (up), 1 (down) or 2 (autorepeat) is no kernel driver's (a
+            // userspace device can send one): swallowed, scan code and all, so the clone and the
+            // ledger never disagree on what it meant.
+            if event.type == EV.key && UInt32(bitPattern: event.value) > 2 {
+                pendingScan = nil
+                continue
+            }
             if event.type == EV.key && !Touch.ownsKey(event.code) {
                 let forward = keys.decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)
                 if forward {
