@@ -138,7 +138,10 @@ struct DeviceFilter {
             } else if event.code == SYN.dropped {
                 // The run ends here: what follows is judged against slots and keys the drop
                 // made stale (a contact begun in the dropped stretch would come without its
-                // start); the caller resyncs from the device's state, which stands for it.
+                // start); the caller resyncs from the device's state, which stands for it. The
+                // drop is the last event read, as on the event path (the resync's frames carry
+                // its time).
+                lastEvent = event
                 frame.removeAll(keepingCapacity: true)
                 dropping = true
                 return true

@@ -34,4 +34,33 @@ import Testing
                 InputEvent(type: 1, code: 30, value: 0), syn,
             ])
     }
+
+    /// A read with events after its `SYN_DROPPED`: the run path took the read's last event (not
+    /// read) as the latest, the event path the drop, so the resync's frame carried another time
+    /// on each. Both now stamp it with the drop's.
+    @Test func resyncAfterADropInARunIsStampedAsOnTheEventPath() {
+        let drop = InputEvent(seconds: 1, microseconds: 0, type: 0, code: 3, value: 0)
+        let run = [
+            InputEvent(seconds: 1, type: 1, code: 31, value: 1), drop,
+            InputEvent(seconds: 1, microseconds: 3000, type: 1, code: 30, value: 1),
+            InputEvent(seconds: 1, microseconds: 3000, type: 0, code: 0, value: 0),
+        ]
+        let state = DeviceState(keysDown: [31])
+        let byRun = InputFilter()
+        let runID = byRun.addDevice(Self.keyboard)
+        var runOutput = OutputBuffer()
+        var keys: [PromptKey] = []
+        let result = run.withUnsafeBufferPointer { byRun.process($0, device: runID, into: &runOutput, promptKeys: &keys) }
+        #expect(result.resyncNeeded)
+        byRun.resync(device: runID, to: state, into: &runOutput)
+
+        let byEvent = InputFilter()
+        let eventID = byEvent.addDevice(Self.keyboard)
+        var eventOutput = OutputBuffer()
+        for event in run where byEvent.process(event, device: eventID, into: &eventOutput).resyncNeeded { break }
+        byEvent.resync(device: eventID, to: state, into: &eventOutput)
+
+        #expect(Array(runOutput.events) == Array(eventOutput.events))
+        #expect(Array(runOutput.events) == [drop.with(type: 1, code: 31, value: 1), drop.with(type: 0, code: 0, value: 0)])
+    }
 }
