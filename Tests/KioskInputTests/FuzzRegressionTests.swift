@@ -63,4 +63,43 @@ import Testing
         #expect(Array(runOutput.events) == Array(eventOutput.events))
         #expect(Array(runOutput.events) == [drop.with(type: 1, code: 31, value: 1), drop.with(type: 0, code: 0, value: 0)])
     }
+
+    /// A frame that starts two contacts in one slot, the second replacing the first with no −1
+    /// between (a userspace device can send it): the position came between the two tracking
+    /// ids, was not sent for the first (suppressed) contact, and was taken as sent for the
+    /// second, so the clone placed it where the slot last was — there, in a locked region. The
+    /// second contact now comes with its position.
+    @Test func aContactReplacedWithinItsFrameComesWithItsPosition() {
+        let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
+        let touchscreen = DeviceDescription(
+            name: "ts", properties: [1], codes: [1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+            absInfo: [
+                0: axis, 1: axis, 0x2f: .init(minimum: 0, maximum: 4), 0x35: axis, 0x36: axis,
+                0x39: .init(minimum: 0, maximum: 65535),
+            ])
+        let filter = InputFilter(policy: FilterPolicy(touch: .regions([.rect(x: 0.5, y: 0, width: 0.5, height: 1)])))
+        let id = filter.addDevice(touchscreen)
+        let syn = InputEvent(type: 0, code: 0, value: 0)
+        // The clone's slot 1 is left at x 900 (in the region) by a contact that lifts.
+        _ = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 3, code: 0x2f, value: 1), InputEvent(type: 3, code: 0x39, value: 1),
+                InputEvent(type: 3, code: 0x35, value: 100), InputEvent(type: 3, code: 0x36, value: 100), syn,
+                InputEvent(type: 3, code: 0x35, value: 900), syn,
+                InputEvent(type: 3, code: 0x39, value: -1), syn,
+            ])
+        let out = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 3, code: 0x39, value: 14), InputEvent(type: 3, code: 0x35, value: 300),
+                InputEvent(type: 3, code: 0x36, value: 500), InputEvent(type: 3, code: 0x39, value: 546), syn,
+            ])
+        let start = out.firstIndex(of: InputEvent(type: 3, code: 0x39, value: 546))
+        #expect(start != nil, "the contact was not forwarded: \(out)")
+        if let start {
+            #expect(out[start...].contains(InputEvent(type: 3, code: 0x35, value: 300)), "\(out)")
+            #expect(out[start...].contains(InputEvent(type: 3, code: 0x36, value: 500)), "\(out)")
+        }
+    }
 }
