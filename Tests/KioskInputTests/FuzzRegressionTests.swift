@@ -102,4 +102,27 @@ import Testing
             #expect(out[start...].contains(InputEvent(type: 3, code: 0x36, value: 500)), "\(out)")
         }
     }
+
+    /// An absolute pointer (a single-touch device with a mouse button): an autorepeat of a
+    /// button never pressed passed, even of a button the profile locks by name, since only
+    /// presses and releases decide a button. It passes now only for a button the clone holds.
+    @Test(arguments: [Set<UInt16>(), [BTN.left]])
+    func aPointerButtonRepeatPassesOnlyForAButtonHeld(locked: Set<UInt16>) {
+        let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
+        let pointer = DeviceDescription(
+            name: "abs", codes: [1: [BTN.touch, BTN.left], 3: [0, 1]], absInfo: [0: axis, 1: axis])
+        #expect(pointer.pointerKind == .absolute)
+        let filter = InputFilter(policy: FilterPolicy(lockedKeys: locked))
+        let id = filter.addDevice(pointer)
+        let syn = InputEvent(type: 0, code: 0, value: 0)
+        let repeatAlone = Self.run(filter, id, [InputEvent(type: 1, code: BTN.left, value: 2), syn])
+        #expect(!repeatAlone.contains { $0.type == 1 }, "\(repeatAlone)")
+        let held = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 1, code: BTN.left, value: 1), syn, InputEvent(type: 1, code: BTN.left, value: 2), syn,
+            ])
+        let buttons = held.filter { $0.type == 1 }.map(\.value)
+        #expect(buttons == (locked.isEmpty ? [1, 2] : []), "\(held)")
+    }
 }
