@@ -60,7 +60,9 @@ func value(_ input: inout FuzzInput, depth: Int = 0) -> DBusValue {
     case 8: return .string(text(&input))
     case 9: return .signature(input.text(limit: 6))
     case 10:
-        let items = (0..<input.choose(6)).map { _ in value(&input, depth: depth + 1) }
+        // At least one field: D-Bus has no empty structure (sd-bus appends one, and no peer
+        // can send it).
+        let items = (0...input.choose(5)).map { _ in value(&input, depth: depth + 1) }
         return .structure(items)
     case 11: return .variant(value(&input, depth: depth + 1))
     case 12: return .dictEntry(value(&input, depth: depth + 1), value(&input, depth: depth + 1))

@@ -16,6 +16,15 @@ private func LLVMFuzzerRunDriver(
     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 ) -> Int32
+
+/// The harness's entry for libFuzzer: one input, handed to the harness's body. Under the name
+/// libFuzzer's own `main` would call, because that `main` is linked too (the link resolves it
+/// before SwiftPM's `--defsym main=…` puts the harness's `main` in its place) and needs it.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    harnessBody(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
 #endif
 
 /// Runs a harness: under libFuzzer (built with `-D KIOSKD_FUZZING` and `-sanitize=fuzzer`, as
@@ -28,11 +37,7 @@ public func runFuzzer(_ body: @escaping ([UInt8]) -> Void) -> Never {
     #if KIOSKD_FUZZING
     var argc = CommandLine.argc
     var argv = CommandLine.unsafeArgv
-    exit(
-        LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-            harnessBody(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
-            return 0
-        })
+    exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzOneInput))
     #else
     var count = 0
     for path in CommandLine.arguments.dropFirst() {
@@ -48,6 +53,18 @@ public func runFuzzer(_ body: @escaping ([UInt8]) -> Void) -> Never {
     print("replayed \(count) inputs")
     exit(0)
     #endif
+}
+
+/// Whether `FUZZ_VERBOSE` is set: a harness then prints what it decoded from its input and what
+/// came out, to turn a failing input into a regression test (docs/testing.md § Fuzzing).
+public let fuzzVerbose = getenv("FUZZ_VERBOSE") != nil
+
+/// Writes a line to standard error at once (unbuffered: a failing check stops the process right
+/// after), when ``fuzzVerbose``.
+public func trace(_ line: @autoclosure () -> String) {
+    guard fuzzVerbose else { return }
+    let text = line() + "\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
 
 /// The regular files at `path`: itself, or the files directly in it (sorted), for a directory.
