@@ -68,6 +68,46 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Fuzz — libFuzzer harnesses, one per parser and for the filter's raw input (`make fuzz`, docs/testing.md § Fuzzing); a plain build replays the files it is given
+        .target(
+            name: "FuzzSupport",
+            path: "Fuzz/FuzzSupport",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FilterFuzz",
+            dependencies: ["FuzzSupport", "KioskInput"],
+            path: "Fuzz/FilterFuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ProfileFuzz",
+            dependencies: ["FuzzSupport", "KioskCore"],
+            path: "Fuzz/ProfileFuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "StateFuzz",
+            dependencies: ["FuzzSupport", "KioskCore", "KioskStore"],
+            path: "Fuzz/StateFuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "TraceFuzz",
+            dependencies: ["FuzzSupport", "KioskInput", "KioskTraces"],
+            path: "Fuzz/TraceFuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "BusFuzz",
+            dependencies: [
+                "FuzzSupport", "KioskAPI", "KioskDaemon", "SystemdKit", "CSystemd",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Fuzz/BusFuzz",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: InputFilterBench — release-mode throughput and allocation figures (`make bench-input`)
         .executableTarget(
             name: "InputFilterBench",

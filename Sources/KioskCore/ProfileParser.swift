@@ -62,6 +62,13 @@ public enum ProfileParser {
                     message: "the file contains a NUL character")
             ])
         }
+        if let header = unnamedTableHeader(in: source) {
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file, position: header,
+                    message: "TOML syntax: a table header must start with its name ([name] or [[name]])")
+            ])
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: source)
@@ -79,6 +86,46 @@ public enum ProfileParser {
             ])
         }
         return (root, TOMLSourceMap(source: source))
+    }
+
+    /// Where a table header stands whose `[` (or `[[`) is followed, after spaces and tabs, by
+    /// neither a name nor `]`: a lone `[`, `[# …`, `[=`, `[.a]`. toml++ (under TOMLKit) asserts
+    /// there, which aborts the process (the C++ is built without `NDEBUG`, in release too), so
+    /// such a header is refused before it is parsed. A line beginning so may also sit inside a
+    /// value (a multi-line array or string), where it is no header: the text before it is parsed
+    /// first, and only when that is a whole document is the line a header. Parsing it before would
+    /// stop at an earlier error anyway, so a document that fails there is left to the parse.
+    static func unnamedTableHeader(in source: String) -> SourcePosition? {
+        var lineNumber = 0
+        var offset = source.utf8.startIndex
+        for line in source.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            defer { offset = source.utf8.index(line.endIndex, offsetBy: 1, limitedBy: source.utf8.endIndex) ?? line.endIndex }
+            let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            let indent = line.prefix(while: blank).count
+            var rest = line.dropFirst(indent)
+            guard rest.first == UInt8(ascii: "[") else { continue }
+            rest = rest.dropFirst()
+            if rest.first == UInt8(ascii: "[") { rest = rest.dropFirst() }
+            rest = rest.drop(while: blank)
+            if let next = rest.first, isKeyStart(next) { continue }
+            let before = String(source[..<String.Index(offset, within: source)!])
+            guard (try? TOMLTable(string: before)) != nil else { return nil }
+            return SourcePosition(line: lineNumber, column: indent + 1)
+        }
+        return nil
+    }
+
+    /// What toml++ takes to begin a key in a table header (and `]`, which it refuses itself).
+    private static func isKeyStart(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "\""),
+            UInt8(ascii: "'"), UInt8(ascii: "]"):
+            return true
+        default:
+            return false
+        }
     }
 
     private static func firstInvalidUTF8(in bytes: [UInt8]) -> SourcePosition {

@@ -119,6 +119,9 @@ struct AbsoluteStrokes: TouchContacts {
         case EV.key:
             guard BTN.isPointerButton(event.code) else { return false }
             if blocked[Int(event.code)] { return true }
+            // An autorepeat only of a button the clone holds down, as the key ledger forwards
+            // them: one never pressed (or locked by name before it was) sends none.
+            if event.value == 2 && !cloneDown[Int(event.code)] { return true }
         case EV.msc: guard event.code != MSC.scan else { return false }
         default: return false
         }

@@ -138,7 +138,10 @@ struct DeviceFilter {
             } else if event.code == SYN.dropped {
                 // The run ends here: what follows is judged against slots and keys the drop
                 // made stale (a contact begun in the dropped stretch would come without its
-                // start); the caller resyncs from the device's state, which stands for it.
+                // start); the caller resyncs from the device's state, which stands for it. The
+                // drop is the last event read, as on the event path (the resync's frames carry
+                // its time).
+                lastEvent = event
                 frame.removeAll(keepingCapacity: true)
                 dropping = true
                 return true
@@ -215,6 +218,13 @@ struct DeviceFilter {
                     pendingScan = event
                     continue
                 }
+            }
+            // A key value but 0 (up), 1 (down) or 2 (autorepeat) is no kernel driver's (a
+            // userspace device can send one): swallowed, scan code and all, so the clone and the
+            // ledger never disagree on what it meant.
+            if event.type == EV.key && UInt32(bitPattern: event.value) > 2 {
+                pendingScan = nil
+                continue
             }
             if event.type == EV.key && !Touch.ownsKey(event.code) {
                 let forward = keys.decide(event, synthetic: synthetic, gate: gate, shared: &shared, into: &output)

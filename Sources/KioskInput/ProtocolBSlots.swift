@@ -261,6 +261,11 @@ struct ProtocolBSlots: TouchContacts {
             selectOutSlot(slot, time: event, into: &output)
             output.append(event)
             outValues[slot &* 16 &+ Int(event.code &- ABS.mtFirst)] = event.value
+        } else {
+            // Not sent: a contact this frame still starts in the slot (a second tracking id
+            // after this value) sends it with its start, or the clone would place that contact
+            // where its slot last was.
+            perSlot[slot].writtenInFrame &= ~(1 << UInt16(event.code &- ABS.mtFirst))
         }
     }
 

@@ -59,8 +59,9 @@ import PromptScreen
     /// The language of the catalogue in use (its header's `Language:`, "de"), nil when there is
     /// none (English as written): the voice that speaks what it shows.
     var voice: String? {
-        // gettext's translation of the empty message id is the catalogue's header.
-        let header = String(cString: dgettext(Self.domain, ""))
+        // gettext's translation of the empty message id is the catalogue's header; without a
+        // catalogue it is the id's own pointer, read while the id's C string still lives.
+        let header = "".withCString { String(cString: dgettext(Self.domain, $0)) }
         return Translation.headerLanguage(header)
     }
 }

@@ -1,0 +1,38 @@
+import KioskCore
+import Testing
+
+/// Profile texts `make fuzz` found that broke the parser (docs/testing.md § Fuzzing).
+@Suite struct ProfileFuzzRegressionTests {
+    /// A table header with no name — a lone `[`, `[# …`, `[=` — made toml++ (under TOMLKit)
+    /// fail an assertion, which aborted the process: kioskd, reading its profiles, and
+    /// `kioskctl profile check`. Each is now a syntax error at the header, and nothing is parsed.
+    @Test(arguments: [
+        ("[", "1:1"), ("[# the kiosk's buttons", "1:1"), ("[[ # devices", "1:1"), ("[=", "1:1"), ("[.a]", "1:1"),
+        ("[\r", "1:1"), ("[ \t", "1:1"), ("[é]", "1:1"), ("app = \"org.example.A\"\n  [\n", "2:3"),
+    ])
+    func aTableHeaderWithoutANameIsASyntaxError(text: String, position: String) {
+        do {
+            _ = try ProfileParser.parse(source: text, file: "f.toml")
+            Issue.record("\(text.debugDescription) parsed")
+        } catch {
+            #expect(error.diagnostics.count == 1)
+            #expect(error.diagnostics.map { "\($0.position.line):\($0.position.column)" } == [position])
+            #expect(error.description.hasSuffix("TOML syntax: a table header must start with its name ([name] or [[name]])"))
+        }
+    }
+
+    /// A line that begins with such a `[` inside a value (a multi-line array, a multi-line
+    /// string) is no header: the profile parses, or fails for what it is.
+    @Test func aBracketLineInsideAValueIsNoHeader() throws {
+        let array = "app = \"org.example.A\"\n[buttons]\nextra-locked-keys = [\n[ # nested\n]]\n"
+        do {
+            _ = try ProfileParser.parse(source: array, file: "f.toml")
+        } catch {
+            // The nested array is no key name: the profile's own rules refuse it, not the header check.
+            #expect(!error.description.contains("table header"), "\(error)")
+        }
+        let string = "app = \"org.example.A\"\ndescription = \"\"\"\n[\n\"\"\"\n"
+        let profile = try ProfileParser.parse(source: string, file: "f.toml")
+        #expect(profile.description == "[\n")
+    }
+}
