@@ -9,6 +9,8 @@ struct ProfileDirectory {
     var path: String
     /// Who may own a profile whose passcode hash kioskd uses: root and kioskd's own uid.
     var trustedOwners: [UInt32] = Array(Set([0, geteuid()])).sorted()
+    /// The profiles parsed so far, shared by the copies of this directory (``ProfileParseCache``).
+    var parsed = ProfileParseCache()
 
     /// What `ListProfiles` says of each installed profile: its name, its description, whether
     /// it can start a session (it parses, and a hash it holds is in a private file), whether it
@@ -18,7 +20,7 @@ struct ProfileDirectory {
             guard (try? Profile.validateName(name)) != nil else { return nil }
             let file = path + "/" + name + ".toml"
             guard let read = try? Self.read(file) else { return nil }
-            guard let profile = try? ProfileParser.parse(bytes: read.bytes, file: file) else {
+            guard let profile = try? parsed.parse(bytes: read.bytes, file: file) else {
                 return (name, "", false, false)
             }
             let usable = (try? checkHashFile(profile, name: name, file: file, mode: read.mode, owner: read.owner)) != nil
@@ -35,7 +37,7 @@ struct ProfileDirectory {
         for name in Files.names(in: path, ending: ".toml", limit: 1024) {
             guard (try? Profile.validateName(name)) != nil,
                 let read = try? Self.read(path + "/" + name + ".toml"),
-                let profile = try? ProfileParser.parse(bytes: read.bytes, file: name + ".toml"),
+                let profile = try? parsed.parse(bytes: read.bytes, file: name + ".toml"),
                 profile.app == app
             else { continue }
             claimed = true
@@ -88,7 +90,7 @@ struct ProfileDirectory {
         }
         let profile: Profile
         do {
-            profile = try ProfileParser.parse(bytes: read.bytes, file: file)
+            profile = try parsed.parse(bytes: read.bytes, file: file)
         } catch {
             throw KioskError(.invalidArgument, "The profile \(Text.quoted(name)) is not valid:\n\(error.description)")
         }

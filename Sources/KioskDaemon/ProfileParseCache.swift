@@ -1,0 +1,66 @@
+import KioskCore
+import Synchronization
+
+/// The profiles parsed so far, by file and exact bytes: a profile file read again unchanged
+/// (every `ListProfiles`, `StartSession` and `ReloadProfiles`, and every `RegisterApplication`,
+/// which reads each profile's `app` and `app-owner`) is not parsed again.
+///
+/// TOMLKit 0.6.0, the TOML parser, never frees a parsed document (`TOMLTable` has no `deinit`,
+/// and CTOML no function that deletes a `toml::table`): every parse kept some kilobytes for
+/// good (4.5 KiB for a 15-line profile), so kioskd grew by a few MiB an hour under `make soak`.
+/// With the cache, a parse happens once per distinct file contents, which an admin's edits bound.
+/// At most ``capacity`` entries are kept; when full, the oldest goes.
+final class ProfileParseCache: Sendable {
+    /// The most file contents remembered (a profile directory holds at most 1024 profiles that
+    /// `ListProfiles` lists; a kiosk has a handful).
+    static let capacity = 256
+
+    private struct Key: Hashable {
+        var file: String
+        var bytes: [UInt8]
+    }
+
+    private struct Entries {
+        var results: [Key: Result<Profile, ProfileError>] = [:]
+        var order: [Key] = []
+        var parses = 0
+    }
+
+    private let entries = Mutex(Entries())
+    private let parser: @Sendable ([UInt8], String) throws(ProfileError) -> Profile
+
+    /// A cache over `parser` (``ProfileParser/parse(bytes:file:)`` unless a test gives another).
+    init(
+        parser: @escaping @Sendable ([UInt8], String) throws(ProfileError) -> Profile = { bytes, file throws(ProfileError) in
+            try ProfileParser.parse(bytes: bytes, file: file)
+        }
+    ) {
+        self.parser = parser
+    }
+
+    /// How many times the parser ran.
+    var parses: Int { entries.withLock { $0.parses } }
+
+    /// The profile of `bytes` read from `file` (what ``ProfileParser/parse(bytes:file:)``
+    /// returns or throws for them), parsed only if these bytes of this file were not seen before.
+    func parse(bytes: [UInt8], file: String) throws(ProfileError) -> Profile {
+        let key = Key(file: file, bytes: bytes)
+        if let known = entries.withLock({ $0.results[key] }) { return try known.get() }
+        let result: Result<Profile, ProfileError>
+        do throws(ProfileError) {
+            result = .success(try parser(bytes, file))
+        } catch {
+            result = .failure(error)
+        }
+        entries.withLock { entries in
+            entries.parses += 1
+            guard entries.results[key] == nil else { return }
+            if entries.order.count >= Self.capacity {
+                entries.results[entries.order.removeFirst()] = nil
+            }
+            entries.results[key] = result
+            entries.order.append(key)
+        }
+        return try result.get()
+    }
+}
