@@ -68,7 +68,9 @@ import Testing
         return String(decoding: stdout, as: UTF8.self)
     }
 
-    struct CommandFailure: Error, CustomStringConvertible { var description: String; init(_ d: String) { description = d } }
+    struct CommandFailure: Error, CustomStringConvertible {
+        var description: String; init(_ d: String) { description = d }
+    }
 
     typealias RGB = (r: Double, g: Double, b: Double)
 
@@ -266,7 +268,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: directory + "/kioskctl")
         process.arguments = ["profile", "show", Self.museum, "--png", directory + "/out.png"]
-        process.environment = ["PATH": directory]
+        process.environment = ["PATH": directory].merging(BuildProducts.sanitizerEnvironment) { $1 }
         let err = Pipe()
         process.standardError = err
         try process.run()

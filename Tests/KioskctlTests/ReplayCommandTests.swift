@@ -164,7 +164,7 @@ import Testing
             "replay", "--profile", "\(root)/policies/museum-map.toml",
             "\(fixtures)/atmel-maxtouch-ts.2-fingers-touch-release.evemu",
         ]
-        process.environment = ["PATH": directory]
+        process.environment = ["PATH": directory].merging(BuildProducts.sanitizerEnvironment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

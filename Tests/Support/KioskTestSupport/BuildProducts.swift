@@ -2,6 +2,16 @@ import Foundation
 
 /// Finds executables built by SwiftPM next to the running test bundle.
 public enum BuildProducts {
+    /// The sanitizers' options of this test process (`ASAN_OPTIONS`, `LSAN_OPTIONS`,
+    /// `TSAN_OPTIONS`, as `make test-asan` and `make test-tsan` set them), for a test that runs a
+    /// built tool with an environment of its own: under a sanitizer the tool is instrumented too,
+    /// and without them its report at exit would land in the output the test compares.
+    public static var sanitizerEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter {
+            ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key)
+        }
+    }
+
     public static func path(of executable: String) -> String {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
