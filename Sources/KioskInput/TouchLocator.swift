@@ -62,6 +62,10 @@ struct TouchLocator {
         }
         guard case .regions(let regions) = shared.policy.touch, !regions.isEmpty else { return false }
         guard let point = screenPoint(x: x, y: y) else { return false }
+        // An axis whose range is empty or negative (max < min: uinput refuses it, a kernel
+        // driver's bug or a hand-made device may not) puts the point nowhere, which no region
+        // contains: suppressed rather than forwarded past every locked region (fail closed).
+        guard point.x.isFinite, point.y.isFinite else { return true }
         for region in regions where region.contains(point) { return true }
         return false
     }

@@ -50,7 +50,9 @@ import Testing
         let runID = byRun.addDevice(Self.keyboard)
         var runOutput = OutputBuffer()
         var keys: [PromptKey] = []
-        let result = run.withUnsafeBufferPointer { byRun.process($0, device: runID, into: &runOutput, promptKeys: &keys) }
+        let result = run.withUnsafeBufferPointer {
+            byRun.process($0, device: runID, into: &runOutput, promptKeys: &keys)
+        }
         #expect(result.resyncNeeded)
         byRun.resync(device: runID, to: state, into: &runOutput)
 
@@ -61,7 +63,8 @@ import Testing
         byEvent.resync(device: eventID, to: state, into: &eventOutput)
 
         #expect(Array(runOutput.events) == Array(eventOutput.events))
-        #expect(Array(runOutput.events) == [drop.with(type: 1, code: 31, value: 1), drop.with(type: 0, code: 0, value: 0)])
+        #expect(
+            Array(runOutput.events) == [drop.with(type: 1, code: 31, value: 1), drop.with(type: 0, code: 0, value: 0)])
     }
 
     /// A frame that starts two contacts in one slot, the second replacing the first with no −1
@@ -101,6 +104,33 @@ import Testing
             #expect(out[start...].contains(InputEvent(type: 3, code: 0x35, value: 300)), "\(out)")
             #expect(out[start...].contains(InputEvent(type: 3, code: 0x36, value: 500)), "\(out)")
         }
+    }
+
+    /// A touchscreen whose x axis has max = min − 1 (an empty range) put every contact at an
+    /// infinite x, which no region contains, so it passed a region lock (found by `make fuzz` in
+    /// CI). A point no region can be judged against is suppressed under locked regions now; with
+    /// no region locked the contact passes as before.
+    @Test(arguments: [true, false])
+    func aContactAtAPointNowhereIsSuppressedUnderLockedRegions(locked: Bool) {
+        let axis = DeviceDescription.AbsInfo(minimum: 0, maximum: 999)
+        let empty = DeviceDescription.AbsInfo(minimum: 5, maximum: 4)
+        let touchscreen = DeviceDescription(
+            name: "ts", properties: [1], codes: [1: [330], 3: [0, 1, 0x2f, 0x35, 0x36, 0x39]],
+            absInfo: [
+                0: empty, 1: axis, 0x2f: .init(minimum: 0, maximum: 4), 0x35: empty, 0x36: axis,
+                0x39: .init(minimum: 0, maximum: 65535),
+            ])
+        let policy = FilterPolicy(touch: .regions(locked ? [.rect(x: 0.5, y: 0.5, width: 0.5, height: 0.5)] : []))
+        let filter = InputFilter(policy: policy)
+        let id = filter.addDevice(touchscreen)
+        let syn = InputEvent(type: 0, code: 0, value: 0)
+        let out = Self.run(
+            filter, id,
+            [
+                InputEvent(type: 3, code: 0x2f, value: 0), InputEvent(type: 3, code: 0x39, value: 7),
+                InputEvent(type: 3, code: 0x35, value: 5), InputEvent(type: 3, code: 0x36, value: 8), syn,
+            ])
+        #expect(out.contains(InputEvent(type: 3, code: 0x39, value: 7)) == !locked, "\(out)")
     }
 
     /// An absolute pointer (a single-touch device with a mouse button): an autorepeat of a
