@@ -132,13 +132,15 @@ fuzz: deps
 # Swift test `make test` runs but the VM's (ASAN_FILTER, a --filter pattern, runs fewer). Not in
 # CI (it does not fit its time); run before a release, its result recorded in docs/testing.md.
 # KioskdLargeCallTests runs apart, without ASan's quarantine of freed memory, which its bound on
-# kioskd's memory growth would count.
+# kioskd's memory growth would count. ProfileParseCacheTests does not run here: its 512 KiB bound
+# on kioskd's growth over 400 ListProfiles is glibc malloc's; under ASan's allocator the same run
+# grows ~3 MiB even without the quarantine (34 MiB with it). It runs in make test.
 ASAN_FILTER ?=
 test-asan: deps deps-browser
 	Tests/Support/fetch-sshd >/dev/null
 	$(SWIFT) build --build-tests --sanitize address --scratch-path .build-asan $(SWIFTFLAGS)
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --no-parallel --sanitize address --scratch-path .build-asan \
-	  $(SWIFTFLAGS) $(if $(ASAN_FILTER),--filter '$(ASAN_FILTER)') --skip KioskdLargeCallTests
+	  $(SWIFTFLAGS) $(if $(ASAN_FILTER),--filter '$(ASAN_FILTER)') --skip 'KioskdLargeCallTests|ProfileParseCacheTests'
 	ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0 $(SWIFT) test --skip-build --no-parallel --sanitize address \
 	  --scratch-path .build-asan $(SWIFTFLAGS) --filter KioskdLargeCallTests
 
