@@ -69,6 +69,13 @@ public enum ProfileParser {
                     message: "TOML syntax: a table header must start with its name ([name] or [[name]])")
             ])
         }
+        if let brace = braceWhereAValueBelongs(in: source) {
+            throw ProfileError(diagnostics: [
+                ProfileDiagnostic(
+                    file: file, position: brace,
+                    message: "TOML syntax: a value was expected here, not '}'")
+            ])
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: source)
@@ -100,7 +107,9 @@ public enum ProfileParser {
         var offset = source.utf8.startIndex
         for line in source.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            defer { offset = source.utf8.index(line.endIndex, offsetBy: 1, limitedBy: source.utf8.endIndex) ?? line.endIndex }
+            defer {
+                offset = source.utf8.index(line.endIndex, offsetBy: 1, limitedBy: source.utf8.endIndex) ?? line.endIndex
+            }
             let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
             let indent = line.prefix(while: blank).count
             var rest = line.dropFirst(indent)
@@ -112,6 +121,62 @@ public enum ProfileParser {
             let before = String(source[..<String.Index(offset, within: source)!])
             guard (try? TOMLTable(string: before)) != nil else { return nil }
             return SourcePosition(line: lineNumber, column: indent + 1)
+        }
+        return nil
+    }
+
+    /// Where a `}` stands right after a `[` or a `,` (blanks, line breaks and comments between
+    /// them aside, outside strings): where an array's value belongs (`a = [ } ]`, `a = [1, }]`).
+    /// toml++ asserts there, which would abort the process like an unnamed table header, so it is
+    /// refused before the parse. Such a `}` is never valid TOML (nor is an inline table's trailing
+    /// comma before its `}`), so nothing valid is refused.
+    static func braceWhereAValueBelongs(in source: String) -> SourcePosition? {
+        let bytes = Array(source.utf8)
+        var i = 0, line = 1, lineStart = 0
+        var last: UInt8 = 0
+        func at(_ k: Int) -> UInt8 { k < bytes.count ? bytes[k] : 0 }
+        /// Skips a string starting at `i` (its opening quote `q`), counting its line breaks.
+        func skipString(_ q: UInt8) {
+            let multi = at(i + 1) == q && at(i + 2) == q
+            i += multi ? 3 : 1
+            while i < bytes.count {
+                let b = bytes[i]
+                if b == UInt8(ascii: "\\") && q == UInt8(ascii: "\"") {
+                    i += 2
+                    continue
+                }
+                if b == UInt8(ascii: "\n") {
+                    if !multi { return }
+                    line += 1
+                    lineStart = i + 1
+                }
+                if b == q && (!multi || (at(i + 1) == q && at(i + 2) == q)) {
+                    i += multi ? 3 : 1
+                    return
+                }
+                i += 1
+            }
+        }
+        while i < bytes.count {
+            let b = bytes[i]
+            switch b {
+            case UInt8(ascii: "#"):
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                skipString(b)
+                last = b
+            case UInt8(ascii: "\n"):
+                line += 1
+                i += 1
+                lineStart = i
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                i += 1
+            case UInt8(ascii: "}") where last == UInt8(ascii: "[") || last == UInt8(ascii: ","):
+                return SourcePosition(line: line, column: i - lineStart + 1)
+            default:
+                last = b
+                i += 1
+            }
         }
         return nil
     }

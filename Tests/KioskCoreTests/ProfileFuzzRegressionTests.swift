@@ -1,5 +1,6 @@
-import KioskCore
 import Testing
+
+@testable import KioskCore
 
 /// Profile texts `make fuzz` found that broke the parser (docs/testing.md § Fuzzing).
 @Suite struct ProfileFuzzRegressionTests {
@@ -17,7 +18,9 @@ import Testing
         } catch {
             #expect(error.diagnostics.count == 1)
             #expect(error.diagnostics.map { "\($0.position.line):\($0.position.column)" } == [position])
-            #expect(error.description.hasSuffix("TOML syntax: a table header must start with its name ([name] or [[name]])"))
+            #expect(
+                error.description.hasSuffix("TOML syntax: a table header must start with its name ([name] or [[name]])")
+            )
         }
     }
 
@@ -34,5 +37,29 @@ import Testing
         let string = "app = \"org.example.A\"\ndescription = \"\"\"\n[\n\"\"\"\n"
         let profile = try ProfileParser.parse(source: string, file: "f.toml")
         #expect(profile.description == "[\n")
+    }
+
+    /// A `}` where an array's value belongs (`a = [ } ]`, `a = [1, }]`, on the next line or after
+    /// a comment) made toml++ fail another assertion (`!is_value_terminator(*cp)`), found by
+    /// `make fuzz` in CI: a syntax error at the brace now. The same brace inside a string or a
+    /// comment, or closing an inline table after its last value, is left to the parse.
+    @Test(arguments: [
+        ("a = [ } ]", "1:7"), ("a = [1, } ]", "1:9"), ("a = [\n  \"x\",  # note\n  }\n]", "3:3"),
+        ("x = 1\nkeys = [\"KEY_F1\",  } help\n]", "2:20"),
+    ])
+    func aBraceWhereAValueBelongsIsASyntaxError(text: String, position: String) {
+        do {
+            _ = try ProfileParser.parse(source: text, file: "f.toml")
+            Issue.record("\(text.debugDescription) parsed")
+        } catch {
+            #expect(error.diagnostics.map { "\($0.position.line):\($0.position.column)" } == [position])
+            #expect(error.description.hasSuffix("TOML syntax: a value was expected here, not '}'"))
+        }
+    }
+
+    @Test func aBraceInAStringACommentOrClosingAnInlineTableIsNoSuchBrace() {
+        #expect(ProfileParser.braceWhereAValueBelongs(in: "a = [\"}\", '}', \"\"\"\n,}\"\"\"] # [ }") == nil)
+        #expect(ProfileParser.braceWhereAValueBelongs(in: "e = { key = \"KEY_A\", presses = 5 }") == nil)
+        #expect(ProfileParser.braceWhereAValueBelongs(in: "s = \"a\\\"[\"\nt = }") == nil)
     }
 }
