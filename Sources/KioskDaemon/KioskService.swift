@@ -53,10 +53,16 @@ public enum KioskService {
     }
 
     /// Runs until SIGTERM or SIGINT; returns the process exit code (0 after a clean stop,
-    /// 1 when the state file cannot be read, the bus cannot be served or the bus is lost).
+    /// 1 when the state file is corrupt, or does not read and this boot kept no runtime copy of
+    /// it, when the bus cannot be served or the bus is lost).
     public static func run(_ options: Options, logger: Logger) -> Int32 {
         do {
             return try serve(options, logger: logger)
+        } catch let error as StoreError where error.code == .io {
+            logger.critical(
+                "Could not read the state file; kioskd starts once it reads (input stays hidden until then), and a session with a time limit then comes back expired",
+                metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
+            return 1
         } catch let error as StoreError {
             logger.critical(
                 "Could not load the state file", metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
@@ -71,16 +77,21 @@ public enum KioskService {
         try EventLoop.blockSignals([SIGTERM, SIGINT, SIGHUP])
         let loop = try EventLoop()
         let store = StateStore(directory: options.stateDirectory)
-        // systemd's StateDirectory= has usually made it already; `--state-dir` elsewhere may not have.
-        try Files.makePrivateDirectory(options.stateDirectory)
-        let disk = try store.load()  // a corrupt file throws and is left untouched
+        // systemd's StateDirectory= has usually made it already; `--state-dir` elsewhere may not
+        // have. A failure (a disk returning I/O errors) is the load's and the probe's to say.
+        do {
+            try Files.makePrivateDirectory(options.stateDirectory)
+        } catch {
+            logger.warning("Could not make the state directory", metadata: ["error": "\(error)"])
+        }
         // What a kioskd of this boot kept in the runtime directory because its save failed:
         // wrong passcodes and a session's time, newer than the disk (docs/state-store.md § When
         // the disk fails).
         let pendingStore = StateStore(directory: options.runtimeDirectory, name: StateStore.pendingFileName)
         let pending = loadPending(pendingStore, logger: logger)
-        var (state, unsaved) = StateStorage.restore(disk: disk, pending: pending)
-        if pending != nil && !unsaved { pendingStore.remove() }  // older than the disk
+        let unreadable = UnreadableStateMarker(runtimeDirectory: options.runtimeDirectory)
+        var (state, unsaved) = try loadState(
+            store, pendingStore, pending: pending, unreadable: unreadable, logger: logger)
         let trial = state.session.trialEnd != nil
         let (clock, newBoot) = startKioskClock(&state, store: store, options: options, logger: logger)
         if trial && !state.session.isActive {
@@ -104,21 +115,30 @@ public enum KioskService {
         // Whether the state directory takes writes now: with the state saved when memory holds
         // more than the disk, else with a probe file. A failure is served, not fatal: reads and
         // input go on, changes are refused, tightening ones kept (and `StateStorage` says why).
-        let storageError = checkStorage(store, pendingStore, state: state, save: unsaved || browsersDeclared)
+        var storageError = checkStorage(store, pendingStore, state: state, save: unsaved || browsersDeclared)
         if storageError == nil { unsaved = false }
+        // What was changed after the disk's last save is unknown after a reboot when the disk
+        // does not take a write now, or did not read at an earlier start of this boot.
+        let lastSaveKnown = storageError == nil && !unreadable.isSet
         var marker = clock.marker
         let failedClosed = StateStorage.failClosedAfterReboot(
             &state, marker: &marker, boottime: SystemWallClock.boottime(), newBoot: newBoot,
-            writable: storageError == nil)
+            writable: lastSaveKnown)
         if marker != clock.marker {
             clock.marker = marker
             writeMarker(marker, options, logger)
         }
         if failedClosed {
             logger.warning(
-                "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left"
+                storageError == nil
+                    ? "The wrong passcodes since the last save are unknown (the state did not read earlier this boot); no free attempts are left"
+                    : "The wrong passcodes since the last save are unknown and the state cannot be saved; no free attempts are left"
             )
             unsaved = true
+            if storageError == nil {
+                storageError = checkStorage(store, pendingStore, state: state, save: true)
+                if storageError == nil { unsaved = false }
+            }
         }
 
         let bus = try Bus.openSystem()
@@ -155,7 +175,8 @@ public enum KioskService {
         try manager.export()
         if let storageError { manager.startedWithoutStorage(storageError, unsaved: unsaved) }
         // Fail closed: the restored session's locks are in the filter before any device is taken.
-        manager.restoreSession(newBoot: newBoot)
+        manager.restoreSession(newBoot: newBoot, lastSaveKnown: lastSaveKnown)
+        unreadable.clear()  // what it stood for is in `state` now, on disk or kept as unsaved
         // The web apps: declared (and saved) before the name is taken, their origins in the policy.
         manager.governWebApps(directory: options.appsDirectory)
         broker?.onExitRequested = { [unowned manager] in manager.requestExit() }
@@ -212,6 +233,37 @@ public enum KioskService {
         sources.forEach { $0.cancel() }
         withExtendedLifetime((manager, broker, disconnected, wallClockWatch, maskWatch)) {}
         return code
+    }
+
+    /// The state to start from and whether it holds more than the disk: the state file's, or the
+    /// runtime copy's when that is newer (``StateStorage/restore(disk:pending:)``).
+    ///
+    /// A state file that does not read (an I/O error, not a corrupt file) with a runtime copy:
+    /// the copy is the disk's state plus tightening changes, served and saved once the disk
+    /// works. Without one the session, its locks and the passcode are unknown: the error is
+    /// thrown (kioskd does not start, and a dead kioskd hides all input) and `unreadable` is
+    /// set, so that the start that reads the disk again fails closed as after a reboot with
+    /// the disk broken. A corrupt file throws and is left untouched.
+    private static func loadState(
+        _ store: StateStore, _ pendingStore: StateStore, pending: KioskState?, unreadable: UnreadableStateMarker,
+        logger: Logger
+    ) throws(StoreError) -> (KioskState, Bool) {
+        let disk: KioskState
+        do {
+            disk = try store.load()
+        } catch {
+            guard error.code == .io, let pending else {
+                if error.code == .io { unreadable.set(logger: logger) }
+                throw error
+            }
+            logger.error(
+                "Could not read the state file; serving the unsaved state this boot kept in the runtime directory",
+                metadata: ["error": "\(error.message)", "store.path": "\(pendingStore.path)"])
+            return (pending, true)
+        }
+        let (state, fromPending) = StateStorage.restore(disk: disk, pending: pending)
+        if pending != nil && !fromPending { pendingStore.remove() }  // older than the disk
+        return (state, fromPending)
     }
 
     /// The runtime directory's copy of a state whose save failed; nil when there is none or it
@@ -277,4 +329,33 @@ public enum KioskService {
                 metadata: ["clock.marker": "\(path)", "error": "\(error)"])
         }
     }
+}
+
+/// `<runtime-dir>/state-unreadable`: a start of this boot found the state file unreadable (an I/O
+/// error) and kept no copy of it (docs/state-store.md § When the disk fails). The start that
+/// reads it again cannot know what changed after its last save, so it fails closed as after a
+/// reboot with the disk broken; it then removes the marker.
+struct UnreadableStateMarker {
+    let directory: String
+    var path: String { directory + "/state-unreadable" }
+
+    init(runtimeDirectory: String) {
+        directory = runtimeDirectory
+    }
+
+    /// Whether an earlier start of this boot left it.
+    var isSet: Bool { access(path, F_OK) == 0 }
+
+    /// Leaves it (a runtime directory that cannot take it is logged: the next start then counts
+    /// what it reads as known).
+    func set(logger: Logger) {
+        do {
+            try Files.makePrivateDirectory(directory)
+            try Files.replace(path, with: Array("kioskd\n".utf8), durable: false)
+        } catch {
+            logger.error("Could not mark the state as unread in the runtime directory", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func clear() { Files.remove(path) }
 }

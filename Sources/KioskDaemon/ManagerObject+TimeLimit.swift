@@ -15,8 +15,10 @@ extension ManagerObject {
     /// `newBoot`: kioskd starts after a reboot (``KioskClockMarker``). With the state directory
     /// not writable then (``storage``, from the start's probe), a session with a time limit
     /// comes back expired: how long it ran after its last save is unknown (fail closed,
-    /// ``StateStorage/mustExpireRestoredSession(_:newBoot:writable:)``).
-    public func restoreSession(newBoot: Bool = false) {
+    /// ``StateStorage/mustExpireRestoredSession(_:newBoot:writable:)``). `lastSaveKnown: false`
+    /// does the same with the directory writable: an earlier start of this boot could not read
+    /// the state file, so what happened after its last save is unknown too.
+    public func restoreSession(newBoot: Bool = false, lastSaveKnown: Bool = true) {
         let name = state.session.profileName
         if state.session.isActive {
             let loaded = Result { () throws(KioskError) in try profiles.loadWithSource(name) }
@@ -35,11 +37,14 @@ extension ManagerObject {
         // Before READY, with nothing to serve: the restored session is brought up to date
         // synchronously, so an expired session's locks are on before any device is taken.
         var at = clock.now()
-        if StateStorage.mustExpireRestoredSession(state.session, newBoot: newBoot, writable: !storage.isFailing),
+        if StateStorage.mustExpireRestoredSession(
+            state.session, newBoot: newBoot, writable: !storage.isFailing && lastSaveKnown),
             let deadline = state.session.deadline
         {
             logger.warning(
-                "The session's time after its last save is unknown and the state cannot be saved; it comes back expired",
+                storage.isFailing
+                    ? "The session's time after its last save is unknown and the state cannot be saved; it comes back expired"
+                    : "The session's time after its last save is unknown (the state did not read earlier this boot); it comes back expired",
                 metadata: MessageID.sessionExpired.metadata.merging(["session.profile": "\(name)"]) { $1 })
             at = max(at, deadline)
         }

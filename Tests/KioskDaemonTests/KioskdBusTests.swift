@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KioskCore
 import KioskStore
+import KioskTestSupport
 import KioskdProcessTestSupport
 import SystemdKit
 import Testing
@@ -235,6 +236,85 @@ import Testing
         #expect(kioskd.stateBytes == garbage)
         #expect(kioskd.log.contains("corrupt"), "\(kioskd.log)")
         #expect(try !bus.hasOwner(KioskWire.busName))
+    }
+
+    /// A state file that does not read (here a directory where it belongs: `read` fails with
+    /// EISDIR, an I/O error like a failing disk's EIO) while the runtime directory holds this
+    /// boot's unsaved copy: the copy is served, `StateStorage` says saves fail, and once the file
+    /// can be written the retries save the copy's state and remove it (docs/state-store.md § When
+    /// the disk fails).
+    @Test func anUnreadableStateFileIsServedFromThisBootsRuntimeCopy() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.start()
+        let client = try ManagerClient(address: bus.address)
+        try Self.registerSample(client)
+        try client.call(
+            "SetRestrictionState",
+            [.string("org.example.MuseumMap"), .string("org.example.MuseumMap.share"), .string("deny")])
+        kioskd.stop()
+        let copy = kioskd.runtimeDirectory.appendingPathComponent(StateStore.pendingFileName).path
+        try FileManager.default.moveItem(atPath: kioskd.statePath, toPath: copy)
+        try FileManager.default.createDirectory(atPath: kioskd.statePath, withIntermediateDirectories: false)
+
+        try kioskd.start()
+        let served = try ManagerClient(address: bus.address)
+        #expect(try served.state("org.example.MuseumMap", "org.example.MuseumMap.share") == "deny", "\(kioskd.log)")
+        #expect(
+            kioskd.log.contains("serving the unsaved state this boot kept in the runtime directory"), "\(kioskd.log)")
+        let failing = try served.property("StateStorage")
+        #expect(failing?.description.contains("The state cannot be saved") == true, "\(String(describing: failing))")
+
+        try FileManager.default.removeItem(atPath: kioskd.statePath)
+        let saved = eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+            kioskd.stateBytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        } until: {
+            $0.contains("org.example.MuseumMap.share")
+        }
+        #expect(saved.contains(#""deny""#), "the copy's state is saved: \(saved.prefix(300))")
+        let copyRemoved = eventually(timeout: .seconds(5), every: .milliseconds(20)) {
+            !FileManager.default.fileExists(atPath: copy)
+        }
+        #expect(copyRemoved, "the copy is removed once saved")
+    }
+
+    /// A state file that does not read with no runtime copy: nothing to start from (the session,
+    /// its locks, the passcode), so kioskd exits 1 naming the error and marks the runtime
+    /// directory; after a reboot, the start that reads the file again cannot know what happened
+    /// after its last save, and fails closed: a session with a time limit comes back expired.
+    @Test func anUnreadableStateFileWithoutACopyStopsKioskdAndTheNextReadFailsClosed() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let kioskd = try Kioskd(bus: bus)
+        try kioskd.writeTestProfile("museum", app: "org.example.MuseumMap", timeLimit: "10m")
+        try kioskd.start()
+        try ManagerClient(address: bus.address).call("StartSession", [.string("museum")])
+        kioskd.stop()
+        let saved = try #require(kioskd.stateBytes)
+        #expect(String(decoding: saved, as: UTF8.self).contains(#""state":"active""#))
+
+        // A power cut; the disk does not read at the next boot.
+        try kioskd.simulateReboot()
+        try FileManager.default.removeItem(atPath: kioskd.statePath)
+        try FileManager.default.createDirectory(atPath: kioskd.statePath, withIntermediateDirectories: false)
+        try kioskd.start(waitForName: false)
+        #expect(kioskd.waitForExit() == 1, "\(kioskd.log)")
+        #expect(kioskd.log.contains("Could not read the state file; kioskd starts once it reads"), "\(kioskd.log)")
+        let marker = kioskd.runtimeDirectory.appendingPathComponent("state-unreadable").path
+        #expect(FileManager.default.fileExists(atPath: marker))
+        #expect(try !bus.hasOwner(KioskWire.busName))
+
+        // The disk reads again, with the session as last saved.
+        try FileManager.default.removeItem(atPath: kioskd.statePath)
+        try saved.write(to: URL(fileURLWithPath: kioskd.statePath))
+        try kioskd.start()
+        let client = try ManagerClient(address: bus.address)
+        #expect(try client.property("SessionState")?.string == "expired", "\(kioskd.log)")
+        #expect(
+            kioskd.log.contains("the state did not read earlier this boot); it comes back expired"), "\(kioskd.log)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the marker is removed once its state is read")
+        #expect(String(decoding: kioskd.stateBytes ?? Data(), as: UTF8.self).contains(#""state":"expired""#))
     }
 
     /// A file a newer kioskd wrote (a format version this one does not know) is refused like a
