@@ -9,11 +9,16 @@ import Synchronization
 /// and CTOML no function that deletes a `toml::table`): every parse kept some kilobytes for
 /// good (4.5 KiB for a 15-line profile), so kioskd grew by a few MiB an hour under `make soak`.
 /// With the cache, a parse happens once per distinct file contents, which an admin's edits bound.
-/// At most ``capacity`` entries are kept; when full, the oldest goes.
+/// At most ``capacity`` entries, holding at most ``byteCapacity`` bytes of file contents, are
+/// kept; when either is reached, the oldest go.
 final class ProfileParseCache: Sendable {
     /// The most file contents remembered (a profile directory holds at most 1024 profiles that
     /// `ListProfiles` lists; a kiosk has a handful).
     static let capacity = 256
+    /// The most bytes of file contents remembered (the keys hold them): four profiles of
+    /// ``Profile/maximumFileSize``, or thousands of a kiosk's kilobyte-sized ones. Without it, 256
+    /// large profiles would keep 256 MiB.
+    static let byteCapacity = 4 * Profile.maximumFileSize
 
     private struct Key: Hashable {
         var file: String
@@ -23,6 +28,7 @@ final class ProfileParseCache: Sendable {
     private struct Entries {
         var results: [Key: Result<Profile, ProfileError>] = [:]
         var order: [Key] = []
+        var bytes = 0
         var parses = 0
     }
 
@@ -31,7 +37,8 @@ final class ProfileParseCache: Sendable {
 
     /// A cache over `parser` (``ProfileParser/parse(bytes:file:)`` unless a test gives another).
     init(
-        parser: @escaping @Sendable ([UInt8], String) throws(ProfileError) -> Profile = { bytes, file throws(ProfileError) in
+        parser: @escaping @Sendable ([UInt8], String) throws(ProfileError) -> Profile = {
+            bytes, file throws(ProfileError) in
             try ProfileParser.parse(bytes: bytes, file: file)
         }
     ) {
@@ -40,6 +47,9 @@ final class ProfileParseCache: Sendable {
 
     /// How many times the parser ran.
     var parses: Int { entries.withLock { $0.parses } }
+
+    /// How many bytes of file contents are remembered.
+    var rememberedBytes: Int { entries.withLock { $0.bytes } }
 
     /// The profile of `bytes` read from `file` (what ``ProfileParser/parse(bytes:file:)``
     /// returns or throws for them), parsed only if these bytes of this file were not seen before.
@@ -54,12 +64,15 @@ final class ProfileParseCache: Sendable {
         }
         entries.withLock { entries in
             entries.parses += 1
-            guard entries.results[key] == nil else { return }
-            if entries.order.count >= Self.capacity {
-                entries.results[entries.order.removeFirst()] = nil
+            guard entries.results[key] == nil, key.bytes.count <= Self.byteCapacity else { return }
+            while entries.order.count >= Self.capacity || entries.bytes + key.bytes.count > Self.byteCapacity {
+                let oldest = entries.order.removeFirst()
+                entries.results[oldest] = nil
+                entries.bytes -= oldest.bytes.count
             }
             entries.results[key] = result
             entries.order.append(key)
+            entries.bytes += key.bytes.count
         }
         return try result.get()
     }

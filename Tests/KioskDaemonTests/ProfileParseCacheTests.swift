@@ -52,30 +52,60 @@ import Testing
             calls.withLock { $0 += 1 }
             return try ProfileParser.parse(source: Self.museum, file: "x.toml")
         })
-        for i in 0...ProfileParseCache.capacity { _ = try cache.parse(bytes: [UInt8(i % 256), UInt8(i / 256)], file: "f") }
+        for i in 0...ProfileParseCache.capacity {
+            _ = try cache.parse(bytes: [UInt8(i % 256), UInt8(i / 256)], file: "f")
+        }
         #expect(calls.withLock { $0 } == ProfileParseCache.capacity + 1)
-        _ = try cache.parse(bytes: [UInt8(ProfileParseCache.capacity % 256), UInt8(ProfileParseCache.capacity / 256)], file: "f")
+        _ = try cache.parse(
+            bytes: [UInt8(ProfileParseCache.capacity % 256), UInt8(ProfileParseCache.capacity / 256)], file: "f")
         #expect(calls.withLock { $0 } == ProfileParseCache.capacity + 1, "the newest was forgotten")
         _ = try cache.parse(bytes: [0, 0], file: "f")
         #expect(calls.withLock { $0 } == ProfileParseCache.capacity + 2, "the oldest was kept past the capacity")
     }
 
+    @Test func atMostByteCapacityOfContentsIsKeptTheOldestGoingFirst() throws {
+        let calls = Mutex(0)
+        let cache = ProfileParseCache(parser: { _, _ throws(ProfileError) in
+            calls.withLock { $0 += 1 }
+            return try ProfileParser.parse(source: Self.museum, file: "x.toml")
+        })
+        // Profiles of the largest size a profile may have: four fit, the fifth pushes out the first.
+        let large = { (tag: UInt8) in [tag] + [UInt8](repeating: UInt8(ascii: " "), count: Profile.maximumFileSize - 1)
+        }
+        for tag in UInt8(0)...4 { _ = try cache.parse(bytes: large(tag), file: "f") }
+        #expect(calls.withLock { $0 } == 5)
+        #expect(cache.rememberedBytes <= ProfileParseCache.byteCapacity)
+        #expect(cache.rememberedBytes == 4 * Profile.maximumFileSize)
+        _ = try cache.parse(bytes: large(4), file: "f")
+        _ = try cache.parse(bytes: large(1), file: "f")
+        #expect(calls.withLock { $0 } == 5, "the newest four were kept")
+        _ = try cache.parse(bytes: large(0), file: "f")
+        #expect(calls.withLock { $0 } == 6, "the oldest went")
+        // Contents larger than the whole capacity are parsed each time, never kept.
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: ProfileParseCache.byteCapacity + 1)
+        _ = try cache.parse(bytes: huge, file: "f")
+        _ = try cache.parse(bytes: huge, file: "f")
+        #expect(calls.withLock { $0 } == 8)
+        #expect(cache.rememberedBytes == 4 * Profile.maximumFileSize)
+    }
+
     /// The leak itself, on the built kioskd: 400 `ListProfiles` of an unchanged profile leave its
     /// VmRSS where 100 left it (each parse kept about 4.5 KiB before: 1.8 MiB).
     @Test func listingUnchangedProfilesAgainAndAgainDoesNotGrowKioskd() throws {
-        let profile = "description = \"A profile of some size\"\n" + KioskdSessionTests.museum + """
+        let profile =
+            "description = \"A profile of some size\"\n" + KioskdSessionTests.museum + """
 
-            [buttons]
-            power = "locked"
-            volume = "locked"
-            [touch]
-            mode = "regions"
-            [[touch.locked-region]]
-            name = "corner"
-            rect = { x = 0.9, y = 0.0, width = 0.1, height = 0.2 }
-            [session]
-            time-limit = "1h"
-            """
+                [buttons]
+                power = "locked"
+                volume = "locked"
+                [touch]
+                mode = "regions"
+                [[touch.locked-region]]
+                name = "corner"
+                rect = { x = 0.9, y = 0.0, width = 0.1, height = 0.2 }
+                [session]
+                time-limit = "1h"
+                """
         try withKioskd(profiles: ["museum": profile, "second": profile]) { kioskd, bus in
             let client = try ManagerClient(address: bus.address)
             let pid = try #require(kioskd.process?.pid)
