@@ -62,18 +62,11 @@ public enum ProfileParser {
                     message: "the file contains a NUL character")
             ])
         }
-        if let header = unnamedTableHeader(in: source) {
+        // toml++ only ever sees well-formed TOML: some malformed documents reach one of its
+        // assertions, which abort the process (TOMLSyntax).
+        if let (position, message) = TOMLSyntax.firstError(in: source) {
             throw ProfileError(diagnostics: [
-                ProfileDiagnostic(
-                    file: file, position: header,
-                    message: "TOML syntax: a table header must start with its name ([name] or [[name]])")
-            ])
-        }
-        if let brace = braceWhereAValueBelongs(in: source) {
-            throw ProfileError(diagnostics: [
-                ProfileDiagnostic(
-                    file: file, position: brace,
-                    message: "TOML syntax: a value was expected here, not '}'")
+                ProfileDiagnostic(file: file, position: position, message: "TOML syntax: \(message)")
             ])
         }
         let root: TOMLTable
@@ -93,104 +86,6 @@ public enum ProfileParser {
             ])
         }
         return (root, TOMLSourceMap(source: source))
-    }
-
-    /// Where a table header stands whose `[` (or `[[`) is followed, after spaces and tabs, by
-    /// neither a name nor `]`: a lone `[`, `[# …`, `[=`, `[.a]`. toml++ (under TOMLKit) asserts
-    /// there, which aborts the process (the C++ is built without `NDEBUG`, in release too), so
-    /// such a header is refused before it is parsed. A line beginning so may also sit inside a
-    /// value (a multi-line array or string), where it is no header: the text before it is parsed
-    /// first, and only when that is a whole document is the line a header. Parsing it before would
-    /// stop at an earlier error anyway, so a document that fails there is left to the parse.
-    static func unnamedTableHeader(in source: String) -> SourcePosition? {
-        var lineNumber = 0
-        var offset = source.utf8.startIndex
-        for line in source.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            defer {
-                offset = source.utf8.index(line.endIndex, offsetBy: 1, limitedBy: source.utf8.endIndex) ?? line.endIndex
-            }
-            let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            let indent = line.prefix(while: blank).count
-            var rest = line.dropFirst(indent)
-            guard rest.first == UInt8(ascii: "[") else { continue }
-            rest = rest.dropFirst()
-            if rest.first == UInt8(ascii: "[") { rest = rest.dropFirst() }
-            rest = rest.drop(while: blank)
-            if let next = rest.first, isKeyStart(next) { continue }
-            let before = String(source[..<String.Index(offset, within: source)!])
-            guard (try? TOMLTable(string: before)) != nil else { return nil }
-            return SourcePosition(line: lineNumber, column: indent + 1)
-        }
-        return nil
-    }
-
-    /// Where a `}` stands right after a `[` or a `,` (blanks, line breaks and comments between
-    /// them aside, outside strings): where an array's value belongs (`a = [ } ]`, `a = [1, }]`).
-    /// toml++ asserts there, which would abort the process like an unnamed table header, so it is
-    /// refused before the parse. Such a `}` is never valid TOML (nor is an inline table's trailing
-    /// comma before its `}`), so nothing valid is refused.
-    static func braceWhereAValueBelongs(in source: String) -> SourcePosition? {
-        let bytes = Array(source.utf8)
-        var i = 0, line = 1, lineStart = 0
-        var last: UInt8 = 0
-        func at(_ k: Int) -> UInt8 { k < bytes.count ? bytes[k] : 0 }
-        /// Skips a string starting at `i` (its opening quote `q`), counting its line breaks.
-        func skipString(_ q: UInt8) {
-            let multi = at(i + 1) == q && at(i + 2) == q
-            i += multi ? 3 : 1
-            while i < bytes.count {
-                let b = bytes[i]
-                if b == UInt8(ascii: "\\") && q == UInt8(ascii: "\"") {
-                    i += 2
-                    continue
-                }
-                if b == UInt8(ascii: "\n") {
-                    if !multi { return }
-                    line += 1
-                    lineStart = i + 1
-                }
-                if b == q && (!multi || (at(i + 1) == q && at(i + 2) == q)) {
-                    i += multi ? 3 : 1
-                    return
-                }
-                i += 1
-            }
-        }
-        while i < bytes.count {
-            let b = bytes[i]
-            switch b {
-            case UInt8(ascii: "#"):
-                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
-            case UInt8(ascii: "\""), UInt8(ascii: "'"):
-                skipString(b)
-                last = b
-            case UInt8(ascii: "\n"):
-                line += 1
-                i += 1
-                lineStart = i
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
-                i += 1
-            case UInt8(ascii: "}") where last == UInt8(ascii: "[") || last == UInt8(ascii: ","):
-                return SourcePosition(line: line, column: i - lineStart + 1)
-            default:
-                last = b
-                i += 1
-            }
-        }
-        return nil
-    }
-
-    /// What toml++ takes to begin a key in a table header (and `]`, which it refuses itself).
-    private static func isKeyStart(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "\""),
-            UInt8(ascii: "'"), UInt8(ascii: "]"):
-            return true
-        default:
-            return false
-        }
     }
 
     private static func firstInvalidUTF8(in bytes: [UInt8]) -> SourcePosition {

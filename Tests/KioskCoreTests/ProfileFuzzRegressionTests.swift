@@ -58,8 +58,10 @@ import Testing
     }
 
     @Test func aBraceInAStringACommentOrClosingAnInlineTableIsNoSuchBrace() {
-        #expect(ProfileParser.braceWhereAValueBelongs(in: "a = [\"}\", '}', \"\"\"\n,}\"\"\"] # [ }") == nil)
-        #expect(ProfileParser.braceWhereAValueBelongs(in: "e = { key = \"KEY_A\", presses = 5 }") == nil)
-        #expect(ProfileParser.braceWhereAValueBelongs(in: "s = \"a\\\"[\"\nt = }") == nil)
+        #expect(TOMLSyntax.firstError(in: "a = [\"}\", '}', \"\"\"\n,}\"\"\"] # [ }") == nil)
+        #expect(TOMLSyntax.firstError(in: "e = { key = \"KEY_A\", presses = 5 }") == nil)
+        let afterAString = TOMLSyntax.firstError(in: "s = \"a\\\"[\"\nt = }")
+        #expect(afterAString?.message == "a value was expected here, not '}'")
+        #expect(afterAString?.position == SourcePosition(line: 2, column: 5))
     }
 }
