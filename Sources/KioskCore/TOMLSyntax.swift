@@ -175,12 +175,12 @@ struct TOMLSyntax {
                 if at(i + 1) == Self.quote && at(i + 2) == Self.quote {
                     throw fail("a key cannot be a multi-line string")
                 }
-                try basicString()
+                try string(Self.quote)
             case Self.apostrophe?:
                 if at(i + 1) == Self.apostrophe && at(i + 2) == Self.apostrophe {
                     throw fail("a key cannot be a multi-line string")
                 }
-                try literalString()
+                try string(Self.apostrophe)
             case let byte? where Self.isBareKeyByte(byte):
                 while let byte = current, Self.isBareKeyByte(byte) { i += 1 }
             default:
@@ -204,15 +204,15 @@ struct TOMLSyntax {
         switch byte {
         case Self.quote:
             if at(i + 1) == Self.quote && at(i + 2) == Self.quote {
-                try multiLineBasicString()
+                try multiLineString(Self.quote)
             } else {
-                try basicString()
+                try string(Self.quote)
             }
         case Self.apostrophe:
             if at(i + 1) == Self.apostrophe && at(i + 2) == Self.apostrophe {
-                try multiLineLiteralString()
+                try multiLineString(Self.apostrophe)
             } else {
-                try literalString()
+                try string(Self.apostrophe)
             }
         case UInt8(ascii: "["): try array()
         case UInt8(ascii: "{"): try inlineTable()
@@ -300,39 +300,41 @@ struct TOMLSyntax {
 
     // MARK: Strings
 
-    /// `"…"` with escapes, on one line.
-    private mutating func basicString() throws(Failure) {
+    /// `"…"` with escapes, or `'…'` without (`quote`), on one line.
+    private mutating func string(_ quote: UInt8) throws(Failure) {
         let start = i
         i += 1
         while true {
             guard let byte = current else { throw fail("the string is not closed", at: start) }
             switch byte {
-            case Self.quote:
+            case quote:
                 i += 1
                 return
-            case Self.backslash:
+            case Self.backslash where quote == Self.quote:
                 try escape()
             case Self.lf, Self.cr:
-                throw fail("a string must end on its line (use \"\"\" for more lines)", at: start)
+                let more = String(repeating: Character(Unicode.Scalar(quote)), count: 3)
+                throw fail("a string must end on its line (use \(more) for more lines)", at: start)
             default:
                 try stringCharacter(byte)
             }
         }
     }
 
-    /// `"""…"""` with escapes and line-ending backslashes.
-    private mutating func multiLineBasicString() throws(Failure) {
+    /// A multi-line string: three double quotes with escapes and line-ending backslashes, or three
+    /// single quotes without (`quote`).
+    private mutating func multiLineString(_ quote: UInt8) throws(Failure) {
         let start = i
         i += 3
         while true {
             guard let byte = current else { throw fail("the string is not closed", at: start) }
             switch byte {
-            case Self.quote where at(i + 1) == Self.quote && at(i + 2) == Self.quote:
+            case quote where at(i + 1) == quote && at(i + 2) == quote:
                 i += 3
                 // Up to two quotes more belong to the string ("""a""""" is `a""`).
-                for _ in 0..<2 where current == Self.quote { i += 1 }
+                for _ in 0..<2 where current == quote { i += 1 }
                 return
-            case Self.backslash:
+            case Self.backslash where quote == Self.quote:
                 var k = i + 1
                 while let b = at(k), b == Self.space || b == Self.tab { k += 1 }
                 if at(k) == Self.lf || at(k) == Self.cr && at(k + 1) == Self.lf {
@@ -340,43 +342,6 @@ struct TOMLSyntax {
                 } else {
                     try escape()
                 }
-            case Self.lf, Self.cr:
-                _ = try newline()
-            default:
-                try stringCharacter(byte)
-            }
-        }
-    }
-
-    /// `'…'`, on one line, no escapes.
-    private mutating func literalString() throws(Failure) {
-        let start = i
-        i += 1
-        while true {
-            guard let byte = current else { throw fail("the string is not closed", at: start) }
-            switch byte {
-            case Self.apostrophe:
-                i += 1
-                return
-            case Self.lf, Self.cr:
-                throw fail("a string must end on its line (use ''' for more lines)", at: start)
-            default:
-                try stringCharacter(byte)
-            }
-        }
-    }
-
-    /// `'''…'''`, no escapes.
-    private mutating func multiLineLiteralString() throws(Failure) {
-        let start = i
-        i += 3
-        while true {
-            guard let byte = current else { throw fail("the string is not closed", at: start) }
-            switch byte {
-            case Self.apostrophe where at(i + 1) == Self.apostrophe && at(i + 2) == Self.apostrophe:
-                i += 3
-                for _ in 0..<2 where current == Self.apostrophe { i += 1 }
-                return
             case Self.lf, Self.cr:
                 _ = try newline()
             default:
