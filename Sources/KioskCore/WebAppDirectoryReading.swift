@@ -51,15 +51,18 @@ public struct WebAppDirectoryReading: Sendable, Equatable {
 
     /// Decides each of `names` (the directory's `*.toml` files without the suffix, in order)
     /// in `directory`, reading each through `read`; a manifest is trusted when its owner is
-    /// one of `trustedOwners` (root, and the reading process's own uid).
+    /// one of `trustedOwners` (root, and the reading process's own uid). `parse` is
+    /// ``WebAppManifest/parse(bytes:file:)``, or a cache of it (kioskd's: TOMLKit never frees
+    /// a parsed document, and kioskd reads the manifests again at every reload).
     public init(
         directory: String, names: [String], trustedOwners: Set<UInt32>,
+        parse: ([UInt8], String) throws(ProfileError) -> WebAppManifest = WebAppManifest.parse(bytes:file:),
         read: (String) -> Result<File, Unreadable>
     ) {
         for name in names.prefix(Self.maxFiles) {
             let path = directory + "/" + name + ".toml"
             let id = try? AppID(name)
-            switch Self.decide(path: path, read(path), trustedOwners: trustedOwners) {
+            switch Self.decide(path: path, read(path), trustedOwners: trustedOwners, parse: parse) {
             case .success(let manifest): manifests.append(manifest)
             case .failure(let refusal):
                 problems.append(refusal.reason)
@@ -70,7 +73,8 @@ public struct WebAppDirectoryReading: Sendable, Equatable {
 
     /// The decision for one file at `path`.
     static func decide(
-        path: String, _ read: Result<File, Unreadable>, trustedOwners: Set<UInt32>
+        path: String, _ read: Result<File, Unreadable>, trustedOwners: Set<UInt32>,
+        parse: ([UInt8], String) throws(ProfileError) -> WebAppManifest = WebAppManifest.parse(bytes:file:)
     ) -> Result<WebAppManifest, Unreadable> {
         let file: File
         switch read {
@@ -86,7 +90,7 @@ public struct WebAppDirectoryReading: Sendable, Equatable {
         }
         let manifest: WebAppManifest
         do {
-            manifest = try WebAppManifest.parse(bytes: file.bytes, file: path)
+            manifest = try parse(file.bytes, path)
         } catch {
             return .failure(Unreadable(reason: error.description))
         }

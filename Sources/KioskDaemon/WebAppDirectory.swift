@@ -8,12 +8,14 @@ struct WebAppDirectory {
     var path: String
     /// Who may own a manifest: root, and kioskd's own uid.
     var trustedOwners: Set<UInt32> = [0, geteuid()]
+    /// The manifests parsed so far: each contents is parsed once (``TOMLParseCache``).
+    var parsed = TOMLParseCache<WebAppManifest>()
 
     /// Reads every `*.toml`, refusing each file that cannot be used, saying why.
     func read() -> WebAppDirectoryReading {
         WebAppDirectoryReading(
             directory: path, names: Files.names(in: path, ending: ".toml", limit: WebAppDirectoryReading.maxFiles),
-            trustedOwners: trustedOwners
+            trustedOwners: trustedOwners, parse: parsed.parse(bytes:file:)
         ) { file in
             Result { () throws(FileError) in try Files.readRegular(file, limit: WebAppManifest.maxBytes) }
                 .map { WebAppDirectoryReading.File(bytes: $0.bytes, owner: $0.owner, mode: $0.mode) }

@@ -89,6 +89,35 @@ import Testing
         #expect(cache.rememberedBytes == 4 * Profile.maximumFileSize)
     }
 
+    /// The web apps' manifests go through their own cache: kioskd reads the directory at its
+    /// start and again at every reload, and an unchanged manifest is not parsed again.
+    @Test func anUnchangedManifestIsParsedOnceAcrossReadings() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("org.example.MuseumGuide.toml").path
+        let manifest = """
+            id = "org.example.MuseumGuide"
+            origins = ["https://guide.museum.example"]
+            [[restriction]]
+            id = "org.example.MuseumGuide.video"
+            title = "Exhibit videos"
+            detail = "Visitors may play the video beside each exhibit."
+
+            """
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(manifest.utf8)))
+        chmod(file, 0o644)
+        let apps = WebAppDirectory(path: directory.path)
+        let first = apps.read()
+        #expect(first.manifests.map(\.app.rawValue) == ["org.example.MuseumGuide"], "\(first.problems)")
+        #expect(apps.read() == first)
+        #expect(apps.parsed.parses == 1)
+        try Data((manifest + "# edited\n").utf8).write(to: URL(fileURLWithPath: file))
+        #expect(apps.read().manifests == first.manifests)
+        #expect(apps.parsed.parses == 2)
+    }
+
     /// The leak itself, on the built kioskd: 400 `ListProfiles` of an unchanged profile leave its
     /// VmRSS where 100 left it (each parse kept about 4.5 KiB before: 1.8 MiB).
     @Test func listingUnchangedProfilesAgainAndAgainDoesNotGrowKioskd() throws {

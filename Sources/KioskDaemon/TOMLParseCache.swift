@@ -1,9 +1,10 @@
 import KioskCore
 import Synchronization
 
-/// The profiles parsed so far, by file and exact bytes: a profile file read again unchanged
+/// The TOML files parsed so far, by file and exact bytes: a profile file read again unchanged
 /// (every `ListProfiles`, `StartSession` and `ReloadProfiles`, and every `RegisterApplication`,
-/// which reads each profile's `app` and `app-owner`) is not parsed again.
+/// which reads each profile's `app` and `app-owner`), or a web app's manifest read again at a
+/// reload, is not parsed again.
 ///
 /// TOMLKit 0.6.0, the TOML parser, never frees a parsed document (`TOMLTable` has no `deinit`,
 /// and CTOML no function that deletes a `toml::table`): every parse kept some kilobytes for
@@ -11,14 +12,14 @@ import Synchronization
 /// With the cache, a parse happens once per distinct file contents, which an admin's edits bound.
 /// At most ``capacity`` entries, holding at most ``byteCapacity`` bytes of file contents, are
 /// kept; when either is reached, the oldest go.
-final class ProfileParseCache: Sendable {
+final class TOMLParseCache<Value: Sendable>: Sendable {
     /// The most file contents remembered (a profile directory holds at most 1024 profiles that
     /// `ListProfiles` lists; a kiosk has a handful).
-    static let capacity = 256
+    static var capacity: Int { 256 }
     /// The most bytes of file contents remembered (the keys hold them): four profiles of
     /// ``Profile/maximumFileSize``, or thousands of a kiosk's kilobyte-sized ones. Without it, 256
     /// large profiles would keep 256 MiB.
-    static let byteCapacity = 4 * Profile.maximumFileSize
+    static var byteCapacity: Int { 4 * Profile.maximumFileSize }
 
     private struct Key: Hashable {
         var file: String
@@ -26,22 +27,17 @@ final class ProfileParseCache: Sendable {
     }
 
     private struct Entries {
-        var results: [Key: Result<Profile, ProfileError>] = [:]
+        var results: [Key: Result<Value, ProfileError>] = [:]
         var order: [Key] = []
         var bytes = 0
         var parses = 0
     }
 
     private let entries = Mutex(Entries())
-    private let parser: @Sendable ([UInt8], String) throws(ProfileError) -> Profile
+    private let parser: @Sendable ([UInt8], String) throws(ProfileError) -> Value
 
-    /// A cache over `parser` (``ProfileParser/parse(bytes:file:)`` unless a test gives another).
-    init(
-        parser: @escaping @Sendable ([UInt8], String) throws(ProfileError) -> Profile = {
-            bytes, file throws(ProfileError) in
-            try ProfileParser.parse(bytes: bytes, file: file)
-        }
-    ) {
+    /// A cache over `parser`, which parses a file's bytes (its name is for messages).
+    init(parser: @escaping @Sendable ([UInt8], String) throws(ProfileError) -> Value) {
         self.parser = parser
     }
 
@@ -51,12 +47,12 @@ final class ProfileParseCache: Sendable {
     /// How many bytes of file contents are remembered.
     var rememberedBytes: Int { entries.withLock { $0.bytes } }
 
-    /// The profile of `bytes` read from `file` (what ``ProfileParser/parse(bytes:file:)``
-    /// returns or throws for them), parsed only if these bytes of this file were not seen before.
-    func parse(bytes: [UInt8], file: String) throws(ProfileError) -> Profile {
+    /// What the parser returns or throws for `bytes` read from `file`, parsed only if these bytes
+    /// of this file were not seen before.
+    func parse(bytes: [UInt8], file: String) throws(ProfileError) -> Value {
         let key = Key(file: file, bytes: bytes)
         if let known = entries.withLock({ $0.results[key] }) { return try known.get() }
-        let result: Result<Profile, ProfileError>
+        let result: Result<Value, ProfileError>
         do throws(ProfileError) {
             result = .success(try parser(bytes, file))
         } catch {
@@ -75,5 +71,22 @@ final class ProfileParseCache: Sendable {
             entries.bytes += key.bytes.count
         }
         return try result.get()
+    }
+}
+
+/// The profiles' cache (``ProfileParser/parse(bytes:file:)``).
+typealias ProfileParseCache = TOMLParseCache<Profile>
+
+extension TOMLParseCache where Value == Profile {
+    /// A cache over ``ProfileParser/parse(bytes:file:)``.
+    convenience init() {
+        self.init(parser: { bytes, file throws(ProfileError) in try ProfileParser.parse(bytes: bytes, file: file) })
+    }
+}
+
+extension TOMLParseCache where Value == WebAppManifest {
+    /// A cache over ``WebAppManifest/parse(bytes:file:)``.
+    convenience init() {
+        self.init(parser: { bytes, file throws(ProfileError) in try WebAppManifest.parse(bytes: bytes, file: file) })
     }
 }
