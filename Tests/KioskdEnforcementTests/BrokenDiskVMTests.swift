@@ -122,25 +122,12 @@ struct BrokenDiskVMTests {
             }
         }
 
-        func remove() {
-            _ = try? Self.shell(
-                """
-                umount -l \(directory) 2>/dev/null
-                dmsetup --noudevsync remove \(name) 2>/dev/null
-                for dev in $(losetup -j \(image) | cut -d: -f1); do losetup -d "$dev"; done
-                rm -f \(image)
-                true
-                """)
-        }
+        func remove() { VMDisk.remove(directory: directory, mapperName: name, image: image) }
 
         deinit { remove() }
 
         @discardableResult
-        static func shell(_ script: String) throws -> String {
-            let out = try runTool("/bin/sh", ["-c", script], timeout: .seconds(60))
-            guard out.status == 0 else { throw HarnessError("the broken disk's step failed: \(out)") }
-            return out.stdout
-        }
+        static func shell(_ script: String) throws -> String { try VMDisk.shell(script, "the broken disk's step") }
     }
 
     /// A call as the bus caller sees it: its reply, or its error's message.

@@ -46,26 +46,12 @@ struct SlowDiskVMTests {
                 """)
         }
 
-        func remove() {
-            _ = try? Self.shell(
-                """
-                umount \(directory) 2>/dev/null
-                dev=$(dmsetup deps -o devname \(name) 2>/dev/null | sed -n 's/.*(\\(.*\\))/\\1/p')
-                dmsetup --noudevsync remove \(name) 2>/dev/null
-                [ -n "$dev" ] && losetup -d "/dev/$dev" 2>/dev/null
-                rm -f \(image)
-                true
-                """)
-        }
+        func remove() { VMDisk.remove(directory: directory, mapperName: name, image: image) }
 
         deinit { remove() }
 
         @discardableResult
-        static func shell(_ script: String) throws -> String {
-            let out = try runTool("/bin/sh", ["-c", script], timeout: .seconds(60))
-            guard out.status == 0 else { throw HarnessError("the slow disk's setup failed: \(out)") }
-            return out.stdout
-        }
+        static func shell(_ script: String) throws -> String { try VMDisk.shell(script, "the slow disk's setup") }
     }
 
     /// kioskd brokering input, its state on a slow disk, with the sample app registered.
