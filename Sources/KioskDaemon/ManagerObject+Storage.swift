@@ -106,16 +106,28 @@ extension ManagerObject {
             .urgent,
             { [unowned self] in
                 guard storage.retryDelay != nil else { return nil }  // a change's save worked meanwhile
-                var next = machine
-                next.state = checkpointed(next.state)
-                return StateWriter.Write(
-                    state: next.state, afterSave: browserWrite(for: next),
-                    durable: { [unowned self] written in
-                        commit(next, browserFiles: .written(written))
-                        stateSaved()
-                    },
-                    failed: { [unowned self] error in stateSaveFailed(error, retry: true) })
+                return checkpointedWrite(of: machine) { [unowned self] _, error in stateSaveFailed(error, retry: true) }
             }, dropped: { _ in })
+    }
+
+    /// A save of `machine` with the kiosk clock checkpointed, as the urgent lane's writes make
+    /// it (the save retry, the session's time): once durable, it is committed with its browser
+    /// files, ``stateSaved()`` runs and then `saved`; a failed save runs `failed` with the
+    /// checkpointed machine and the error.
+    func checkpointedWrite(
+        of machine: SessionMachine, saved: @escaping () -> Void = {},
+        failed: @escaping (SessionMachine, any Error) -> Void
+    ) -> StateWriter<KioskState>.Write {
+        var next = machine
+        next.state = checkpointed(next.state)
+        return StateWriter.Write(
+            state: next.state, afterSave: browserWrite(for: next),
+            durable: { [unowned self] written in
+                commit(next, browserFiles: .written(written))
+                stateSaved()
+                saved()
+            },
+            failed: { error in failed(next, error) })
     }
 }
 

@@ -127,17 +127,13 @@ extension ManagerObject {
                     scheduleSessionTimer()
                     return nil
                 }
-                var next = progress.machine
-                next.state = checkpointed(next.state)
-                return StateWriter.Write(
-                    state: next.state, afterSave: browserWrite(for: next),
-                    durable: { [unowned self] written in
-                        commit(next, browserFiles: .written(written))
-                        stateSaved()
+                return checkpointedWrite(
+                    of: progress.machine,
+                    saved: { [unowned self] in
                         progress.emit()
                         scheduleSessionTimer()
                     },
-                    failed: { [unowned self] error in
+                    failed: { [unowned self] next, error in
                         logger.error(
                             "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
                         stateSaveFailed(error)
