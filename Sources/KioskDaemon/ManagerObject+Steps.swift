@@ -120,20 +120,20 @@ extension ManagerObject {
                         attempt(call, plan.then)
                         finally?()
                     },
-                    failed: { [unowned self] error in
+                    failed: { [unowned self] error, written in
                         logger.error(
                             "Could not save the state",
                             metadata: ["store.path": "\(store.path)", "error": "\(Errno.reason(of: error))"])
                         stateSaveFailed(error)
                         if plan.keepIfSaveFails {
-                            commit(next)
+                            commit(next, browserFiles: .written(written))
                             keptUnsaved()
                             attempt(call, plan.then)
                         } else {
                             try? call.replyError(Self.busError(error))
                         }
                         finally?()
-                    })
+                    }, keptIfSaveFails: plan.keepIfSaveFails)
             },
             dropped: { refusal in
                 switch refusal {

@@ -106,17 +106,20 @@ extension ManagerObject {
             .urgent,
             { [unowned self] in
                 guard storage.retryDelay != nil else { return nil }  // a change's save worked meanwhile
-                return checkpointedWrite(of: machine) { [unowned self] _, error in stateSaveFailed(error, retry: true) }
+                return checkpointedWrite(of: machine) { [unowned self] _, error, _ in
+                    stateSaveFailed(error, retry: true)
+                }
             }, dropped: { _ in })
     }
 
     /// A save of `machine` with the kiosk clock checkpointed, as the urgent lane's writes make
     /// it (the save retry, the session's time): once durable, it is committed with its browser
     /// files, ``stateSaved()`` runs and then `saved`; a failed save runs `failed` with the
-    /// checkpointed machine and the error.
+    /// checkpointed machine, the error, and, when the change is `keptIfSaveFails`, what writing
+    /// the browsers' files did (off the loop, as after a save).
     func checkpointedWrite(
-        of machine: SessionMachine, saved: @escaping () -> Void = {},
-        failed: @escaping (SessionMachine, any Error) -> Void
+        of machine: SessionMachine, keptIfSaveFails: Bool = false, saved: @escaping () -> Void = {},
+        failed: @escaping (SessionMachine, any Error, (any Sendable)?) -> Void
     ) -> StateWriter<KioskState>.Write {
         var next = machine
         next.state = checkpointed(next.state)
@@ -127,7 +130,7 @@ extension ManagerObject {
                 stateSaved()
                 saved()
             },
-            failed: { error in failed(next, error) })
+            failed: { error, written in failed(next, error, written) }, keptIfSaveFails: keptIfSaveFails)
     }
 }
 

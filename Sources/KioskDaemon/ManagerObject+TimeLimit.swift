@@ -128,16 +128,16 @@ extension ManagerObject {
                     return nil
                 }
                 return checkpointedWrite(
-                    of: progress.machine,
+                    of: progress.machine, keptIfSaveFails: true,
                     saved: { [unowned self] in
                         progress.emit()
                         scheduleSessionTimer()
                     },
-                    failed: { [unowned self] next, error in
+                    failed: { [unowned self] next, error, written in
                         logger.error(
                             "Could not save the session's progress", metadata: ["error": "\(Errno.reason(of: error))"])
                         stateSaveFailed(error)
-                        commit(next)
+                        commit(next, browserFiles: .written(written))
                         keptUnsaved()
                         progress.emit()
                         scheduleSessionTimer()

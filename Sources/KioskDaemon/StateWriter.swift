@@ -22,8 +22,13 @@ final class StateWriter<State: Sendable> {
         /// `state` is on disk (and `afterSave` done, its result given): make it the state, then
         /// emit and reply.
         var durable: (_ afterSave: (any Sendable)?) -> Void
-        /// The save failed; nothing on disk changed.
-        var failed: (any Error) -> Void
+        /// The save failed; nothing on disk changed. With ``keptIfSaveFails``, `afterSave` ran
+        /// anyway and its result is given; nil otherwise.
+        var failed: (_ error: any Error, _ afterSave: (any Sendable)?) -> Void
+        /// The change is made although its save fails (one that only tightens: a wrong passcode,
+        /// a session's time), so `afterSave`'s I/O runs after a failed save too, still off the
+        /// loop.
+        var keptIfSaveFails = false
     }
 
     /// Why a change was not made.
@@ -185,18 +190,25 @@ final class StateWriter<State: Sendable> {
             }
             loop.offload(
                 to: queue,
-                { [save, state = write.state, afterSave = write.afterSave] in
+                { [save, state = write.state, afterSave = write.afterSave, kept = write.keptIfSaveFails] in
                     Result { try save(state) }.map { afterSave?() }
+                        .mapError { SaveFailure(error: $0, afterSave: kept ? afterSave?() : nil) }
                 },
                 then: { [unowned self] result in
                     switch result {
                     case .success(let done): write.durable(done)
-                    case .failure(let error): write.failed(error)
+                    case .failure(let failure): write.failed(failure.error, failure.afterSave)
                     }
                     busy = false
                     next()
                 })
         }
         if isStopping, !busy, waiting.isEmpty, holds == 0 { finishStopping() }
+    }
+
+    /// A failed save, with what `afterSave` returned when the change is kept anyway.
+    private struct SaveFailure: Error {
+        var error: any Error
+        var afterSave: (any Sendable)?
     }
 }

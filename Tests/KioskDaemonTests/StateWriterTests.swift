@@ -92,7 +92,7 @@ import Testing
                             durable: { [self] _ in
                                 durable = next
                                 record("\(name) durable")
-                            }, failed: { [self] _ in record("\(name) failed") })
+                            }, failed: { [self] _, _ in record("\(name) failed") })
                     },
                     dropped: { [self] refusal in
                         switch refusal {
@@ -119,6 +119,39 @@ import Testing
                 "b computes from 1", "save 2 begins", "save 2 ends", "b durable",
                 "c computes from 2", "save 3 begins", "save 3 ends", "c durable",
             ])
+    }
+
+    /// A change kept although its save fails (a wrong passcode, a session's time) still has its
+    /// `afterSave` I/O (the browsers' files) run on the writer's queue, never on the loop, and its
+    /// result handed to `failed`; a change that is not kept runs no `afterSave` on failure.
+    @Test(arguments: [true, false])
+    func aKeptChangesAfterSaveRunsOffTheLoopWhenItsSaveFails(kept: Bool) throws {
+        let h = try Harness()
+        h.failTheNextSave()
+        try h.onLoop { [h] in
+            h.writer.submit(
+                .privileged,
+                {
+                    StateWriter.Write(
+                        state: 1,
+                        afterSave: { [h] in
+                            h.record("after-save on the loop: \(h.loop.isOnLoopThread)")
+                            return "files written"
+                        },
+                        durable: { _ in h.record("durable") },
+                        failed: { _, written in h.record("failed, after-save gave \(String(describing: written))") },
+                        keptIfSaveFails: kept)
+                }, dropped: { _ in h.record("dropped") })
+        }
+        #expect(h.wait { $0.contains { $0.hasPrefix("failed") } })
+        #expect(
+            h.lines
+                == (kept
+                    ? [
+                        "save 1 begins", "save 1 fails", "after-save on the loop: false",
+                        "failed, after-save gave Optional(\"files written\")",
+                    ]
+                    : ["save 1 begins", "save 1 fails", "failed, after-save gave nil"]))
     }
 
     @Test func theLoopServesOtherWorkWhileASaveIsInFlight() throws {
