@@ -29,6 +29,12 @@ struct TOMLSyntax {
 
     private let bytes: [UInt8]
     private var i = 0
+    /// How many arrays and inline tables hold the value being read.
+    private var depth = 0
+    /// The most arrays and inline tables one value may sit in: toml++'s own limit
+    /// (`TOML_MAX_NESTED_VALUES`), and a bound on this check's recursion, which kioskd runs on
+    /// threads with small stacks.
+    static let maxDepth = 256
 
     private init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -214,8 +220,13 @@ struct TOMLSyntax {
             } else {
                 try string(Self.apostrophe)
             }
-        case UInt8(ascii: "["): try array()
-        case UInt8(ascii: "{"): try inlineTable()
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+            guard depth < Self.maxDepth else {
+                throw fail("arrays and inline tables may hold one another at most \(Self.maxDepth) deep")
+            }
+            depth += 1
+            defer { depth -= 1 }
+            if byte == UInt8(ascii: "[") { try array() } else { try inlineTable() }
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
             let word = byte == UInt8(ascii: "t") ? "true" : "false"
             guard bytes[i...].starts(with: word.utf8) else { throw fail("a value was expected here; found \(shown)") }

@@ -132,6 +132,22 @@ import Testing
         #expect(error?.message == message, "\(text.debugDescription)")
     }
 
+    /// Nesting is bounded as toml++ bounds it, so that the check's recursion is too: a
+    /// megabyte of `[` is refused at the 257th, not a stack overflow on kioskd's reader thread.
+    @Test func nestingIsBoundedAsTomlPlusPlusBoundsIt() throws {
+        let deepest = "a = " + String(repeating: "[", count: 256) + String(repeating: "]", count: 256)
+        #expect(TOMLSyntax.firstError(in: deepest) == nil)
+        _ = try TOMLTable(string: deepest)
+        let deeper = "a = " + String(repeating: "[", count: 257) + String(repeating: "]", count: 257)
+        #expect(
+            TOMLSyntax.firstError(in: deeper)?.message
+                == "arrays and inline tables may hold one another at most 256 deep")
+        let tables = "a = " + String(repeating: "{ b = ", count: 300)
+        #expect(TOMLSyntax.firstError(in: tables)?.position == SourcePosition(line: 1, column: 5 + 6 * 256))
+        let huge = "a = " + String(repeating: "[", count: 1 << 20)
+        #expect(TOMLSyntax.firstError(in: huge)?.position == SourcePosition(line: 1, column: 5 + 256))
+    }
+
     /// A profile with a syntax error names the file, the position and the sentence.
     @Test func aProfileSaysItsSyntaxErrorWhereItIs() {
         do {
