@@ -33,7 +33,8 @@ typealias TOMLPath = [TOMLPathComponent]
 /// TOMLKit parses the document but keeps no positions, so this scanner walks the same text
 /// once more and records, for every path (`touch.locked-region[0].rect.x`), where its key
 /// and its value begin. It runs only on text TOMLKit has already accepted, so it can take
-/// the grammar's validity for granted; it never fails, at worst it knows fewer positions.
+/// the grammar's validity for granted; it never fails, at worst it knows fewer positions, and
+/// it always moves on: text it does not understand is stepped over, so no text can hold it.
 struct TOMLSourceMap {
     private(set) var keys: [TOMLPath: SourcePosition] = [:]
     private(set) var values: [TOMLPath: SourcePosition] = [:]
@@ -56,6 +57,7 @@ struct TOMLSourceMap {
 
     init(source: String) {
         var scanner = Scanner(Array(source.unicodeScalars))
+        if scanner.peek == "\u{FEFF}" { scanner.offset = 1 }  // a byte order mark, as toml++ skips it
         var table: TOMLPath = []
         var arrayTableCounts: [TOMLPath: Int] = [:]
         while !scanner.atEnd {
@@ -112,7 +114,9 @@ struct TOMLSourceMap {
                 scanner.skipBlankAndComments()
                 if scanner.peek == "}" { scanner.advance(1); return }
                 if scanner.peek == "," { scanner.advance(1); continue }
+                let before = scanner.offset
                 recordKeyValue(&scanner, in: path)
+                if scanner.offset == before { scanner.advance(1) }  // text it does not know: on
             }
         case "[":
             scanner.advance(1)
@@ -121,7 +125,9 @@ struct TOMLSourceMap {
                 scanner.skipBlankAndComments()
                 if scanner.peek == "]" { scanner.advance(1); return }
                 if scanner.peek == "," { scanner.advance(1); continue }
+                let before = scanner.offset
                 recordValue(&scanner, at: path + [.index(index)])
+                if scanner.offset == before { scanner.advance(1) }  // text it does not know: on
                 index += 1
             }
         case "\"", "'":

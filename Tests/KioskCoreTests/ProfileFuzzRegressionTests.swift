@@ -64,4 +64,22 @@ import Testing
         #expect(afterAString?.message == "a value was expected here, not '}'")
         #expect(afterAString?.position == SourcePosition(line: 2, column: 5))
     }
+
+    /// A file that is a byte order mark and one comment line holding `{`, `""` and `]` (found by
+    /// `make fuzz` once the grammar check let toml++ read such files): toml++ reads it as
+    /// empty (a profile of defaults, as an empty file), but the positions' scanner did not skip the mark, took the comment for a key and
+    /// its value, and looped for ever at the `]` inside what it took for an inline table — a
+    /// profile that hung kioskd's profile reader. The mark is skipped now, and the scanner
+    /// always moves on.
+    @Test func aByteOrderMarkAndACommentDoNotHoldThePositionsScanner() throws {
+        let text = "\u{FEFF}#~ lib'R#rye= { cosner =\"\"nter]   # museum's top-left\", tapslocke = 2, "
+        #expect(TOMLSyntax.firstError(in: text) == nil)
+        _ = TOMLSourceMap(source: text)
+        #expect(
+            try ProfileParser.parse(source: text, file: "f.toml") == ProfileParser.parse(source: "", file: "f.toml"))
+        // Text the scanner does not understand (it only runs on what toml++ read) still ends.
+        _ = TOMLSourceMap(source: "x = { a = \"\"b] }\ny = [ ) ]\n")
+        let marked = TOMLSourceMap(source: "\u{FEFF}app = \"org.example.A\"\n")
+        #expect(marked.position(of: [.key("app")]) == SourcePosition(line: 1, column: 1))
+    }
 }
