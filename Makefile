@@ -272,7 +272,8 @@ bench-input: deps link-inputs
 # kioskd on a private dbus-daemon: round trips vs the bus driver, signal latency and fan-out,
 # READY=1 time and RSS with 1,000 apps × 50 restrictions. kioskd is built as `make install`
 # ships it (the multi-call binary: the RSS is the installed daemon's), into the same
-# .build/release as BusBench, which runs what $KIOSKD_BINARY names. BENCH_BUS_ARGS=--startup-only runs only the READY/RSS section.
+# .build/release as BusBench, which runs what $KIOSKD_BINARY names. BENCH_BUS_ARGS=--startup-only
+# runs only the READY/RSS section and the memory of a passcode check (VmRSS sampled every ~1 ms).
 BENCH_BUS_ARGS ?=
 bench-bus: deps link-inputs
 	$(SWIFT) build $(BENCH_FLAGS) --product kioskd-multicall $(SWIFTFLAGS)

@@ -9,6 +9,9 @@
 //     (alone with `--startup-only`). With `--smaps`, also where that RSS is: kioskd's
 //     /proc/PID/smaps at the moment VmRSS is read, by file and permissions (docs/benchmarks.md
 //     § Footprint), for the empty store and the first 1,000 × 50 start.
+//  5. The memory of a passcode check (also with `--startup-only`): kioskd with a session whose
+//     profile has the yescrypt hash, VmRSS sampled every ~1 ms around a few wrong EndSession:
+//     before, the peak, after, VmHWM's rise.
 import BusTestSupport
 import Dispatch
 import Foundation
@@ -53,11 +56,12 @@ guard FileManager.default.isExecutableFile(atPath: kioskdPath) else {
     fatalError("kioskd is not built next to BusBench (\(kioskdPath)); run `make bench-bus`.")
 }
 
-/// kioskd on `bus` with a state dir under the bus's temp dir, optionally with a prepared state
-/// and a notify socket; returns the process once it owns its name (or sent READY=1).
+/// kioskd on `bus` with a state dir under the bus's temp dir, optionally with a prepared state,
+/// a notify socket and a profile directory of its own (else the bus's temp dir, which holds no
+/// profile); returns the process once it owns its name (or sent READY=1).
 func startKioskd(
     bus: PrivateBus, name: String, stateRoot: URL? = nil, state: KioskState? = nil,
-    notify: NotifySocket? = nil
+    notify: NotifySocket? = nil, profileDirectory: String? = nil
 ) throws -> ChildProcess {
     let stateDir = (stateRoot ?? bus.directory).appendingPathComponent("state-\(name)").path
     try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
@@ -71,7 +75,8 @@ func startKioskd(
     let process = try ChildProcess.spawn(
         kioskdPath,
         [
-            "--state-dir", stateDir, "--profile-dir", bus.directory.path, "--runtime-dir", stateDir + "-run",
+            "--state-dir", stateDir, "--profile-dir", profileDirectory ?? bus.directory.path, "--runtime-dir",
+            stateDir + "-run",
             "--no-input",
         ],
         environment: env, stdout: log, stderr: log)
@@ -315,6 +320,179 @@ func measureStartup(bus: PrivateBus) throws {
     }
 }
 
+// MARK: 5. The memory of a passcode check
+
+/// A thread of its own that reads a process's VmRSS every ~1 ms until stopped: the highest
+/// reading and how many were taken. Its first reading is taken before `init` returns, so
+/// whatever the caller does next is sampled from its start.
+final class RSSSampler: Sendable {
+    private let running = Atomic<Bool>(true)
+    private let readings = Mutex<(peak: Int, count: Int)>((0, 0))
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(pid: pid_t) {
+        let thread = Thread { [self] in
+            let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8192, alignment: 8)
+            defer {
+                buffer.deallocate()
+                if fd >= 0 { close(fd) }
+                finished.signal()
+            }
+            var first = true
+            repeat {
+                if fd >= 0, let kb = Self.vmRSS(fd, buffer) {
+                    readings.withLock { $0 = (Swift.max($0.peak, kb), $0.count + 1) }
+                }
+                if first {
+                    started.signal()
+                    first = false
+                }
+                usleep(1000)
+            } while running.load(ordering: .acquiring)
+        }
+        thread.start()
+        started.wait()
+    }
+
+    /// VmRSS in KiB from the /proc/PID/status open at `fd`, read again from its start; nil when
+    /// the process is gone. Bytes, not a String: the sampler reads it every millisecond.
+    static func vmRSS(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        let n = pread(fd, buffer.baseAddress, buffer.count, 0)
+        guard n > 0 else { return nil }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+        let key = Array("\nVmRSS:".utf8)
+        var i = 0
+        while i + key.count <= bytes.count {
+            if bytes[i] == key[0], bytes[i..<(i + key.count)].elementsEqual(key) {
+                var value = 0
+                var j = i + key.count
+                while j < bytes.count, bytes[j] == UInt8(ascii: " ") || bytes[j] == UInt8(ascii: "\t") { j += 1 }
+                while j < bytes.count, bytes[j] >= UInt8(ascii: "0"), bytes[j] <= UInt8(ascii: "9") {
+                    value = value * 10 + Int(bytes[j] - UInt8(ascii: "0"))
+                    j += 1
+                }
+                return value
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Stops the thread, waits for it, and returns the highest VmRSS it read (KiB) and how many
+    /// readings it took.
+    func stop() -> (peak: Int, count: Int) {
+        running.store(false, ordering: .releasing)
+        finished.wait()
+        return readings.withLock { $0 }
+    }
+}
+
+/// One wrong passcode checked: VmRSS just before the call, the highest sampled while it was in
+/// flight, just after its reply, and RssAnon and RssFile's change over the check (KiB), the
+/// samples taken and the call's time (ns).
+struct PasscodeCheckMemory {
+    var before: Int, peak: Int, after: Int, anonGrowth: Int, fileGrowth: Int, samples: Int, time: UInt64
+}
+
+/// The passcode of the profile below is "1234" (`mkpasswd -m yescrypt 1234`, libxcrypt's
+/// default cost `j9T`: N = 4096, r = 32, so yescrypt works in 128 · r · N = 16 MiB), the hash
+/// the tests' profiles and `policies/` use.
+let passcodeHash = "$y$j9T$wu5EV0ZTWsGnMUW7dRD.v/$rUAZoDJKaSqm6adNI/J85tr9e.L1CawC/ZXm0damhMC"
+
+/// kioskd (empty store) with an active session of a profile that has `passcodeHash`, written as
+/// `make install` installs profiles (mode 0600, the owner kioskd's: root here), then `checks`
+/// wrong EndSession calls in turn, each sampled by an `RSSSampler`; also VmHWM before the first
+/// and after the last (KiB).
+func passcodeMemory(
+    bus: PrivateBus, checks: Int
+) throws -> (checks: [PasscodeCheckMemory], hwmBefore: Int, hwmAfter: Int) {
+    let profiles = bus.directory.appendingPathComponent("profiles-passcode")
+    try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+    let profile = profiles.appendingPathComponent("passcode.toml").path
+    try "description = \"BusBench: a passcode check\"\n[passcode]\nhash = \"\(passcodeHash)\"\n".write(
+        toFile: profile, atomically: true, encoding: .utf8)
+    chmod(profile, 0o600)
+    let process = try startKioskd(bus: bus, name: "passcode", profileDirectory: profiles.path)
+    defer {
+        process.signal(SIGTERM)
+        process.wait()
+    }
+    let client = try Bus.open(address: bus.address)
+    defer { client.close() }
+    _ = try manager(client, "StartSession", [.string("passcode")])
+    usleep(200_000)  // the session's save and signals done
+    let hwmBefore = statusKB(process.pid, "VmHWM")
+    var results: [PasscodeCheckMemory] = []
+    for _ in 0..<checks {
+        let before = statusKB(process.pid, "VmRSS")
+        let anon = statusKB(process.pid, "RssAnon"), file = statusKB(process.pid, "RssFile")
+        let sampler = RSSSampler(pid: process.pid)
+        let t = now()
+        do {
+            _ = try manager(client, "EndSession", [.string("0000")])
+            _ = sampler.stop()
+            fatalError("EndSession with a wrong passcode succeeded")
+        } catch let error as BusError where error.name == KioskWire.errorPrefix + ".WrongPasscode" {
+            let time = now() - t
+            let sampled = sampler.stop()
+            results.append(
+                PasscodeCheckMemory(
+                    before: before, peak: sampled.peak, after: statusKB(process.pid, "VmRSS"),
+                    anonGrowth: statusKB(process.pid, "RssAnon") - anon,
+                    fileGrowth: statusKB(process.pid, "RssFile") - file, samples: sampled.count, time: time))
+        } catch {
+            _ = sampler.stop()
+            throw error
+        }
+    }
+    return (results, hwmBefore, statusKB(process.pid, "VmHWM"))
+}
+
+/// Prints step 5: the VmRSS a passcode check leaves (target: back within 256 KiB of before),
+/// judged on the checks after the first, whose file pages (libcrypt's code, kioskd's path for a
+/// wrong passcode) are touched for the first time and stay, as any code's: the first is printed
+/// apart, RssAnon and RssFile. As context, the peak (what a small board must have free) and
+/// VmHWM's rise. A failure to measure is printed, not thrown: the startup figures above stand on
+/// their own (scripts/arm64-footprint reads them from this output).
+func measurePasscodeMemory(bus: PrivateBus) {
+    let checks = 4  // under the throttle's 5 free wrong passcodes (docs/dbus-api.md)
+    print(
+        "\n5. memory of a passcode check: kioskd with a session, the profile's hash yescrypt $y$j9T$ (N = 4096, r = 32: 16 MiB), \(checks) wrong EndSession, VmRSS every ~1 ms"
+    )
+    do {
+        let measured = try passcodeMemory(bus: bus, checks: checks)
+        let first = measured.checks[0], warm = measured.checks.dropFirst()
+        let left = warm.map { $0.after - $0.before }
+        line(
+            "  VmRSS after a check − before, 2nd to last",
+            left.map { String(format: "%+d", $0) }.joined(separator: ", ") + " KiB", target: "≤ 256 KiB",
+            met: left.allSatisfy { $0 <= 256 })
+        print(
+            String(
+                format:
+                    "  context: the first check left %+d KiB (RssAnon %+d, RssFile %+d: file pages touched for the first time)",
+                first.after - first.before, first.anonGrowth, first.fileGrowth))
+        let peak = measured.checks.max { $0.peak - $0.before < $1.peak - $1.before }!
+        print(
+            String(
+                format:
+                    "  context: peak VmRSS during a check %.1f MiB, +%.1f MiB over before it (%d KiB → %d KiB → %d KiB), VmHWM +%.1f MiB: what a small board must have free",
+                Double(peak.peak) / 1024, Double(peak.peak - peak.before) / 1024, peak.before, peak.peak, peak.after,
+                Double(measured.hwmAfter - measured.hwmBefore) / 1024))
+        print(
+            "  context: each check (call → WrongPasscode): "
+                + measured.checks.map {
+                    String(
+                        format: "%.1f ms, +%d KiB at the peak (%d samples), left RssAnon %+d RssFile %+d KiB",
+                        Double($0.time) / 1e6, $0.peak - $0.before, $0.samples, $0.anonGrowth, $0.fileGrowth)
+                }.joined(separator: "; "))
+    } catch {
+        line("  VmRSS after a check − before, 2nd to last", "not measured: \(error)", target: "≤ 256 KiB", met: false)
+    }
+}
+
 // MARK: The run
 
 print(
@@ -324,6 +502,7 @@ let bus = try PrivateBus()
 defer { bus.stop() }
 if CommandLine.arguments.dropFirst().contains("--startup-only") {
     try measureStartup(bus: bus)
+    measurePasscodeMemory(bus: bus)
     bus.stop()
     exit(0)
 }
@@ -414,3 +593,4 @@ defer { try? FileManager.default.removeItem(at: shm) }
 try measureSignals(root: shm, name: "tmpfs", label: "tmpfs (/dev/shm: the daemon without the disk)")
 
 try measureStartup(bus: bus)
+measurePasscodeMemory(bus: bus)
