@@ -60,7 +60,7 @@ public enum KioskService {
             return try serve(options, logger: logger)
         } catch let error as StoreError where error.code == .io {
             logger.critical(
-                "Could not read the state file; kioskd starts once it reads (input stays hidden until then), and a session with a time limit then comes back expired",
+                "Could not read the state file; kioskd starts once it reads (input stays hidden until then); after a reboot, a session with a time limit then comes back expired",
                 metadata: ["error": "\(error.message)", "store.path": "\(error.path)"])
             return 1
         } catch let error as StoreError {
@@ -242,7 +242,7 @@ public enum KioskService {
     /// the copy is the disk's state plus tightening changes, served and saved once the disk
     /// works. Without one the session, its locks and the passcode are unknown: the error is
     /// thrown (kioskd does not start, and a dead kioskd hides all input) and `unreadable` is
-    /// set, so that the start that reads the disk again fails closed as after a reboot with
+    /// set, so that after a reboot the start that reads the disk again fails closed as with
     /// the disk broken. A corrupt file throws and is left untouched.
     private static func loadState(
         _ store: StateStore, _ pendingStore: StateStore, pending: KioskState?, unreadable: UnreadableStateMarker,
@@ -332,9 +332,10 @@ public enum KioskService {
 }
 
 /// `<runtime-dir>/state-unreadable`: a start of this boot found the state file unreadable (an I/O
-/// error) and kept no copy of it (docs/state-store.md § When the disk fails). The start that
-/// reads it again cannot know what changed after its last save, so it fails closed as after a
-/// reboot with the disk broken; it then removes the marker.
+/// error) and kept no copy of it (docs/state-store.md § When the disk fails). After a reboot,
+/// the start that reads it again cannot know what changed after its last save, so it fails
+/// closed as with the disk broken; within one boot nothing was unsaved. The start that reads
+/// the file removes the marker.
 struct UnreadableStateMarker {
     let directory: String
     var path: String { directory + "/state-unreadable" }
