@@ -26,8 +26,20 @@ public struct AppMirror: Sendable, Equatable {
         self.manifest = manifest
         states = Array(repeating: nil, count: manifest.restrictions.count)
         index = Dictionary(
-            manifest.restrictions.enumerated().map { ($0.element.id.rawValue, $0.offset) }, uniquingKeysWith: { a, _ in a })
+            manifest.restrictions.enumerated().map { ($0.element.id.rawValue, $0.offset) },
+            uniquingKeysWith: { a, _ in a })
         fingerprint = Self.fingerprint(app: manifest.app.rawValue, ids: manifest.restrictions.map(\.id.rawValue))
+    }
+
+    /// The mirror of `manifest`, a new version of this app's manifest (the bridge read the
+    /// manifests again): each restriction both list keeps the state last heard, a new one is
+    /// unknown until kioskd is read.
+    public func carried(to manifest: WebAppManifest) -> AppMirror {
+        var mirror = AppMirror(manifest: manifest)
+        for (i, restriction) in manifest.restrictions.enumerated() {
+            if let old = index[restriction.id.rawValue] { mirror.states[i] = states[old] }
+        }
+        return mirror
     }
 
     /// One restriction's new state.
@@ -141,7 +153,9 @@ public struct AppMirror: Sendable, Equatable {
                 .init("detail", .string(r.detail)), .init("state", Self.json(states[i])),
             ])
         }
-        var members: [JSONValue.Member] = [.init("app", .string(manifest.app.rawValue)), .init("id", .string(eventID()))]
+        var members: [JSONValue.Member] = [
+            .init("app", .string(manifest.app.rawValue)), .init("id", .string(eventID())),
+        ]
         if let reset { members.append(.init("reset", .bool(reset))) }
         members.append(.init("restrictions", .array(restrictions)))
         return JSONValue.object(members).description

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BridgeCore
+import Dispatch
 import Glibc
 import KioskClient
 import KioskCore
@@ -73,6 +74,8 @@ enum BridgeService {
     }
 
     static func run(_ options: Options, logger: Logger) async throws(BridgeError) {
+        // SIGHUP reads the manifests again (below); until then it is ignored rather than fatal.
+        signal(SIGHUP, SIG_IGN)
         let reading = ManifestDirectory.load(options.appsDirectory)
         let manifests = reading.manifests
         for problem in reading.problems { logger.error("Manifest left out", metadata: ["problem": "\(problem)"]) }
@@ -104,7 +107,11 @@ enum BridgeService {
         // Serve only once the states are known (or kioskd could not say within 5 s): until then
         // connections wait in the sockets' queues, and no page is told "unknown" for nothing.
         let (synced, syncedContinuation) = AsyncStream.makeStream(of: Void.self)
-        let feed = Task { await StateFeed(hub: hub, manager: manager).run(synced: { syncedContinuation.yield() }) }
+        let stateFeed = StateFeed(hub: hub, manager: manager, appsDirectory: options.appsDirectory)
+        let feed = Task { await stateFeed.run(synced: { syncedContinuation.yield() }) }
+        let hangups = DispatchSource.makeSignalSource(signal: SIGHUP)
+        hangups.setEventHandler { stateFeed.rereadManifests() }
+        hangups.resume()
         let patience = Task {
             try? await Task.sleep(for: .seconds(5))
             syncedContinuation.yield()
@@ -140,6 +147,7 @@ enum BridgeService {
         await feed.value
         heartbeats.cancel()
         deadlines.cancel()
+        hangups.cancel()
         for server in servers { server.stop() }
         withExtendedLifetime(hub) {}
         throw BridgeError("The bus connection was lost; systemd restarts the bridge.")

@@ -8,7 +8,6 @@ import Synchronization
 /// Changes reach every stream of their app under one lock, so a stream opened between two
 /// changes gets the first in its opening and the second as an event, never both or neither.
 final class BridgeHub: Sendable {
-    let router: BridgeRouter
     let limits: BridgeLimits
     /// `kioskd.js`'s text; nil when it is not installed.
     let script: [UInt8]?
@@ -17,6 +16,8 @@ final class BridgeHub: Sendable {
     let pending = PendingRequests()
 
     private struct State {
+        /// Judges requests against the manifests in use.
+        var router: BridgeRouter
         var mirrors: [String: AppMirror]
         var streams: [ObjectIdentifier: EventStream] = [:]
         var reads = SnapshotReads()
@@ -24,15 +25,58 @@ final class BridgeHub: Sendable {
     private let state: Mutex<State>
 
     init(manifests: [WebAppManifest], limits: BridgeLimits, script: [UInt8]?, logger: Logger) {
-        router = BridgeRouter(manifests: manifests)
         self.limits = limits
         self.script = script
         self.logger = logger
-        state = Mutex(State(mirrors: Dictionary(manifests.map { ($0.app.rawValue, AppMirror(manifest: $0)) }) { a, _ in a }))
+        let router = BridgeRouter(manifests: manifests)
+        state = Mutex(State(router: router, mirrors: router.manifests.mapValues { AppMirror(manifest: $0) }))
     }
 
     /// The apps the manifests declare.
-    var apps: [String] { router.manifests.keys.sorted() }
+    var apps: [String] { state.withLock { $0.router.manifests.keys.sorted() } }
+
+    /// The manifests in use, by app id.
+    var manifests: [String: WebAppManifest] { state.withLock { $0.router.manifests } }
+
+    /// The answer to `request`, judged against the manifests in use.
+    func decide(_ request: BridgeRequest) -> BridgeDecision { state.withLock { $0.router.decide(request) } }
+
+    /// Puts `manifests` in use (the bridge read the directory again): an app whose manifest is
+    /// unchanged keeps its mirror and its streams; a changed one keeps the states of the
+    /// restrictions it still lists, and its streams end (each page's EventSource reconnects and
+    /// is judged, and resumed, by the new manifest); a removed one's streams end and its pages
+    /// are refused from now on. Returns the apps to read from kioskd: the new and the changed.
+    func use(_ manifests: [WebAppManifest]) -> [String] {
+        let (ended, toRead) = state.withLock { s -> ([EventStream], [String]) in
+            let router = BridgeRouter(manifests: manifests)
+            var mirrors: [String: AppMirror] = [:]
+            var toRead: [String] = []
+            for (app, manifest) in router.manifests {
+                if let old = s.mirrors[app], old.manifest == manifest {
+                    mirrors[app] = old
+                    continue
+                }
+                mirrors[app] = s.mirrors[app]?.carried(to: manifest) ?? AppMirror(manifest: manifest)
+                toRead.append(app)
+            }
+            var ended: [EventStream] = []
+            for (key, stream) in s.streams where mirrors[stream.app]?.manifest != s.mirrors[stream.app]?.manifest {
+                stream.end()
+                s.streams.removeValue(forKey: key)
+                ended.append(stream)
+            }
+            s.router = router
+            s.mirrors = mirrors
+            return (ended, toRead.sorted())
+        }
+        logger.notice(
+            "Manifests read again",
+            metadata: [
+                "apps": "\(apps.joined(separator: ","))", "apps.changed": "\(toRead.joined(separator: ","))",
+                "streams.ended": "\(ended.count)",
+            ])
+        return toRead
+    }
 
     // MARK: pages
 
@@ -43,13 +87,24 @@ final class BridgeHub: Sendable {
     func openStream(app: String, origin: WebOrigin, lastEventID: String?) -> Result<EventStream, Refusal> {
         let result = state.withLock { s -> Result<EventStream, Refusal> in
             guard s.streams.count < limits.streams else {
-                return .failure(Refusal(status: 503, reason: "The bridge serves \(limits.streams) streams already; try again later."))
+                return .failure(
+                    Refusal(
+                        status: 503, reason: "The bridge serves \(limits.streams) streams already; try again later."))
             }
             guard s.streams.values.count(where: { $0.origin == origin.text }) < limits.streamsPerOrigin else {
                 return .failure(
-                    Refusal(status: 503, reason: "\(origin) has \(limits.streamsPerOrigin) streams open already; close one first."))
+                    Refusal(
+                        status: 503,
+                        reason: "\(origin) has \(limits.streamsPerOrigin) streams open already; close one first."))
             }
             guard let mirror = s.mirrors[app] else { return .failure(Refusal(status: 404, reason: "No app \(app).")) }
+            // The manifests may have been read again since the request was judged.
+            guard mirror.manifest.origins.contains(origin) else {
+                return .failure(
+                    Refusal(
+                        status: 403, reason: "The origin \(origin) may not read \(app): its manifest does not list it.")
+                )
+            }
             let stream = EventStream(app: app, origin: origin.text, opening: mirror.opening(lastEventID: lastEventID))
             s.streams[ObjectIdentifier(stream)] = stream
             return .success(stream)
@@ -58,7 +113,8 @@ final class BridgeHub: Sendable {
         case .success:
             logger.info("Stream opened", metadata: ["app": "\(app)", "origin": "\(origin)"])
         case .failure(let refusal):
-            logger.notice("Stream refused", metadata: ["app": "\(app)", "origin": "\(origin)", "reason": "\(refusal.reason)"])
+            logger.notice(
+                "Stream refused", metadata: ["app": "\(app)", "origin": "\(origin)", "reason": "\(refusal.reason)"])
         }
         return result
     }
@@ -70,9 +126,13 @@ final class BridgeHub: Sendable {
         logger.info("Stream closed", metadata: ["app": "\(stream.app)", "origin": "\(stream.origin)"])
     }
 
-    /// The app's states as JSON (`GET /v1/apps/ID/state`).
-    func snapshotJSON(app: String) -> String? {
-        state.withLock { $0.mirrors[app]?.snapshotJSON() }
+    /// The app's states as JSON (`GET /v1/apps/ID/state`); nil when the manifests, read again
+    /// since the request was judged, no longer let `origin` read them.
+    func snapshotJSON(app: String, origin: WebOrigin) -> String? {
+        state.withLock { s in
+            guard let mirror = s.mirrors[app], mirror.manifest.origins.contains(origin) else { return nil }
+            return mirror.snapshotJSON()
+        }
     }
 
     /// Sends a heartbeat comment to every stream.
@@ -87,7 +147,9 @@ final class BridgeHub: Sendable {
         if stream.append(text, limits: limits) == .dropped {
             logger.notice(
                 "Stream dropped: its client did not read",
-                metadata: ["app": "\(stream.app)", "origin": "\(stream.origin)", "backlog.limit": "\(limits.backlogBytes)"])
+                metadata: [
+                    "app": "\(stream.app)", "origin": "\(stream.origin)", "backlog.limit": "\(limits.backlogBytes)",
+                ])
         }
     }
 

@@ -59,15 +59,7 @@ final class EventStream: Sendable {
             guard !q.closed, !q.dropped else { return .gone }
             q.bytes.append(contentsOf: text.utf8)
             if limits.isTooFarBehind(pendingBytes: q.pending, snapshotBytes: openingBytes) {
-                q.dropped = true
-                q.bytes = []
-                q.start = 0
-                if q.suspended {
-                    q.suspended = false
-                    MHD_resume_connection(q.connection)  // its read ends the stream
-                } else if q.socket >= 0 {
-                    _ = shutdown(q.socket, Int32(SHUT_RDWR))  // blocked on a full socket: end it there
-                }
+                Self.drop(&q)
                 return .dropped
             }
             if q.suspended {
@@ -75,6 +67,27 @@ final class EventStream: Sendable {
                 MHD_resume_connection(q.connection)
             }
             return .queued
+        }
+    }
+
+    /// Ends the stream from the bridge's side (its app's manifest changed): the page's
+    /// EventSource reconnects and resumes from its `Last-Event-ID`.
+    func end() {
+        queue.withLock { q in
+            if !q.closed, !q.dropped { Self.drop(&q) }
+        }
+    }
+
+    /// Ends the stream with what waits thrown away. Must hold the lock.
+    private static func drop(_ q: inout Queue) {
+        q.dropped = true
+        q.bytes = []
+        q.start = 0
+        if q.suspended {
+            q.suspended = false
+            MHD_resume_connection(q.connection)  // its read ends the stream
+        } else if q.socket >= 0 {
+            _ = shutdown(q.socket, Int32(SHUT_RDWR))  // blocked on a full socket: end it there
         }
     }
 

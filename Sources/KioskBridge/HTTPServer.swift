@@ -51,7 +51,8 @@ public struct BridgeError: Error, CustomStringConvertible, Sendable {
 private let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
     let hub = Unmanaged<BridgeHub>.fromOpaque(context!).takeUnretainedValue()
     hub.pending.done(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
-    return respond(hub, connection!, url: url.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "")
+    return respond(
+        hub, connection!, url: url.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "")
 }
 
 private let notifyConnection: MHD_NotifyConnectionCallback = { context, connection, _, code in
@@ -97,7 +98,7 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
     }
     let request = BridgeRequest(
         method: method, path: url, origins: origins, lastEventID: header(connection, "Last-Event-ID"))
-    let decision = hub.router.decide(request)
+    let decision = hub.decide(request)
     var headers: [(String, String)] = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]
     if let origin = decision.allowedOrigin {
         headers += [("Access-Control-Allow-Origin", origin.text), ("Vary", "Origin")]
@@ -108,7 +109,8 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
         hub.logger.notice(
             "Request refused",
             metadata: ["http.status": "\(status)", "http.path": "\(url)", "reason": "\(reason)"])
-        return queue(connection, status: status, body: Array((reason + "\n").utf8), type: "text/plain; charset=utf-8", headers)
+        return queue(
+            connection, status: status, body: Array((reason + "\n").utf8), type: "text/plain; charset=utf-8", headers)
     case .preflight:
         headers += [
             ("Access-Control-Allow-Methods", "GET"), ("Access-Control-Allow-Headers", "Last-Event-ID"),
@@ -121,19 +123,25 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
             return queue(connection, status: 404, body: Array(reason.utf8), type: "text/plain; charset=utf-8", headers)
         }
         return queue(connection, status: 200, body: script, type: "text/javascript; charset=utf-8", headers)
-    case .state(let app, _):
-        let json = hub.snapshotJSON(app: app) ?? "{}"
+    case .state(let app, let origin):
+        guard let json = hub.snapshotJSON(app: app, origin: origin) else {
+            let reason = "The origin \(origin) may not read \(app): its manifest does not list it.\n"
+            return queue(connection, status: 403, body: Array(reason.utf8), type: "text/plain; charset=utf-8", [])
+        }
         return queue(connection, status: 200, body: Array(json.utf8), type: "application/json", headers)
     case .events(let app, let origin, let lastEventID):
         switch hub.openStream(app: app, origin: origin, lastEventID: lastEventID) {
         case .failure(let refusal):
             return queue(
-                connection, status: refusal.status, body: Array((refusal.reason + "\n").utf8), type: "text/plain; charset=utf-8",
+                connection, status: refusal.status, body: Array((refusal.reason + "\n").utf8),
+                type: "text/plain; charset=utf-8",
                 headers)
         case .success(let stream):
             stream.attach(to: connection, limits: hub.limits)
             let context = Unmanaged.passRetained(StreamContext(stream: stream, hub: hub)).toOpaque()
-            guard let response = MHD_create_response_from_callback(cmhd_size_unknown(), 4096, readStream, context, freeStream)
+            guard
+                let response = MHD_create_response_from_callback(
+                    cmhd_size_unknown(), 4096, readStream, context, freeStream)
             else {
                 Unmanaged<StreamContext>.fromOpaque(context).release()
                 hub.closed(stream)
@@ -152,7 +160,8 @@ private func queue(
     _ connection: OpaquePointer, status: Int, body: [UInt8], type: String?, _ headers: [(String, String)]
 ) -> MHD_Result {
     let response = body.withUnsafeBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        MHD_create_response_from_buffer(
+            bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let response else { return .NO }
     if let type { MHD_add_response_header(response, "Content-Type", type) }

@@ -1,5 +1,7 @@
+import Dispatch
 import KioskAPI
 import KioskClient
+import KioskCore
 import Logging
 import Synchronization
 
@@ -9,9 +11,40 @@ import Synchronization
 /// (re)starts, so a change made while either was down shows up as a difference. Read-only: it
 /// calls nothing that changes kioskd, and never blocks it (every call is asynchronous, and
 /// pages are served from the hub's mirror, never by a call per request).
+///
+/// It also reads the manifests again when kioskd reloads (kioskd asks systemd to reload the
+/// bridge: SIGHUP) and when kioskd starts, the two moments kioskd reads them, so the bridge
+/// serves the origins kioskd has declared.
 struct StateFeed {
     let hub: BridgeHub
     let manager: KioskManager
+    /// Where the manifests live (`--apps-dir`).
+    let appsDirectory: String
+    /// Readings of the manifests, one at a time and in the order asked.
+    private let manifestReads = DispatchQueue(label: "kioskd-bridge.manifests")
+
+    init(hub: BridgeHub, manager: KioskManager, appsDirectory: String) {
+        self.hub = hub
+        self.manager = manager
+        self.appsDirectory = appsDirectory
+    }
+
+    /// Reads the manifests again (SIGHUP, or kioskd started), then kioskd's states of the apps
+    /// that are new or changed (`everyApp`: of every app). A manifest that can no longer be used
+    /// leaves its app as it was, as kioskd does; one removed takes its app away.
+    func rereadManifests(everyApp: Bool = false) {
+        manifestReads.async { [self] in
+            let reading = ManifestDirectory.load(appsDirectory)
+            for problem in reading.problems {
+                hub.logger.error(
+                    "A manifest cannot be used; its app keeps what it had", metadata: ["problem": "\(problem)"])
+            }
+            let previous = hub.manifests
+            let kept = reading.failed.compactMap { previous[$0.rawValue] }
+            let changed = hub.use(reading.manifests + kept)
+            for app in everyApp ? hub.apps : changed { read(app) }
+        }
+    }
 
     /// Follows kioskd until the bus connection is lost (then returns). `synced` is called once,
     /// when every app's first read has finished (kioskd answered, or could not).
@@ -22,7 +55,11 @@ struct StateFeed {
         if apps.isEmpty { synced() }
         for app in apps {
             read(app) {
-                if left.withLock({ $0 -= 1; return $0 == 0 }) { synced() }
+                if left.withLock({
+                    $0 -= 1; return $0 == 0
+                }) {
+                    synced()
+                }
             }
         }
         for await event in events {
@@ -30,8 +67,8 @@ struct StateFeed {
             case .restrictionStateChanged(let app, let restriction, let state):
                 hub.signal(app: app, restriction: restriction, state: state)
             case .daemonStarted:
-                hub.logger.info("kioskd started: reading the states again")
-                readAll()
+                hub.logger.info("kioskd started: reading the manifests and the states again")
+                rereadManifests(everyApp: true)
             case .daemonStopped:
                 hub.logger.notice("kioskd stopped: the states are kept as it last said")
             case .disconnected:
@@ -41,10 +78,6 @@ struct StateFeed {
                 break
             }
         }
-    }
-
-    private func readAll() {
-        for app in hub.apps { read(app) }
     }
 
     private func read(_ app: String, then done: @escaping @Sendable () -> Void = {}) {
@@ -58,7 +91,8 @@ struct StateFeed {
                     let list = try await manager.listRestrictions(of: app)
                     snapshot = .some(Dictionary(list.map { ($0.id, $0.state) }) { a, _ in a })
                 } catch let error as KioskError where error.code == .unknownApplication {
-                    hub.logger.notice("kioskd does not know the app: its states are unknown", metadata: ["app": "\(app)"])
+                    hub.logger.notice(
+                        "kioskd does not know the app: its states are unknown", metadata: ["app": "\(app)"])
                     snapshot = .some(nil)
                 } catch {
                     hub.logger.notice("Could not read the states", metadata: ["app": "\(app)", "error": "\(error)"])

@@ -127,6 +127,33 @@ extension ManagerObject {
             })
     }
 
+    /// The web bridge's unit (docs/browsers.md § The bridge).
+    static let bridgeUnit = "kioskd-bridge.service"
+
+    /// After a reload has declared the manifests: systemd reloads kioskd-bridge if it runs (its
+    /// `ExecReload=` sends SIGHUP, and the bridge reads the manifests again), so both serve the
+    /// same origins. A bridge that is not running reads them when it starts; one that is not
+    /// installed (or no systemd, as on a test's private bus) is no failure.
+    func reloadBridge() {
+        guard webAppDirectory != nil else { return }
+        askSystemd("ReloadOrTryRestartUnit", unit: Self.bridgeUnit) { [weak self] error in
+            guard let self else { return }
+            guard let error else {
+                return logger.info(
+                    "The web bridge was asked to read the manifests again", metadata: ["unit": "\(Self.bridgeUnit)"])
+            }
+            let absent = ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.DBus.Error.ServiceUnknown"]
+            if let busError = error as? BusError, absent.contains(busError.name) {
+                logger.debug(
+                    "No web bridge to reload", metadata: ["unit": "\(Self.bridgeUnit)", "error": "\(busError)"])
+            } else {
+                logger.warning(
+                    "Could not have the web bridge read the manifests again; restart it",
+                    metadata: ["unit": "\(Self.bridgeUnit)", "error": "\(Errno.reason(of: error))"])
+            }
+        }
+    }
+
     /// Declares each manifest's app into `state` as root's; returns those declared (one that
     /// the registry refuses, past its caps, is logged and left out).
     private func declare(_ manifests: [WebAppManifest], into state: inout KioskState) -> [WebAppManifest] {

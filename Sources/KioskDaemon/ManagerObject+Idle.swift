@@ -121,26 +121,33 @@ extension ManagerObject {
     /// `[idle] reset = "restart-app"`: systemd restarts the kiosk session (its `RestartUnit`,
     /// asked asynchronously on kioskd's bus). A refusal is logged; the reset signal went anyway.
     private func restartKioskSession() {
+        askSystemd("RestartUnit", unit: Self.kioskSessionUnit) { [weak self] error in
+            guard let self else { return }
+            if let error {
+                logger.warning(
+                    "Could not restart the kiosk session for the idle reset",
+                    metadata: ["unit": "\(Self.kioskSessionUnit)", "error": "\(Errno.reason(of: error))"])
+            } else {
+                logger.info(
+                    "Kiosk session restarted for the idle reset", metadata: ["unit": "\(Self.kioskSessionUnit)"])
+            }
+        }
+    }
+
+    /// Asks systemd's manager for `member(unit, "replace")` (`RestartUnit`,
+    /// `ReloadOrTryRestartUnit`, …) asynchronously on kioskd's bus; `done` gets systemd's
+    /// refusal (a `BusError`), or why the call could not be sent, or nil once the job is queued.
+    func askSystemd(_ member: String, unit: String, done: @escaping ((any Error)?) -> Void) {
         do {
             let call = try bus.makeMethodCall(
                 destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
-                interface: "org.freedesktop.systemd1.Manager", member: "RestartUnit")
-            try call.append(.string(Self.kioskSessionUnit), .string("replace"))
-            try bus.callAsync(call, timeout: .seconds(25)) { [weak self] result in
-                guard let self else { return }
-                if case .failure(let error) = result {
-                    logger.warning(
-                        "Could not restart the kiosk session for the idle reset",
-                        metadata: ["unit": "\(Self.kioskSessionUnit)", "error": "\(Errno.reason(of: error))"])
-                } else {
-                    logger.info(
-                        "Kiosk session restarted for the idle reset", metadata: ["unit": "\(Self.kioskSessionUnit)"])
-                }
+                interface: "org.freedesktop.systemd1.Manager", member: member)
+            try call.append(.string(unit), .string("replace"))
+            try bus.callAsync(call, timeout: .seconds(25)) { result in
+                if case .failure(let error) = result { done(error) } else { done(nil) }
             }
         } catch {
-            logger.warning(
-                "Could not restart the kiosk session for the idle reset",
-                metadata: ["unit": "\(Self.kioskSessionUnit)", "error": "\(Errno.reason(of: error))"])
+            done(error)
         }
     }
 

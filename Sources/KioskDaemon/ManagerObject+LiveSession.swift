@@ -88,7 +88,10 @@ extension ManagerObject {
                                 .array(
                                     elementSignature: "(ssbb)",
                                     list.map {
-                                        .structure([.string($0.name), .string($0.description), .bool($0.checks), .bool($0.holdsHash)])
+                                        .structure([
+                                            .string($0.name), .string($0.description), .bool($0.checks),
+                                            .bool($0.holdsHash),
+                                        ])
                                     })
                             ])
                         }
@@ -121,8 +124,12 @@ extension ManagerObject {
     /// loop, then the machine's reload rule decides (``SessionMachine/Change/reload(_:readFor:)``),
     /// in turn with the other changes.
     func reload(_ requester: any Requester, caller: Caller) {
-        // The web apps' manifests first: the reply comes once they are declared.
-        reloadWebApps { [unowned self] in reloadProfile(requester, caller: caller) }
+        // The web apps' manifests first: the reply comes once they are declared, and the bridge
+        // is asked to read them too.
+        reloadWebApps { [unowned self] in
+            reloadBridge()
+            reloadProfile(requester, caller: caller)
+        }
     }
 
     /// The session's profile read again and applied by the machine's reload rule.

@@ -20,9 +20,35 @@ import Testing
         let foreign = mirror.apply(restriction: "org.example.MuseumGuide.other", state: .deny)
         #expect(foreign == nil, "not in the manifest")
         let snapshot = mirror.apply(snapshot: [Self.video: .deny, Self.print: .allow])
-        #expect(snapshot == [.init(restriction: Self.video, state: .deny), .init(restriction: Self.print, state: .allow)])
+        #expect(
+            snapshot == [.init(restriction: Self.video, state: .deny), .init(restriction: Self.print, state: .allow)])
         let forgotten = mirror.apply(snapshot: nil)
         #expect(forgotten == [.init(restriction: Self.video, state: nil), .init(restriction: Self.print, state: nil)])
+    }
+
+    @Test func aNewManifestKeepsTheStatesOfTheRestrictionsItStillLists() throws {
+        var mirror = mirror
+        _ = mirror.apply(snapshot: [Self.video: .deny, Self.print: .allow])
+        let edited = try WebAppManifest.parse(
+            source: """
+                id = "org.example.MuseumGuide"
+                origins = ["https://guide.museum.example"]
+
+                [[restriction]]
+                id = "org.example.MuseumGuide.audio"
+                title = "Audio guide"
+                detail = ""
+
+                [[restriction]]
+                id = "org.example.MuseumGuide.video"
+                title = "Exhibit videos"
+                detail = ""
+                """, file: "org.example.MuseumGuide.toml")
+        let carried = mirror.carried(to: edited)
+        #expect(carried.manifest == edited)
+        #expect(carried.states == [nil, .deny], "the new one unknown until kioskd is read, video kept, print gone")
+        #expect(carried.fingerprint != mirror.fingerprint, "another list of restrictions: old event ids are not its")
+        #expect(mirror.carried(to: mirror.manifest) == mirror)
     }
 
     @Test func theSnapshotCarriesEveryRestriction() {
@@ -79,7 +105,10 @@ import Testing
     @Test func textIsEscapedToOneLine() throws {
         let manifest = WebAppManifest(
             app: try AppID("org.example.A"),
-            restrictions: [try RestrictionDeclaration(id: "org.example.A.b", title: "say \"hi\" \\ ok", detail: "two\nlines\tand\u{2028}")],
+            restrictions: [
+                try RestrictionDeclaration(
+                    id: "org.example.A.b", title: "say \"hi\" \\ ok", detail: "two\nlines\tand\u{2028}")
+            ],
             origins: [try WebOrigin("https://a.example")])
         let json = AppMirror(manifest: manifest).snapshotJSON()
         #expect(json.contains(#""title":"say \"hi\" \\ ok","detail":"two\nlines\tand\u2028""#))
@@ -130,7 +159,10 @@ import Testing
         #expect(v6.isIPv6 && v6.host == "::1" && v6.port == 7770 && v6.description == "[::1]:7770")
     }
 
-    @Test(arguments: ["0.0.0.0:7770", "192.168.1.2:80", "[::]:7770", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:7770", "[::1]7770"])
+    @Test(arguments: [
+        "0.0.0.0:7770", "192.168.1.2:80", "[::]:7770", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:7770",
+        "[::1]7770",
+    ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: ListenAddressError.self) { try ListenAddress(text) }
     }

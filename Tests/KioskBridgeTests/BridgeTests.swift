@@ -349,12 +349,99 @@ import Testing
             try kioskd.start()
             #expect(eventually { stream.data(of: "change").count == 1 }, "\(stream.text)")
             #expect(stream.data(of: "change") == [#"{"app":"\#(H.app)","restriction":"\#(H.print)","state":"deny"}"#])
-            #expect(h.log.contains("kioskd started: reading the states again"))
+            #expect(h.log.contains("kioskd started: reading the manifests and the states again"))
             // A sentinel change after it: it arrives, and the difference did not come twice.
             try h.set(H.video, "deny")
             #expect(eventually { stream.data(of: "change").count == 2 }, "\(stream.text)")
             #expect(
                 stream.data(of: "change").last == #"{"app":"\#(H.app)","restriction":"\#(H.video)","state":"deny"}"#)
+        }
+    }
+
+    /// A reload (kioskd's `ReloadProfiles`, then the SIGHUP systemd's `ExecReload=` sends the
+    /// bridge) puts the manifests as edited in use without a restart: a new app is served with
+    /// the states kioskd declared, an unchanged one keeps its streams, an origin taken out of a
+    /// manifest ends its stream and is refused, a broken manifest keeps its app as it was (as
+    /// kioskd does), and a removed one takes its app away.
+    @Test func aReloadServesTheManifestsAsEdited() throws {
+        try withKioskd(setUp: BridgeHarness.install) { kioskd, bus in
+            let h = try BridgeHarness(kioskd)
+            try h.startBridge()
+            let guide = try h.stream()
+            defer { guide.stop() }
+            #expect(eventually { guide.data(of: "snapshot").count == 1 }, "\(guide.text)")
+            let map = "org.example.MuseumMap", mapOrigin = "https://map.museum.example"
+            let mapFile = "\(h.appsDirectory)/\(map).toml"
+            let mapState = "http://127.0.0.1:\(h.port)/v1/apps/\(map)/state"
+            func install(_ text: String, _ file: String) throws {
+                try text.write(toFile: file + ".new", atomically: false, encoding: .utf8)
+                chmod(file + ".new", 0o644)
+                #expect(rename(file + ".new", file) == 0)
+            }
+            func reload() throws {
+                try h.busctl(
+                    "call", "org.kioskd.GuidedAccess1", "/org/kioskd/GuidedAccess1", "org.kioskd.GuidedAccess1.Manager",
+                    "ReloadProfiles")
+                h.bridge?.signal(SIGHUP)
+            }
+            func status(_ url: String, _ origin: String) throws -> String {
+                try h.curl(["-H", "Origin: \(origin)", url]).stdout.httpStatus
+            }
+            let reloads = { h.log.components(separatedBy: "Manifests read again").count - 1 }
+
+            try install(
+                """
+                id = "\(map)"
+                origins = ["\(mapOrigin)"]
+
+                [[restriction]]
+                id = "\(map).zoom"
+                title = "Zoom"
+                detail = "Visitors may zoom the map."
+                """, mapFile)
+            #expect(try status(mapState, mapOrigin) == "HTTP/1.1 404 Not Found", "not read until a reload")
+            try reload()
+            #expect(
+                eventually(every: .milliseconds(100)) { (try? status(mapState, mapOrigin)) == "HTTP/1.1 200 OK" },
+                "\(h.log)")
+            let body = try h.curl(["-H", "Origin: \(mapOrigin)", mapState]).stdout.httpBody
+            #expect(
+                body.contains(
+                    #""id":"\#(map).zoom","title":"Zoom","detail":"Visitors may zoom the map.","state":"allow""#),
+                "\(body)")
+            #expect(h.log.contains("apps.changed=\(map)"), "\(h.log)")
+
+            // The guide's manifest did not change: its stream goes on and hears the next change.
+            try h.set(H.video, "deny")
+            #expect(eventually { guide.data(of: "change").count == 1 }, "\(guide.text)")
+            #expect(guide.process.isRunning && guide.data(of: "snapshot").count == 1)
+
+            // A broken manifest: the map keeps what it had.
+            let before = reloads()
+            try install("id = \"\(map)\"\norigins = [", mapFile)
+            h.bridge?.signal(SIGHUP)
+            #expect(eventually { reloads() > before }, "\(h.log)")
+            #expect(h.log.contains("A manifest cannot be used; its app keeps what it had"), "\(h.log)")
+            #expect(try status(mapState, mapOrigin) == "HTTP/1.1 200 OK")
+
+            // The guide's origin taken out: its stream ends, its requests are refused.
+            try install(
+                H.manifest.replacingOccurrences(of: H.origin, with: "https://other.museum.example"),
+                "\(h.appsDirectory)/\(H.app).toml")
+            try reload()
+            #expect(eventually(timeout: .seconds(20)) { !guide.process.isRunning }, "the stream ended: \(guide.text)")
+            #expect(try status(h.stateURL, H.origin) == "HTTP/1.1 403 Forbidden")
+            let refused = try h.curl(["-H", "Origin: \(H.origin)", h.eventsURL])
+            #expect(refused.stdout.httpStatus == "HTTP/1.1 403 Forbidden", "\(refused.stdout)")
+            #expect(try status(h.stateURL, "https://other.museum.example") == "HTTP/1.1 200 OK")
+
+            // The map's manifest removed: its app is gone.
+            unlink(mapFile)
+            try reload()
+            #expect(
+                eventually(every: .milliseconds(100)) {
+                    (try? status(mapState, mapOrigin)) == "HTTP/1.1 404 Not Found"
+                }, "\(h.log)")
         }
     }
 
