@@ -99,7 +99,8 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
     let request = BridgeRequest(
         method: method, path: url, origins: origins, lastEventID: header(connection, "Last-Event-ID"))
     let decision = hub.decide(request)
-    var headers: [(String, String)] = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]
+    let plain: [(String, String)] = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]
+    var headers = plain
     if let origin = decision.allowedOrigin {
         headers += [("Access-Control-Allow-Origin", origin.text), ("Vary", "Origin")]
     }
@@ -126,7 +127,7 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
     case .state(let app, let origin):
         guard let json = hub.snapshotJSON(app: app, origin: origin) else {
             let reason = "The origin \(origin) may not read \(app): its manifest does not list it.\n"
-            return queue(connection, status: 403, body: Array(reason.utf8), type: "text/plain; charset=utf-8", [])
+            return queue(connection, status: 403, body: Array(reason.utf8), type: "text/plain; charset=utf-8", plain)
         }
         return queue(connection, status: 200, body: Array(json.utf8), type: "application/json", headers)
     case .events(let app, let origin, let lastEventID):
