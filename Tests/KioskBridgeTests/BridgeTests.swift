@@ -323,7 +323,7 @@ import Testing
 
     /// A change made while kioskd was down (its state file changed by a kioskd on another bus)
     /// reaches the stream once kioskd is back: the bridge reads a snapshot when the name gets a
-    /// new owner and sends the difference, once.
+    /// new owner and sends the difference, once. A manifest added meanwhile is served too.
     @Test func aKioskdRestartBringsTheDifference() throws {
         try withKioskd(setUp: BridgeHarness.install) { kioskd, bus in
             let h = try BridgeHarness(kioskd)
@@ -346,7 +346,21 @@ import Testing
                 ])
             #expect(out.status == 0, "\(out)")
             other.stop()
+            // A manifest added while kioskd was down: kioskd declares it at its start, and the
+            // bridge reads the manifests again then too.
+            let map = "org.example.MuseumMap"
+            let mapFile = "\(h.appsDirectory)/\(map).toml"
+            try H.manifest.replacingOccurrences(of: H.app, with: map).write(
+                toFile: mapFile, atomically: false, encoding: .utf8)
+            chmod(mapFile, 0o644)
+            let mapState = "http://127.0.0.1:\(h.port)/v1/apps/\(map)/state"
+            #expect(try h.curl(["-H", "Origin: \(H.origin)", mapState]).stdout.httpStatus == "HTTP/1.1 404 Not Found")
             try kioskd.start()
+            #expect(
+                eventually(every: .milliseconds(100)) {
+                    (try? h.curl(["-H", "Origin: \(H.origin)", mapState]))?.stdout.httpBody.contains(
+                        #""state":"allow""#) == true
+                }, "\(h.log)")
             #expect(eventually { stream.data(of: "change").count == 1 }, "\(stream.text)")
             #expect(stream.data(of: "change") == [#"{"app":"\#(H.app)","restriction":"\#(H.print)","state":"deny"}"#])
             #expect(h.log.contains("kioskd started: reading the manifests and the states again"))
