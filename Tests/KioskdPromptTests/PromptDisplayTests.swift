@@ -467,7 +467,10 @@ import Testing
         let bar = [[0.30, 0.02, 0.12, 0.08], [0.44, 0.02, 0.12, 0.08], [0.58, 0.02, 0.12, 0.08]]
         // Inside the shape, outside it, on its left edge, on the stroke.
         let points = [[0.35, 0.45], [0.75, 0.45], [0.2, 0.45], [0.7, 0.75]]
-        try standIn.set(["SessionState": "active", "Drawing": "map", "DrawingState": [[shape], -1, [Double](), ""] as [any Sendable]])
+        try standIn.set([
+            "SessionState": "active", "Drawing": "map",
+            "DrawingState": [[shape], -1, [Double](), ""] as [any Sendable],
+        ])
         func grey(_ c: [Int]) -> Bool { abs(c[0] - c[1]) < 12 && abs(c[1] - c[2]) < 12 }
         var screen = try await Self.poll({ try Self.look(at: xvfb.framebuffer, points: points, rects: bar) }) {
             $0.keys == [true, true, true] && $0.colours.count == 4 && $0.colours[0][0] > $0.colours[1][0] + 40
@@ -531,7 +534,8 @@ import Testing
 
         // The passcode prompt takes over (its pad and dots), the offer's screen comes back after.
         try standIn.set(["PromptState": "open", "PromptLength": 2, "PromptDeadline": Self.microseconds(fromNow: 30)])
-        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.keys.allSatisfy { $0 } }
+        // The pad and the dots may come in two frames: wait for both, as the other tests do.
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.keys.allSatisfy { $0 } && $0.dots == 2 }
         #expect(screen.keys == Array(repeating: true, count: 12) && screen.dots == 2, "\(screen)")
         try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
         screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.widestGold > 200 }
