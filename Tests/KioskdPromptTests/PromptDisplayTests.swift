@@ -538,7 +538,9 @@ import Testing
         screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.keys.allSatisfy { $0 } && $0.dots == 2 }
         #expect(screen.keys == Array(repeating: true, count: 12) && screen.dots == 2, "\(screen)")
         try standIn.set(["PromptState": "closed", "PromptLength": 0, "PromptDeadline": 0])
-        screen = try await Self.poll({ try Self.look(at: framebuffer) }) { $0.widestGold > 200 }
+        screen = try await Self.poll({ try Self.look(at: framebuffer) }) {
+            $0.widestGold > 200 && !$0.keys.contains(true)
+        }
         #expect(screen.widestGold > 200 && !screen.keys.contains(true), "\(screen)")
 
         // Taken: no offer, no window; none left the next time: said and shown, without a button.
