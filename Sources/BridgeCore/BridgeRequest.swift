@@ -63,7 +63,8 @@ public struct BridgeRouter: Sendable {
         let parts = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = parts.first.map(String.init) ?? ""
         // A new EventSource cannot send Last-Event-ID; kioskd.js puts it in the query instead.
-        let lastEventID = request.lastEventID ?? (parts.count == 2 ? Self.queryValue("last-event-id", in: parts[1]) : nil)
+        let lastEventID =
+            request.lastEventID ?? (parts.count == 2 ? Self.queryValue("last-event-id", in: parts[1]) : nil)
         enum Target { case events(String), state(String), script }
         let target: Target
         if path == BridgeWire.scriptPath {
@@ -97,12 +98,18 @@ public struct BridgeRouter: Sendable {
             }
             guard manifest.origins.contains(origin) else {
                 return .refuse(
-                    status: 403, reason: "The origin \(origin) may not read \(app): its manifest does not list it.")
+                    status: 403, reason: Self.notListed(origin, app))
             }
             if isPreflight { return .preflight(origin: origin) }
             if case .events = target { return .events(app: app, origin: origin, lastEventID: lastEventID) }
             return .state(app: app, origin: origin)
         }
+    }
+
+    /// Why `origin` may not read `app`: the app's manifest does not list it (also said when the
+    /// manifests were read again between a request's judging and its answer).
+    public static func notListed(_ origin: WebOrigin, _ app: String) -> String {
+        "The origin \(origin) may not read \(app): its manifest does not list it."
     }
 
     /// `name`'s value in a query (`a=1&b=2`), percent-decoded; nil when absent or malformed.
@@ -114,7 +121,8 @@ public struct BridgeRouter: Sendable {
             var it = kv[1].utf8.makeIterator()
             while let b = it.next() {
                 if b == UInt8(ascii: "%") {
-                    guard let h = it.next(), let l = it.next(), let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16)
+                    guard let h = it.next(), let l = it.next(),
+                        let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16)
                     else { return nil }
                     bytes.append(v)
                 } else {
@@ -134,16 +142,21 @@ public struct BridgeRouter: Sendable {
                 Refusal(
                     decision: .refuse(
                         status: 403,
-                        reason: "The request has no Origin header: only a page of an origin a manifest lists may read states.")))
+                        reason:
+                            "The request has no Origin header: only a page of an origin a manifest lists may read states."
+                    )))
         }
         guard values.count == 1 else {
-            return .failure(Refusal(decision: .refuse(status: 403, reason: "The request has \(values.count) Origin headers, not one.")))
+            return .failure(
+                Refusal(
+                    decision: .refuse(status: 403, reason: "The request has \(values.count) Origin headers, not one.")))
         }
         guard value != "null" else {
             return .failure(
                 Refusal(
                     decision: .refuse(
-                        status: 403, reason: "The request's Origin is null (a sandboxed or file page): no manifest lists it.")))
+                        status: 403,
+                        reason: "The request's Origin is null (a sandboxed or file page): no manifest lists it.")))
         }
         do {
             let origin = try WebOrigin(value)
@@ -163,7 +176,8 @@ public struct BridgeRouter: Sendable {
     private func notFound(_ path: String) -> BridgeDecision {
         .refuse(
             status: 404,
-            reason: "Nothing is at \(Text.quoted(path)): the bridge serves /v1/apps/ID/events, /v1/apps/ID/state and /kioskd.js."
+            reason:
+                "Nothing is at \(Text.quoted(path)): the bridge serves /v1/apps/ID/events, /v1/apps/ID/state and /kioskd.js."
         )
     }
 }

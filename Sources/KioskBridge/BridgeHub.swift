@@ -102,7 +102,7 @@ final class BridgeHub: Sendable {
             guard mirror.manifest.origins.contains(origin) else {
                 return .failure(
                     Refusal(
-                        status: 403, reason: "The origin \(origin) may not read \(app): its manifest does not list it.")
+                        status: 403, reason: BridgeRouter.notListed(origin, app))
                 )
             }
             let stream = EventStream(app: app, origin: origin.text, opening: mirror.opening(lastEventID: lastEventID))

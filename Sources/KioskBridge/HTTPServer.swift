@@ -126,7 +126,7 @@ private func respond(_ hub: BridgeHub, _ connection: OpaquePointer, url: String,
         return queue(connection, status: 200, body: script, type: "text/javascript; charset=utf-8", headers)
     case .state(let app, let origin):
         guard let json = hub.snapshotJSON(app: app, origin: origin) else {
-            let reason = "The origin \(origin) may not read \(app): its manifest does not list it.\n"
+            let reason = BridgeRouter.notListed(origin, app) + "\n"
             return queue(connection, status: 403, body: Array(reason.utf8), type: "text/plain; charset=utf-8", plain)
         }
         return queue(connection, status: 200, body: Array(json.utf8), type: "application/json", headers)

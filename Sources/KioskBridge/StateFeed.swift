@@ -55,11 +55,11 @@ struct StateFeed {
         if apps.isEmpty { synced() }
         for app in apps {
             read(app) {
-                if left.withLock({
-                    $0 -= 1; return $0 == 0
-                }) {
-                    synced()
+                let wasLast = left.withLock { count -> Bool in
+                    count -= 1
+                    return count == 0
                 }
+                if wasLast { synced() }
             }
         }
         for await event in events {
